@@ -1,0 +1,3 @@
+module github.com/fenceproof/fenceproof
+
+go 1.25.0
