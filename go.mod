@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
+	github.com/container-storage-interface/spec v1.13.0 // indirect
 	github.com/csi-addons/spec v0.2.1-0.20260515055340-d4a373713b9a // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-task/slim-sprig/v3 v3.0.0 // indirect

@@ -1,0 +1,292 @@
+package sanity
+
+import (
+	"context"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+)
+
+// CIDR rules: what counts as a CIDR block, and how the driver spells it back.
+var (
+	ruleMalformed = Rule{ID: "CIDR-001", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork", "UnfenceClusterNetwork"},
+		Title: "a malformed CIDR is rejected with INVALID_ARGUMENT and never listed",
+		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | one or more fields ... has an invalid value."}
+	ruleMixed = Rule{ID: "CIDR-002", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork", "UnfenceClusterNetwork"},
+		Title: "a request mixing valid and invalid CIDRs is rejected with INVALID_ARGUMENT and has no side effect",
+		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | Caller MUST fix the field before retrying."}
+	ruleLoose = Rule{ID: "CIDR-003", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork"},
+		Title: "bare IPs and padded strings are rejected with INVALID_ARGUMENT or fenced and listed in canonical form, never stored verbatim",
+		Spec:  "repeated CIDR cidrs = 3; // list of CIDR blocks on which the fencing operation is expected to be performed."}
+	ruleLooseRejected = Rule{ID: "CIDR-004", Level: Should, Labels: []string{"cidr", "FenceClusterNetwork"},
+		Title: "bare IPs and padded strings are rejected with INVALID_ARGUMENT",
+		Spec:  "message CIDR { // CIDR block  string cidr = 1; }"}
+	ruleHostBits = Rule{ID: "CIDR-005", Level: Must, Labels: []string{"cidr", "host-bits", "FenceClusterNetwork"},
+		Title: "a CIDR with host bits set is handled as the profile says (normalise, reject or either)",
+		Spec:  "message CIDR { // CIDR block  string cidr = 1; } (host bits: left open by the spec; see profile.hostBits)"}
+	ruleIPv4Lengths = Rule{ID: "CIDR-006", Level: Must, Labels: []string{"cidr", "ipv4", "FenceClusterNetwork", "ListClusterFence"},
+		Title: "IPv4 blocks of every length are fenced and listed",
+		Spec:  "The new extension will define a procedure that allows SP to block access to any client using corresponding CIDR blocks."}
+	ruleIPv6 = Rule{ID: "CIDR-007", Level: Must, Labels: []string{"cidr", "ipv6", "FenceClusterNetwork", "ListClusterFence"},
+		Title: "IPv6 blocks are fenced in compressed, expanded and upper-case forms, and one block is one fence",
+		Spec:  "The new extension will define a procedure that allows SP to block access to any client using corresponding CIDR blocks."}
+	ruleDuplicates = Rule{ID: "CIDR-008", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork", "ListClusterFence"},
+		Title: "a block given twice, in one request or in two, is listed once",
+		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients."}
+	ruleOverlap = Rule{ID: "CIDR-009", Level: Must, Labels: []string{"cidr", "overlap", "UnfenceClusterNetwork", "ListClusterFence"},
+		Title: "overlapping blocks are independent fences: unfencing one leaves the other listed",
+		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
+	ruleWide = Rule{ID: "CIDR-010", Level: Must, Labels: []string{"cidr", "destructive", "FenceClusterNetwork"},
+		Title: "wide prefixes (/8, /4) are fenced and listed as one block",
+		Spec:  "allows SP to block access to any client using corresponding CIDR blocks."}
+)
+
+// looseCase builds, from a fresh /32, a string that is not a clean CIDR and
+// the canonical block it could stand for.
+type looseCase func(s *State) (raw, canon string)
+
+func bareIP(v6 bool) looseCase {
+	return func(s *State) (string, string) {
+		p := s.alloc.block(v6, map[bool]int{false: 32, true: 128}[v6])
+		return p.Addr().String(), p.String()
+	}
+}
+
+func padded(left, right string) looseCase {
+	return func(s *State) (string, string) {
+		p := s.v4(1, 32)[0]
+		return left + p + right, p
+	}
+}
+
+func looseEntries() []TableEntry {
+	return []TableEntry{
+		Entry("bare IPv4 address", bareIP(false)),
+		Entry("bare IPv6 address", bareIP(true)),
+		Entry("leading space", padded(" ", "")),
+		Entry("trailing space", padded("", " ")),
+		Entry("tab and newline", padded("\t", "\n")),
+	}
+}
+
+func describeCIDRs(s *State) {
+	Context("CIDR validation", func() {
+		Table(s, ruleMalformed, func(ctx context.Context, bad string) {
+			expectCode(s.fence(ctx, []string{bad}), "FenceClusterNetwork of "+quote(bad), "InvalidArgument")
+			expectCode(s.unfence(ctx, []string{bad}), "UnfenceClusterNetwork of "+quote(bad), "InvalidArgument")
+			if s.listMissing {
+				return
+			}
+			listed, err := s.list(ctx)
+			expectOK(err, "ListClusterFence")
+			Expect(listed).NotTo(ContainElement(bad), "%s was rejected but is listed", quote(bad))
+		},
+			Entry("empty string", ""),
+			Entry("garbage", "not-a-cidr"),
+			Entry("IPv4 prefix length 33", "198.51.100.0/33"),
+			Entry("IPv4 octet out of range", "300.1.1.1/32"),
+			Entry("IPv6 prefix length 129", "fd00::/129"),
+			Entry("negative prefix length", "198.51.100.0/-1"),
+			Entry("missing prefix length", "198.51.100.0/"),
+			Entry("two prefix lengths", "198.51.100.0/24/24"),
+			Entry("IPv4 host:port", "198.51.100.7:8080"),
+			Entry("IPv6 [host]:port", "[2001:db8::7]:443"),
+			Entry("IPv6 zone", "fe80::1%eth0/64"),
+			Entry("hostname", "storage.example.com/32"),
+		)
+
+		ruleMixed.It(s, func(ctx context.Context) {
+			s.needList()
+			good := s.v4(2, 32)
+			expectCode(s.fence(ctx, []string{good[0], "not-a-cidr", good[1]}), "FenceClusterNetwork of valid+invalid", "InvalidArgument")
+			s.expectNotFenced(ctx, good, "after a rejected mixed FenceClusterNetwork")
+
+			kept := s.v4(1, 32)
+			expectOK(s.fence(ctx, kept), "FenceClusterNetwork of "+kept[0])
+			expectCode(s.unfence(ctx, []string{kept[0], "198.51.100.0/33"}), "UnfenceClusterNetwork of valid+invalid", "InvalidArgument")
+			s.expectFenced(ctx, kept, "after a rejected mixed UnfenceClusterNetwork")
+		})
+
+		Table(s, ruleLoose, func(ctx context.Context, c looseCase) {
+			s.needList()
+			raw, canon := c(s)
+			if strings.Contains(canon, ":") {
+				s.needIPv6(ctx)
+			}
+			err := s.fence(ctx, []string{raw})
+			if err != nil {
+				expectCode(err, "FenceClusterNetwork of "+quote(raw), "InvalidArgument")
+				s.expectNotFenced(ctx, []string{canon}, "after a rejected "+quote(raw))
+				return
+			}
+			listed, lerr := s.list(ctx)
+			expectOK(lerr, "ListClusterFence")
+			Expect(listed).To(ContainElement(canon), "%s was accepted but %s is not listed (listed: %v)", quote(raw), canon, s.ours(listed))
+			Expect(listed).NotTo(ContainElement(raw), "%s was stored verbatim", quote(raw))
+		}, looseEntries()...)
+
+		Table(s, ruleLooseRejected, func(ctx context.Context, c looseCase) {
+			raw, _ := c(s)
+			expectCode(s.fence(ctx, []string{raw}), "FenceClusterNetwork of "+quote(raw), "InvalidArgument")
+		}, looseEntries()...)
+
+		Table(s, ruleHostBits, func(ctx context.Context, v6 bool) {
+			s.needList()
+			var raw, canon string
+			if v6 {
+				s.needIPv6(ctx)
+				p := s.alloc.block(true, 64)
+				raw, canon = netip.PrefixFrom(p.Addr().Next(), 64).String(), p.String()
+			} else {
+				if !s.wideBlockFree() {
+					skipBecause("192.0.2.0/24 overlaps a fence that existed before the run")
+				}
+				raw, canon = "192.0.2.77/24", "192.0.2.0/24"
+			}
+			err := s.fence(ctx, []string{raw})
+			mode := s.cfg.Profile.HostBits
+			switch {
+			case err != nil && mode != HostBitsNormalise:
+				expectCode(err, "FenceClusterNetwork of "+raw, "InvalidArgument")
+				s.expectNotFenced(ctx, []string{canon, raw}, "after a rejected "+raw)
+				note("host bits: rejected")
+			case err != nil:
+				Fail("FenceClusterNetwork of " + raw + ": expected OK (profile hostBits=normalise), got " + codeName(err) + ": " + errMessage(err))
+			case mode == HostBitsReject:
+				Fail("FenceClusterNetwork of " + raw + ": expected INVALID_ARGUMENT (profile hostBits=reject), got OK")
+			default:
+				listed, lerr := s.list(ctx)
+				expectOK(lerr, "ListClusterFence")
+				Expect(listed).To(ContainElement(canon), "%s was accepted but is not listed as %s (listed: %v)", raw, canon, s.ours(listed))
+				Expect(listed).NotTo(ContainElement(raw), "%s was listed with its host bits", raw)
+				note("host bits: normalised")
+			}
+		}, Entry("IPv4 192.0.2.77/24", false), Entry("IPv6 ::1/64 inside a /64", true))
+
+		Table(s, ruleIPv4Lengths, func(ctx context.Context, bits int) {
+			s.needList()
+			block := s.v4(1, bits)
+			expectOK(s.fence(ctx, block), "FenceClusterNetwork of "+block[0])
+			s.expectFenced(ctx, block, "after FenceClusterNetwork")
+		}, Entry("/32", 32), Entry("/31", 31), Entry("/30", 30), Entry("/28", 28), Entry("/26", 26))
+
+		ruleIPv6.It(s, func(ctx context.Context) {
+			s.needList()
+			s.needIPv6(ctx)
+			p := s.alloc.block(true, 64)
+			compressed := p.String()
+			expanded := expand(p)
+			upper := strings.ToUpper(compressed)
+			for _, form := range []string{compressed, expanded, upper} {
+				expectOK(s.fence(ctx, []string{form}), "FenceClusterNetwork of "+form)
+			}
+			listed, err := s.list(ctx)
+			expectOK(err, "ListClusterFence")
+			Expect(countCanonical(listed, compressed)).To(Equal(1),
+				"%s fenced as %s, %s and %s must be one fence (listed: %v)", compressed, compressed, expanded, upper, s.ours(listed))
+			expectOK(s.unfence(ctx, []string{expanded}), "UnfenceClusterNetwork of "+expanded)
+			s.expectNotFenced(ctx, []string{compressed}, "after unfencing the expanded form")
+			host := s.v6(1, 128)
+			expectOK(s.fence(ctx, host), "FenceClusterNetwork of "+host[0])
+			s.expectFenced(ctx, host, "after FenceClusterNetwork")
+		})
+
+		ruleDuplicates.It(s, func(ctx context.Context) {
+			s.needList()
+			a := s.v4(1, 32)[0]
+			expectOK(s.fence(ctx, []string{a, a}), "FenceClusterNetwork of "+a+" twice in one request")
+			expectOK(s.fence(ctx, []string{a}), "FenceClusterNetwork of "+a+" again")
+			listed, err := s.list(ctx)
+			expectOK(err, "ListClusterFence")
+			Expect(countCanonical(listed, a)).To(Equal(1), "%s is listed %d times", a, countCanonical(listed, a))
+		})
+
+		ruleOverlap.It(s, func(ctx context.Context) {
+			s.needList()
+			outer := s.alloc.block(false, 28)
+			inner := sub(outer, 29)
+			o := outer.String()
+			expectOK(s.fence(ctx, []string{o}), "FenceClusterNetwork of "+o)
+			expectOK(s.fence(ctx, []string{inner}), "FenceClusterNetwork of "+inner)
+			s.expectFenced(ctx, []string{o, inner}, "after fencing overlapping blocks")
+			expectOK(s.unfence(ctx, []string{inner}), "UnfenceClusterNetwork of "+inner)
+			s.expectFenced(ctx, []string{o}, "after unfencing the inner block "+inner)
+			expectOK(s.fence(ctx, []string{inner}), "FenceClusterNetwork of "+inner)
+			expectOK(s.unfence(ctx, []string{o}), "UnfenceClusterNetwork of "+o)
+			s.expectFenced(ctx, []string{inner}, "after unfencing the outer block "+o)
+		})
+
+		ruleWide.It(s, func(ctx context.Context) {
+			if !s.cfg.Destructive {
+				skipBecause("fencing prefixes outside the documentation ranges needs --destructive")
+			}
+			s.needList()
+			wide := []string{"240.0.0.0/8", "240.0.0.0/4"}
+			expectOK(s.fence(ctx, wide), "FenceClusterNetwork of reserved 240.0.0.0/8 and /4")
+			s.expectFenced(ctx, wide, "after fencing wide prefixes")
+		})
+	})
+}
+
+// needList skips rules that observe state when ListClusterFence is optional
+// and not implemented.
+func (s *State) needList() {
+	if s.listMissing {
+		skipBecause("ListClusterFence is not implemented (profile listClusterFence: optional) and this rule observes state through it")
+	}
+}
+
+// needIPv6 skips IPv6 rules when IPv6 is optional and the driver rejects it.
+func (s *State) needIPv6(ctx context.Context) {
+	if s.cfg.Profile.IPv6 == Required {
+		return
+	}
+	probe := s.v6(1, 128)
+	if err := s.fence(ctx, probe); codeName(err) == "InvalidArgument" {
+		skipBecause("the driver rejects IPv6 (profile ipv6: optional)")
+	}
+}
+
+// expectFenced asserts that every block is listed (in canonical form).
+func (s *State) expectFenced(ctx context.Context, blocks []string, when string) {
+	GinkgoHelper()
+	listed, err := s.list(ctx)
+	expectOK(err, "ListClusterFence "+when)
+	got := canonicalAll(listed)
+	for _, b := range blocks {
+		Expect(got).To(ContainElement(canonical(b)), "%s: %s is not listed (listed: %v)", when, b, s.ours(listed))
+	}
+}
+
+func countCanonical(listed []string, block string) int {
+	n := 0
+	for _, c := range canonicalAll(listed) {
+		if c == canonical(block) {
+			n++
+		}
+	}
+	return n
+}
+
+// expand spells an IPv6 prefix with every group written out in full.
+func expand(p netip.Prefix) string {
+	b := p.Addr().As16()
+	var sb strings.Builder
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			sb.WriteByte(':')
+		}
+		const hex = "0123456789abcdef"
+		for _, v := range []byte{b[i] >> 4, b[i] & 15, b[i+1] >> 4, b[i+1] & 15} {
+			sb.WriteByte(hex[v])
+		}
+	}
+	return sb.String() + "/" + strconv.Itoa(p.Bits())
+}
+
+func quote(s string) string {
+	return "\"" + strings.NewReplacer("\t", `\t`, "\n", `\n`).Replace(s) + "\""
+}

@@ -1,0 +1,95 @@
+package sanity
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/csi-addons/spec/lib/go/identity"
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+)
+
+// GetFenceClients rules.
+var (
+	ruleClientShape = Rule{ID: "CLIENT-001", Level: Must, Labels: []string{"clients", "GetFenceClients"},
+		Title: "every client has a non-empty id and addresses that are CIDR blocks",
+		Spec:  "id represents the unique identifier of the client. Required field. / list of IP addresses that represent the client's local addresses. Required field."}
+	ruleClientStable = Rule{ID: "CLIENT-002", Level: Must, Labels: []string{"clients", "GetFenceClients"},
+		Title: "client ids are unique and stable across calls",
+		Spec:  "id represents the unique identifier of the client."}
+	ruleClientReadOnly = Rule{ID: "CLIENT-003", Level: Must, Labels: []string{"clients", "GetFenceClients", "ListClusterFence"},
+		Title: "GetFenceClients changes no fence",
+		Spec:  "GetFenceClients RPC calls to get the client information to use in a FenceClusterNetwork or UnfenceClusterNetwork RPC."}
+	ruleClientInfo = Rule{ID: "CLIENT-004", Level: Info, Labels: []string{"clients", "GetFenceClients"},
+		Title: "the clients the driver reports",
+		Spec:  "GetFenceClientsResponse: List of clients that need to be fenced."}
+)
+
+func describeClients(s *State) {
+	Context("GetFenceClients", func() {
+		ruleClientShape.It(s, func(ctx context.Context) {
+			s.needClients()
+			cl, err := s.clients(ctx)
+			expectOK(err, "GetFenceClients")
+			if len(cl) == 0 {
+				note("the driver reported no clients, so there was nothing to check")
+			}
+			for i, c := range cl {
+				Expect(c.GetId()).NotTo(BeEmpty(), "client %d has an empty id", i)
+				Expect(c.GetAddresses()).NotTo(BeEmpty(), "client %q has no addresses", c.GetId())
+				for _, a := range c.GetAddresses() {
+					_, perr := netip.ParsePrefix(a.GetCidr())
+					Expect(perr).NotTo(HaveOccurred(), "client %q: address %q is not a CIDR block", c.GetId(), a.GetCidr())
+				}
+			}
+		})
+
+		ruleClientStable.It(s, func(ctx context.Context) {
+			s.needClients()
+			var first map[string][]string
+			for call := range 3 {
+				cl, err := s.clients(ctx)
+				expectOK(err, "GetFenceClients")
+				got := map[string][]string{}
+				for _, c := range cl {
+					Expect(got).NotTo(HaveKey(c.GetId()), "call %d: client id %q appears twice", call+1, c.GetId())
+					got[c.GetId()] = strList(c.GetAddresses())
+				}
+				if first == nil {
+					first = got
+					continue
+				}
+				Expect(got).To(Equal(first), "call %d returned different clients than call 1", call+1)
+			}
+		})
+
+		ruleClientReadOnly.It(s, func(ctx context.Context) {
+			s.needClients()
+			s.needList()
+			b := s.v4(1, 32)
+			expectOK(s.fence(ctx, b), "FenceClusterNetwork of "+b[0])
+			before, err := s.list(ctx)
+			expectOK(err, "ListClusterFence")
+			_, err = s.clients(ctx)
+			expectOK(err, "GetFenceClients")
+			after, err := s.list(ctx)
+			expectOK(err, "ListClusterFence")
+			Expect(after).To(ConsistOf(before), "the fences changed across a GetFenceClients call")
+		})
+
+		ruleClientInfo.It(s, func(ctx context.Context) {
+			s.needClients()
+			cl, err := s.clients(ctx)
+			expectOK(err, "GetFenceClients")
+			for _, c := range cl {
+				note("client %q: %v", c.GetId(), strList(c.GetAddresses()))
+			}
+		})
+	})
+}
+
+func (s *State) needClients() {
+	if !s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
+		skipBecause("the driver does not advertise GET_CLIENTS_TO_FENCE")
+	}
+}

@@ -1,0 +1,191 @@
+package sanity
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+)
+
+// The spec's error table, one rule per row that a client can provoke, and the
+// rule that secrets never leak into errors. This file is where a reader finds
+// every error-table check.
+
+// tableCodes are the codes of the spec's error table.
+var tableCodes = []string{"InvalidArgument", "Unimplemented", "Unauthenticated", "Unknown"}
+
+// sentinel is a secret value no driver can know; it must never come back.
+const sentinel = "fenceproof-sentinel-9f2c41d7"
+
+var (
+	ruleEmptyCIDRs = Rule{ID: "ERR-001", Level: Must, Labels: []string{"errors", "cidr"},
+		Title: "a request with no CIDR blocks is rejected with INVALID_ARGUMENT",
+		Spec:  "Missing required field | 3 INVALID_ARGUMENT | Indicates that a required field is missing from the request."}
+	ruleMissingParam = Rule{ID: "ERR-002", Level: Must, Labels: []string{"errors", "parameters"},
+		Title: "a request missing a required parameter is rejected with INVALID_ARGUMENT and changes nothing",
+		Spec:  "Missing required field | 3 INVALID_ARGUMENT | Caller MUST fix the request by adding the missing required field before retrying."}
+	ruleMissingSecrets = Rule{ID: "ERR-003", Level: Must, Labels: []string{"errors", "secrets"},
+		Title: "a request without its secrets is rejected with UNAUTHENTICATED (or INVALID_ARGUMENT) and changes nothing",
+		Spec:  "Not authenticated | 16 UNAUTHENTICATED | The invoked RPC does not carry secrets that are valid for authentication."}
+	ruleWrongSecrets = Rule{ID: "ERR-004", Level: Must, Labels: []string{"errors", "secrets"},
+		Title: "a request with wrong secrets is rejected with UNAUTHENTICATED and changes nothing",
+		Spec:  "Not authenticated | 16 UNAUTHENTICATED | The invoked RPC does not carry secrets that are valid for authentication."}
+	ruleNoSecretInErrors = Rule{ID: "ERR-005", Level: Must, Labels: []string{"errors", "secrets"},
+		Title: "error messages never contain secret values",
+		Spec:  "map<string, string> secrets = 2 [(csi.v1.csi_secret) = true];"}
+	ruleTableCodes = Rule{ID: "ERR-006", Level: Must, Labels: []string{"errors"},
+		Title: "rejected requests carry a code from the error table",
+		Spec:  "Error Scheme: INVALID_ARGUMENT, UNIMPLEMENTED, UNAUTHENTICATED, UNKNOWN."}
+)
+
+// credCase is one way of spoiling a request's credentials for one RPC.
+type credCase struct {
+	rpc   rpcCall
+	param string
+}
+
+func describeErrorTable(s *State) {
+	Context("error table", func() {
+		Table(s, ruleEmptyCIDRs, func(ctx context.Context, rpc rpcCall) {
+			expectCode(rpc.call(ctx, s, nil), rpc.name+" with no cidrs", "InvalidArgument")
+			expectCode(rpc.call(ctx, s, []string{}), rpc.name+" with an empty cidrs list", "InvalidArgument")
+		}, Entry("FenceClusterNetwork", fenceRPCs[0]), Entry("UnfenceClusterNetwork", fenceRPCs[1]))
+
+		if len(s.cfg.Parameters) == 0 {
+			ruleMissingParam.It(s, func(context.Context) {
+				skipBecause("no required parameters are configured (give them with --param key=value or in the config file)")
+			})
+		} else {
+			var entries []TableEntry
+			for _, key := range slices.Sorted(maps.Keys(s.cfg.Parameters)) {
+				for _, rpc := range fenceRPCs {
+					entries = append(entries, Entry(fmt.Sprintf("%s without %s", rpc.name, key), credCase{rpc, key}))
+				}
+			}
+			Table(s, ruleMissingParam, func(ctx context.Context, c credCase) {
+				block := s.v4(1, 32)
+				expectCode(c.rpc.call(ctx, s, block, withoutParam(c.param)), c.rpc.name+" without parameter "+c.param, "InvalidArgument")
+				s.expectNotFenced(ctx, block, "after a rejected "+c.rpc.name)
+			}, entries...)
+		}
+
+		Table(s, ruleMissingSecrets, func(ctx context.Context, rpc rpcCall) {
+			if len(s.cfg.Secrets) == 0 {
+				skipBecause("no secrets are configured (give them with --secret key=value or in the config file)")
+			}
+			block := s.v4(1, 32)
+			expectCode(rpc.call(ctx, s, block, noSecrets()), rpc.name+" without secrets", "Unauthenticated", "InvalidArgument")
+			s.expectNotFenced(ctx, block, "after "+rpc.name+" without secrets")
+		}, rpcEntries()...)
+
+		Table(s, ruleWrongSecrets, func(ctx context.Context, rpc rpcCall) {
+			if len(s.cfg.Secrets) == 0 {
+				skipBecause("no secrets are configured (give them with --secret key=value or in the config file)")
+			}
+			block := s.v4(1, 32)
+			expectCode(rpc.call(ctx, s, block, wrongSecrets(sentinel)), rpc.name+" with wrong secrets", "Unauthenticated")
+			s.expectNotFenced(ctx, block, "after "+rpc.name+" with wrong secrets")
+		}, rpcEntries()...)
+
+		Table(s, ruleNoSecretInErrors, func(ctx context.Context, bad badRequest) {
+			err := bad.send(ctx, s)
+			if err == nil {
+				skipBecause("the driver accepted the request, so there was no error message to check")
+			}
+			msg := errMessage(err)
+			Expect(msg).NotTo(ContainSubstring(sentinel), "%s: the error message contains the secret value sent", bad.name)
+			for k, v := range s.cfg.Secrets {
+				Expect(msg).NotTo(ContainSubstring(v), "%s: the error message contains the value of secret %q", bad.name, k)
+			}
+		}, badRequestEntries()...)
+
+		Table(s, ruleTableCodes, func(ctx context.Context, bad badRequest) {
+			err := bad.send(ctx, s)
+			if err == nil && bad.mayPass {
+				skipBecause("the driver accepted the request (%s)", bad.name)
+			}
+			expectCode(err, bad.name, tableCodes...)
+		}, badRequestEntries()...)
+	})
+}
+
+func rpcEntries() []TableEntry {
+	var out []TableEntry
+	for _, rpc := range fenceRPCs {
+		out = append(out, Entry(rpc.name, rpc))
+	}
+	return out
+}
+
+// badRequest is a request a conforming driver rejects (or, where mayPass is
+// set, may accept because the profile leaves it open).
+type badRequest struct {
+	name    string
+	mayPass bool
+	send    func(ctx context.Context, s *State) error
+}
+
+// sentinelSecrets are the configured secret keys with the sentinel as value,
+// or one sentinel secret when none are configured.
+func sentinelSecrets(s *State) mod {
+	if len(s.cfg.Secrets) > 0 {
+		return wrongSecrets(sentinel)
+	}
+	return func(c *creds) { c.secrets = map[string]string{"fenceproof-probe": sentinel} }
+}
+
+func badRequestEntries() []TableEntry {
+	bad := []badRequest{
+		{name: "Fence with no cidrs", send: func(ctx context.Context, s *State) error { return s.fence(ctx, nil) }},
+		{name: "Unfence with no cidrs", send: func(ctx context.Context, s *State) error { return s.unfence(ctx, nil) }},
+		{name: "Fence of a malformed CIDR", send: func(ctx context.Context, s *State) error {
+			return s.fence(ctx, []string{"not-a-cidr"})
+		}},
+		{name: "Unfence of a malformed CIDR", send: func(ctx context.Context, s *State) error {
+			return s.unfence(ctx, []string{"198.51.100.0/33"})
+		}},
+		{name: "Fence of a malformed CIDR with sentinel secrets", send: func(ctx context.Context, s *State) error {
+			return s.fence(ctx, []string{"300.1.1.1/32"}, sentinelSecrets(s))
+		}},
+		{name: "List with sentinel secrets", mayPass: true, send: func(ctx context.Context, s *State) error {
+			_, err := s.list(ctx, sentinelSecrets(s))
+			return err
+		}},
+		{name: "Fence with sentinel secrets", mayPass: true, send: func(ctx context.Context, s *State) error {
+			return s.fence(ctx, s.v4(1, 32), sentinelSecrets(s))
+		}},
+		{name: "Fence without secrets", mayPass: true, send: func(ctx context.Context, s *State) error {
+			return s.fence(ctx, s.v4(1, 32), noSecrets())
+		}},
+	}
+	var out []TableEntry
+	for _, b := range bad {
+		out = append(out, Entry(b.name, b))
+	}
+	return out
+}
+
+// expectNotFenced asserts that none of the blocks is listed.
+func (s *State) expectNotFenced(ctx context.Context, blocks []string, when string) {
+	GinkgoHelper()
+	if s.listMissing {
+		return
+	}
+	listed, err := s.list(ctx)
+	expectOK(err, "ListClusterFence "+when)
+	for _, b := range blocks {
+		Expect(canonicalAll(listed)).NotTo(ContainElement(canonical(b)), "%s: %s is listed as fenced", when, b)
+	}
+}
+
+func canonicalAll(cidrs []string) []string {
+	out := make([]string, len(cidrs))
+	for i, c := range cidrs {
+		out[i] = canonical(strings.TrimSpace(c))
+	}
+	return out
+}

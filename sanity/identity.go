@@ -1,0 +1,94 @@
+package sanity
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/csi-addons/spec/lib/go/identity"
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+)
+
+// Identity rules: what the driver says about itself must match what it serves.
+var (
+	ruleIdentity = Rule{ID: "IDENT-001", Level: Must, Labels: []string{"identity", "GetIdentity"},
+		Title: "GetIdentity returns a non-empty name and vendor version",
+		Spec:  "GetIdentity returns basic information about the side-car and CSI-driver."}
+	ruleProbe = Rule{ID: "IDENT-002", Level: Must, Labels: []string{"identity", "Probe"},
+		Title: "Probe answers OK and does not report the driver as not ready",
+		Spec:  "Probe is called by the CO plugin to validate that the CSI-Addons Node is still healthy."}
+	ruleFenceCap = Rule{ID: "IDENT-003", Level: Must, Labels: []string{"identity", "GetCapabilities"},
+		Title: "GetCapabilities advertises NETWORK_FENCE",
+		Spec:  "FenceController Service: The Controller plugin MUST implement these sets of RPCs."}
+	ruleClientsServed = Rule{ID: "IDENT-004", Level: Must, Labels: []string{"identity", "GetCapabilities", "GetFenceClients"},
+		Title: "an advertised GET_CLIENTS_TO_FENCE is served: GetFenceClients does not answer UNIMPLEMENTED",
+		Spec:  "GetFenceClients RPC calls to get the client information to use in a FenceClusterNetwork or UnfenceClusterNetwork RPC."}
+	ruleClientsNotAdvertised = Rule{ID: "IDENT-005", Level: Should, Labels: []string{"identity", "GetCapabilities", "GetFenceClients"},
+		Title: "without GET_CLIENTS_TO_FENCE, GetFenceClients answers UNIMPLEMENTED",
+		Spec:  "Call not implemented | 12 UNIMPLEMENTED | The invoked RPC is not implemented by the CSI-driver or disabled in the driver's current mode of operation."}
+	ruleCapsInfo = Rule{ID: "IDENT-006", Level: Info, Labels: []string{"identity", "GetCapabilities"},
+		Title: "the capabilities the driver advertises",
+		Spec:  "GetCapabilities returns the capabilities that the CSI-driver supports."}
+)
+
+func describeIdentity(s *State) {
+	Describe("Identity", func() {
+		ruleIdentity.It(s, func(ctx context.Context) {
+			r, err := s.getIdentity(ctx)
+			expectOK(err, "GetIdentity")
+			Expect(r.GetName()).NotTo(BeEmpty(), "GetIdentity: name is empty")
+			Expect(r.GetVendorVersion()).NotTo(BeEmpty(), "GetIdentity: vendor_version is empty")
+		})
+
+		ruleProbe.It(s, func(ctx context.Context) {
+			r, err := s.probe(ctx)
+			expectOK(err, "Probe")
+			if r.GetReady() != nil {
+				Expect(r.GetReady().GetValue()).To(BeTrue(), "Probe: ready is false")
+			}
+		})
+
+		ruleFenceCap.It(s, func(ctx context.Context) {
+			caps, err := s.getCapabilities(ctx)
+			expectOK(err, "GetCapabilities")
+			Expect(capNames(caps)).To(ContainElement("NETWORK_FENCE"), "GetCapabilities: NETWORK_FENCE is not advertised")
+		})
+
+		ruleClientsServed.It(s, func(ctx context.Context) {
+			if !s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
+				skipBecause("the driver does not advertise GET_CLIENTS_TO_FENCE")
+			}
+			_, err := s.clients(ctx)
+			Expect(codeName(err)).NotTo(Equal("Unimplemented"), "GetFenceClients answered UNIMPLEMENTED although GET_CLIENTS_TO_FENCE is advertised")
+		})
+
+		ruleClientsNotAdvertised.It(s, func(ctx context.Context) {
+			if s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
+				skipBecause("the driver advertises GET_CLIENTS_TO_FENCE")
+			}
+			_, err := s.clients(ctx)
+			expectCode(err, "GetFenceClients without the capability", "Unimplemented")
+		})
+
+		ruleCapsInfo.It(s, func(ctx context.Context) {
+			note("capabilities: %v", capNames(s.Caps))
+			note("identity: name=%q vendor_version=%q manifest=%v", s.Identity.GetName(), s.Identity.GetVendorVersion(), s.Identity.GetManifest())
+		})
+	})
+}
+
+// capNames spells capabilities the way the report shows them.
+func capNames(caps []*identity.Capability) []string {
+	var out []string
+	for _, c := range caps {
+		switch t := c.GetType().(type) {
+		case *identity.Capability_Service_:
+			out = append(out, t.Service.GetType().String())
+		case *identity.Capability_NetworkFence_:
+			out = append(out, t.NetworkFence.GetType().String())
+		default:
+			out = append(out, fmt.Sprintf("%T", t))
+		}
+	}
+	return out
+}

@@ -1,0 +1,245 @@
+package sanity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/csi-addons/spec/lib/go/fence"
+	"github.com/csi-addons/spec/lib/go/identity"
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// State is the per-run state of one suite registration: the connection, what
+// the driver said about itself, the fences the suite made and every RPC it
+// sent. Config stays apart and read-only.
+type State struct {
+	cfg Config
+
+	conn     *grpc.ClientConn
+	fc       fence.FenceControllerClient
+	id       identity.IdentityClient
+	setupErr error
+
+	// Identity and capabilities, read once at the start.
+	Identity *identity.GetIdentityResponse
+	Caps     []*identity.Capability
+	// Preexisting is what ListClusterFence returned before the first spec.
+	Preexisting []string
+	listMissing bool // List answered UNIMPLEMENTED and the profile allows it
+
+	tracker tracker
+	alloc   allocator
+	rng     *rand.Rand
+	Seed    int64
+
+	mu    sync.Mutex
+	calls []Call
+	rules []Rule // every rule registered, in order
+}
+
+// Call is one RPC the suite sent, for the report.
+type Call struct {
+	Method   string        `json:"method"`
+	Code     string        `json:"code"`
+	Message  string        `json:"message,omitempty"`
+	Duration time.Duration `json:"duration"`
+}
+
+func newState(cfg Config) *State {
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano() & 0x7fffffff
+	}
+	return &State{cfg: cfg, Seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed))}
+}
+
+// target turns unix:// and tcp:// endpoints into a gRPC target.
+func target(endpoint string) (string, error) {
+	switch {
+	case strings.HasPrefix(endpoint, "unix://"):
+		if !strings.HasPrefix(endpoint, "unix:///") {
+			return "", fmt.Errorf("endpoint %q: unix endpoints need an absolute path (unix:///path.sock)", endpoint)
+		}
+		return endpoint, nil
+	case strings.HasPrefix(endpoint, "tcp://"):
+		return "passthrough:///" + strings.TrimPrefix(endpoint, "tcp://"), nil
+	}
+	return "", fmt.Errorf("endpoint %q: must start with unix:// or tcp://", endpoint)
+}
+
+// connect dials the endpoint and waits until it is usable or ConnectTimeout
+// passes, then reads identity, capabilities and the pre-existing fences.
+func (s *State) connect(ctx context.Context) error {
+	tgt, err := target(s.cfg.Endpoint)
+	if err != nil {
+		return err
+	}
+	conn, err := grpc.NewClient(tgt,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(s.record))
+	if err != nil {
+		return fmt.Errorf("endpoint %s: %w", s.cfg.Endpoint, err)
+	}
+	s.conn = conn
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout.Duration)
+	defer cancel()
+	conn.Connect()
+	for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
+		if !conn.WaitForStateChange(cctx, st) {
+			return fmt.Errorf("could not connect to %s within %s (last state %s)", s.cfg.Endpoint, s.cfg.ConnectTimeout.Duration, st)
+		}
+	}
+	s.fc = fence.NewFenceControllerClient(conn)
+	s.id = identity.NewIdentityClient(conn)
+
+	if s.Identity, err = s.getIdentity(ctx); err != nil {
+		return fmt.Errorf("GetIdentity: %w", err)
+	}
+	caps, err := s.getCapabilities(ctx)
+	if err != nil {
+		return fmt.Errorf("GetCapabilities: %w", err)
+	}
+	s.Caps = caps
+	pre, err := s.list(ctx)
+	switch {
+	case err == nil:
+		s.Preexisting = pre
+	case codeName(err) == "Unimplemented" && s.cfg.Profile.ListClusterFence == Optional:
+		s.listMissing = true
+	default:
+		return fmt.Errorf("ListClusterFence before the first spec: %w", err)
+	}
+	s.alloc.reset(s.Preexisting)
+	return nil
+}
+
+// mustBeReady fails the current spec when the setup did not succeed.
+func (s *State) mustBeReady() {
+	if s.setupErr != nil {
+		Fail("suite setup failed: " + s.setupErr.Error())
+	}
+	if s.fc == nil {
+		Fail("suite setup did not run")
+	}
+}
+
+func (s *State) close() {
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+}
+
+// record is a client interceptor that logs every RPC for the report and
+// turns a deadline into an error that says which RPC hung.
+func (s *State) record(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	start := time.Now()
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	d := time.Since(start)
+	name := method[strings.LastIndex(method, "/")+1:]
+	c := Call{Method: name, Code: codeName(err), Message: errMessage(err), Duration: d}
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+	if status.Code(err) == codes.DeadlineExceeded {
+		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
+	}
+	return err
+}
+
+// Calls returns a copy of every RPC sent so far.
+func (s *State) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+type hungError struct {
+	method  string
+	timeout time.Duration
+	err     error
+}
+
+func (h *hungError) Error() string {
+	return fmt.Sprintf("%s did not answer within the RPC deadline of %s", h.method, h.timeout)
+}
+func (h *hungError) GRPCStatus() *status.Status { s, _ := status.FromError(h.err); return s }
+func (h *hungError) Unwrap() error              { return h.err }
+
+// codeName is the gRPC code of err as its Go name ("OK" for nil).
+func codeName(err error) string {
+	if err == nil {
+		return "OK"
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		var h *hungError
+		if errors.As(err, &h) {
+			return codes.DeadlineExceeded.String()
+		}
+		return "non-gRPC error"
+	}
+	return st.Code().String()
+}
+
+func errMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	if st, ok := status.FromError(err); ok {
+		var h *hungError
+		if errors.As(err, &h) {
+			return h.Error()
+		}
+		return st.Message()
+	}
+	return err.Error()
+}
+
+// rpc returns a context with the per-RPC deadline.
+func (s *State) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.RPCTimeout.Duration)
+}
+
+// hasCap reports whether the driver advertised a NetworkFence capability.
+func (s *State) hasCap(t identity.Capability_NetworkFence_Type) bool {
+	for _, c := range s.Caps {
+		if nf := c.GetNetworkFence(); nf != nil && nf.GetType() == t {
+			return true
+		}
+	}
+	return false
+}
+
+// ours filters a List answer to the entries the suite may have made: those
+// that are not pre-existing. Entries are kept as the driver spelled them.
+func (s *State) ours(listed []string) []string {
+	var out []string
+	for _, c := range listed {
+		if !slices.Contains(s.Preexisting, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// canonical is the canonical spelling of a CIDR, or the input when it does
+// not parse (so that garbage a broken driver stored stays visible).
+func canonical(c string) string {
+	p, err := netip.ParsePrefix(c)
+	if err != nil {
+		return c
+	}
+	return p.String()
+}
