@@ -1,0 +1,404 @@
+//go:build linux
+
+// Package nftables enforces fences in the Linux kernel with nftables, over
+// netlink (no nft binary needed).
+//
+// The backend owns table "inet fenceproof": interval sets fenced4
+// (ipv4_addr) and fenced6 (ipv6_addr), and base chains on the input and
+// forward hooks at priority -10 (before the filter tables) holding
+//
+//	ct state established counter   (enables conntrack in the netns, see Peers)
+//	ip saddr @fenced4 counter drop
+//	ip6 saddr @fenced6 counter drop
+//
+// Every Apply rebuilds the whole table in ONE netlink batch (add table,
+// delete table, recreate everything with the new elements), so the kernel
+// switches from the old fence set to the new one atomically, and anything
+// that tampered with the table is overwritten by the next change.
+//
+// Interval sets reject overlapping elements, so the set holds the union of
+// the fenced prefixes as non-overlapping ranges (cidr.Union): a /8 is one
+// interval, a /24 and a /25 inside it are one interval, and unfencing the /25
+// while the /24 stays fenced leaves that interval in place.
+//
+// Open connections: the drop rules match every packet from a fenced source,
+// whatever its conntrack state, so an established connection cannot deliver
+// another byte. We drop rather than reject with a TCP reset: a fenced node is
+// treated like a blackholed one, and answering it would tell a misbehaving
+// client to reconnect. After each Apply the conntrack entries whose original
+// source is fenced are deleted too, so a stateful accept rule elsewhere cannot
+// keep the flow alive and GetFenceClients stops reporting the fenced peer.
+package nftables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
+
+	nft "github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
+	"github.com/google/nftables/expr"
+	"github.com/mdlayher/netlink"
+	vnl "github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/fenceproof/fenceproof/driver/cidr"
+)
+
+// Names of the objects the backend owns.
+const (
+	TableName = "fenceproof"
+	Set4Name  = "fenced4"
+	Set6Name  = "fenced6"
+	// Priority of the base chains: before the filter tables (0).
+	Priority = -10
+)
+
+// elemChunk is how many set elements go into one netlink message; all
+// chunks still travel in the same atomic batch.
+const elemChunk = 2048
+
+// sndbuf is the socket send buffer requested for a batch (SO_SNDBUFFORCE,
+// we hold CAP_NET_ADMIN anyway): a batch of 10k ranges is about 1 MB.
+const sndbuf = 64 << 20
+
+// Backend is the nftables backend.
+type Backend struct {
+	mu   sync.Mutex
+	ns   netns.NsHandle // -1 for the current netns
+	own  bool           // ns was created by us ("new") or opened from a path
+	conn *nft.Conn
+	ct   *vnl.Handle
+}
+
+// New opens the backend in a network namespace: "" for the current one,
+// "new" for a private one created for this backend (it lives as long as the
+// backend holds it), or the path of a netns (e.g. /run/netns/x).
+func New(netNS string) (*Backend, error) {
+	b := &Backend{ns: netns.None()}
+	var err error
+	switch netNS {
+	case "":
+	case "new":
+		b.ns, err = newNetNS()
+		b.own = true
+	default:
+		b.ns, err = netns.GetFromPath(netNS)
+		b.own = true
+	}
+	if err != nil {
+		return nil, fmt.Errorf("network namespace %q: %w", netNS, err)
+	}
+	opts := []nft.ConnOption{nft.WithSockOptions(bigSendBuffer)}
+	if b.ns.IsOpen() {
+		opts = append(opts, nft.WithNetNSFd(int(b.ns)))
+		b.ct, err = vnl.NewHandleAt(b.ns, unix.NETLINK_NETFILTER)
+	} else {
+		b.ct, err = vnl.NewHandle(unix.NETLINK_NETFILTER)
+	}
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("conntrack netlink handle: %w", err)
+	}
+	if b.conn, err = nft.New(opts...); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("nftables netlink: %w", err)
+	}
+	return b, nil
+}
+
+// NetNS returns the handle of the backend's namespace (None for the current
+// one); tests use it to run code inside a "new" namespace.
+func (b *Backend) NetNS() netns.NsHandle { return b.ns }
+
+// newNetNS creates a private netns on a locked OS thread and puts the thread
+// back into its original namespace before unlocking it.
+func newNetNS() (netns.NsHandle, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return netns.None(), err
+	}
+	defer orig.Close()
+	ns, err := netns.New()
+	if err != nil {
+		return netns.None(), err
+	}
+	if err := netns.Set(orig); err != nil {
+		// The thread is stuck in the new netns: never unlock it, so the Go
+		// runtime discards it instead of reusing it.
+		runtime.LockOSThread()
+		ns.Close()
+		return netns.None(), fmt.Errorf("restore thread netns: %w", err)
+	}
+	return ns, nil
+}
+
+func bigSendBuffer(c *netlink.Conn) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, sndbuf)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return c.SetWriteBuffer(sndbuf)
+	}
+	return nil
+}
+
+// Apply replaces the enforced set with fenced, atomically, then deletes the
+// conntrack entries of fenced sources.
+func (b *Backend) Apply(_ context.Context, fenced []netip.Prefix) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ranges := cidr.Union(fenced)
+	if err := b.program(ranges); err != nil {
+		return fmt.Errorf("nftables: %w", err)
+	}
+	if len(ranges) > 0 {
+		if err := b.forget(ranges); err != nil {
+			return fmt.Errorf("nftables applied, but deleting conntrack entries failed: %w", err)
+		}
+	}
+	return nil
+}
+
+// program sends the whole table in one batch.
+func (b *Backend) program(ranges []cidr.Range) error {
+	c := b.conn
+	t := &nft.Table{Family: nft.TableFamilyINet, Name: TableName}
+	c.AddTable(t)
+	c.DelTable(t)
+	c.AddTable(t)
+	var v4, v6 []cidr.Range
+	for _, r := range ranges {
+		if r.From.Is4() {
+			v4 = append(v4, r)
+		} else {
+			v6 = append(v6, r)
+		}
+	}
+	s4 := &nft.Set{Table: t, Name: Set4Name, KeyType: nft.TypeIPAddr, Interval: true}
+	s6 := &nft.Set{Table: t, Name: Set6Name, KeyType: nft.TypeIP6Addr, Interval: true}
+	for _, s := range []struct {
+		set    *nft.Set
+		ranges []cidr.Range
+	}{{s4, v4}, {s6, v6}} {
+		if err := c.AddSet(s.set, nil); err != nil {
+			return err
+		}
+		elems := elements(s.ranges)
+		for chunk := range slices.Chunk(elems, elemChunk) {
+			if err := c.SetAddElements(s.set, chunk); err != nil {
+				return err
+			}
+		}
+	}
+	for _, hook := range []struct {
+		name string
+		hook *nft.ChainHook
+	}{{"input", nft.ChainHookInput}, {"forward", nft.ChainHookForward}} {
+		ch := c.AddChain(&nft.Chain{
+			Name: hook.name, Table: t, Type: nft.ChainTypeFilter,
+			Hooknum: hook.hook, Priority: nft.ChainPriorityRef(Priority),
+		})
+		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: ctEstablished()})
+		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: dropFrom(unix.NFPROTO_IPV4, 12, 4, s4)})
+		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: dropFrom(unix.NFPROTO_IPV6, 8, 16, s6)})
+	}
+	return c.Flush()
+}
+
+// elements encodes ranges as interval set elements: a start key and an
+// interval-end key one past the last address (omitted at the top of the
+// address space).
+func elements(rs []cidr.Range) []nft.SetElement {
+	out := make([]nft.SetElement, 0, 2*len(rs))
+	for _, r := range rs {
+		out = append(out, nft.SetElement{Key: r.From.AsSlice()})
+		if end := r.To.Next(); end.IsValid() {
+			out = append(out, nft.SetElement{Key: end.AsSlice(), IntervalEnd: true})
+		}
+	}
+	return out
+}
+
+// dropFrom is "meta nfproto P <family> saddr @set counter drop".
+func dropFrom(proto byte, off, n uint32, s *nft.Set) []expr.Any {
+	return []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+		&expr.Lookup{SourceRegister: 1, SetName: s.Name, SetID: s.ID},
+		&expr.Counter{},
+		&expr.Verdict{Kind: expr.VerdictDrop},
+	}
+}
+
+// ctEstablished is "ct state established counter": it changes no verdict,
+// but a ct expression makes the kernel track connections in this netns,
+// which Peers relies on.
+func ctEstablished() []expr.Any {
+	return []expr.Any{
+		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binaryutil.NativeEndian.PutUint32(expr.CtStateBitESTABLISHED), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
+		&expr.Counter{},
+	}
+}
+
+// srcFilter matches conntrack flows whose original source is fenced.
+type srcFilter []cidr.Range
+
+func (f srcFilter) MatchConntrackFlow(flow *vnl.ConntrackFlow) bool {
+	a, ok := netip.AddrFromSlice(flow.Forward.SrcIP)
+	return ok && cidr.Contains(f, a.Unmap())
+}
+
+func (b *Backend) forget(ranges []cidr.Range) error {
+	var errs error
+	for _, fam := range []vnl.InetFamily{unix.AF_INET, unix.AF_INET6} {
+		if _, err := b.ct.ConntrackDeleteFilters(vnl.ConntrackTable, fam, srcFilter(ranges)); err != nil && !errors.Is(err, vnl.ErrDumpInterrupted) {
+			errs = errors.Join(errs, err)
+		}
+	}
+	return errs
+}
+
+// tcpEstablished is TCP_CONNTRACK_ESTABLISHED.
+const tcpEstablished = 3
+
+// Peers returns the original sources of ESTABLISHED TCP conntrack entries
+// whose original destination port is one of ports.
+func (b *Backend) Peers(_ context.Context, ports []uint16) ([]netip.Addr, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []netip.Addr
+	for _, fam := range []vnl.InetFamily{unix.AF_INET, unix.AF_INET6} {
+		flows, err := b.ct.ConntrackTableList(vnl.ConntrackTable, fam)
+		if err != nil && !errors.Is(err, vnl.ErrDumpInterrupted) {
+			return nil, fmt.Errorf("list conntrack: %w", err)
+		}
+		for _, f := range flows {
+			tcp, ok := f.ProtoInfo.(*vnl.ProtoInfoTCP)
+			if f.Forward.Protocol != syscall.IPPROTO_TCP || !ok || tcp.State != tcpEstablished || !slices.Contains(ports, f.Forward.DstPort) {
+				continue
+			}
+			if a, ok := netip.AddrFromSlice(f.Forward.SrcIP); ok {
+				out = append(out, a.Unmap())
+			}
+		}
+	}
+	return out, nil
+}
+
+// Ranges reads back the enforced ranges of one family's set (for tests and
+// benchmarks): the element count in the kernel is what they measure.
+func (b *Backend) Ranges(ipv6 bool) ([]cidr.Range, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	name, n := Set4Name, 4
+	if ipv6 {
+		name, n = Set6Name, 16
+	}
+	s, err := b.conn.GetSetByName(&nft.Table{Family: nft.TableFamilyINet, Name: TableName}, name)
+	if err != nil {
+		return nil, err
+	}
+	elems, err := b.conn.GetSetElements(s)
+	if err != nil {
+		return nil, err
+	}
+	return toRanges(elems, n)
+}
+
+// toRanges decodes interval elements (returned by the kernel in any order).
+func toRanges(elems []nft.SetElement, n int) ([]cidr.Range, error) {
+	type edge struct {
+		a   netip.Addr
+		end bool
+	}
+	var edges []edge
+	for _, e := range elems {
+		a, ok := netip.AddrFromSlice(e.Key)
+		if !ok || len(e.Key) != n {
+			return nil, fmt.Errorf("bad set key %x", e.Key)
+		}
+		edges = append(edges, edge{a, e.IntervalEnd})
+	}
+	slices.SortFunc(edges, func(x, y edge) int {
+		if c := x.a.Compare(y.a); c != 0 {
+			return c
+		}
+		if x.end == y.end {
+			return 0
+		}
+		if x.end {
+			return -1
+		}
+		return 1
+	})
+	var out []cidr.Range
+	for i := 0; i < len(edges); i++ {
+		if edges[i].end {
+			continue
+		}
+		r := cidr.Range{From: edges[i].a}
+		if i+1 < len(edges) && edges[i+1].end {
+			r.To = edges[i+1].a.Prev()
+			i++
+		} else {
+			r.To = maxAddr(n)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func maxAddr(n int) netip.Addr {
+	b := make(net.IP, n)
+	for i := range b {
+		b[i] = 0xff
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// Close releases the netlink handles and the namespace handle. The table
+// stays: enforcement outlives the driver process (a "new" namespace is
+// destroyed with its last reference).
+func (b *Backend) Close() error {
+	if b.ct != nil {
+		b.ct.Close()
+	}
+	if b.own && b.ns.IsOpen() {
+		return b.ns.Close()
+	}
+	return nil
+}
+
+// Remove deletes the table (for tests cleaning up the current netns).
+func (b *Backend) Remove() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.conn.DelTable(&nft.Table{Family: nft.TableFamilyINet, Name: TableName})
+	if err := b.conn.Flush(); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+// Package cidr parses, validates and normalises the CIDR blocks carried by
+// fence requests, and merges fenced prefixes into the non-overlapping address
+// ranges that an nftables interval set accepts.
+//
+// Parsing is strict and done with net/netip: the value must be exactly
+// "address/bits" with no whitespace, no zone and no port. IPv4-mapped IPv6
+// prefixes (::ffff:192.0.2.0/120) stay IPv6: they are neither rejected nor
+// rewritten to IPv4, because an IPv6 packet carrying a mapped address is
+// matched by the IPv6 set, not the IPv4 one.
+package cidr
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// HostBits says what to do with a prefix that has bits set below its mask.
+type HostBits int
+
+const (
+	// Normalise clears the host bits: 192.0.2.5/24 becomes 192.0.2.0/24.
+	Normalise HostBits = iota
+	// Reject refuses a prefix with host bits set.
+	Reject
+)
+
+// ParseHostBits maps the option string ("" or "normalise", "reject").
+func ParseHostBits(s string) (HostBits, error) {
+	switch s {
+	case "", "normalise", "normalize":
+		return Normalise, nil
+	case "reject":
+		return Reject, nil
+	}
+	return 0, fmt.Errorf("host bits policy %q: want normalise or reject", s)
+}
+
+// ErrHostBits is returned (wrapped) for a prefix with host bits set under Reject.
+var ErrHostBits = errors.New("host bits set below the prefix length")
+
+// Parse parses one CIDR block strictly and applies the host-bits policy. The
+// returned prefix is masked, so its String is the canonical form.
+func Parse(s string, hb HostBits) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, explain(s, err)
+	}
+	if m := p.Masked(); m != p {
+		if hb == Reject {
+			return netip.Prefix{}, fmt.Errorf("%w (network is %s)", ErrHostBits, m)
+		}
+		p = m
+	}
+	return p, nil
+}
+
+// explain turns a netip parse error into a short reason that names the most
+// likely mistake.
+func explain(s string, err error) error {
+	switch {
+	case s == "":
+		return errors.New("empty CIDR block")
+	case strings.TrimSpace(s) != s:
+		return errors.New("leading or trailing whitespace")
+	case !strings.Contains(s, "/"):
+		return errors.New("bare address without a prefix length")
+	case strings.Contains(s, "%"):
+		return errors.New("zones are not allowed in a CIDR block")
+	}
+	return fmt.Errorf("not a CIDR block: %v", err)
+}
+
+// IsBareOrPadded reports whether s would be a valid address or CIDR block
+// once trimmed and/or given a prefix length: the inputs that the
+// accept-bare-ip fault stores verbatim.
+func IsBareOrPadded(s string) bool {
+	t := strings.TrimSpace(s)
+	if _, err := netip.ParsePrefix(t); err == nil {
+		return t != s
+	}
+	_, err := netip.ParseAddr(t)
+	return err == nil
+}
+
+// Range is an inclusive address range [From, To] within one family.
+type Range struct {
+	From, To netip.Addr
+}
+
+// Union merges prefixes into sorted, non-overlapping, non-adjacent ranges,
+// IPv4 first. Overlapping or nested prefixes (a /24 and a /25 inside it)
+// become one range; invalid prefixes are ignored.
+func Union(ps []netip.Prefix) []Range {
+	rs := make([]Range, 0, len(ps))
+	for _, p := range ps {
+		if !p.IsValid() {
+			continue
+		}
+		p = p.Masked()
+		rs = append(rs, Range{From: p.Addr(), To: last(p)})
+	}
+	slices.SortFunc(rs, func(a, b Range) int { return a.From.Compare(b.From) })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 {
+			prev := &out[n-1]
+			if prev.To.Is4() == r.From.Is4() && (r.From.Compare(prev.To) <= 0 || prev.To.Next() == r.From) {
+				if r.To.Compare(prev.To) > 0 {
+					prev.To = r.To
+				}
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// last returns the highest address inside a masked prefix.
+func last(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	bits := p.Bits()
+	for i := range b {
+		for j := 7; j >= 0; j-- {
+			if i*8+(7-j) >= bits {
+				b[i] |= 1 << j
+			}
+		}
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// Contains reports whether any range covers addr.
+func Contains(rs []Range, addr netip.Addr) bool {
+	for _, r := range rs {
+		if r.From.Is4() == addr.Is4() && r.From.Compare(addr) <= 0 && addr.Compare(r.To) <= 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,109 @@
+package cidr
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in     string
+		hb     HostBits
+		want   string // "" = error expected
+		reason string
+	}{
+		{"192.0.2.0/24", Normalise, "192.0.2.0/24", ""},
+		{"192.0.2.5/24", Normalise, "192.0.2.0/24", ""},
+		{"192.0.2.5/24", Reject, "", "host bits"},
+		{"192.0.2.5/32", Reject, "192.0.2.5/32", ""},
+		{"2001:0db8:0000:0000:0000:0000:0000:0000/32", Normalise, "2001:db8::/32", ""},
+		{"2001:DB8::1/64", Normalise, "2001:db8::/64", ""},
+		{"::ffff:192.0.2.0/120", Normalise, "::ffff:192.0.2.0/120", ""},
+		{"0.0.0.0/0", Normalise, "0.0.0.0/0", ""},
+		{"", Normalise, "", "empty"},
+		{"garbage", Normalise, "", "bare"},
+		{"192.0.2.0/33", Normalise, "", "not a CIDR"},
+		{"300.1.1.1/32", Normalise, "", "not a CIDR"},
+		{"fd00::/129", Normalise, "", "not a CIDR"},
+		{"192.0.2.1:80", Normalise, "", "bare"},
+		{"[2001:db8::1]:80", Normalise, "", "bare"},
+		{" 192.0.2.0/24", Normalise, "", "whitespace"},
+		{"192.0.2.0/24\n", Normalise, "", "whitespace"},
+		{"192.0.2.1", Normalise, "", "bare"},
+		{"fe80::1%eth0/64", Normalise, "", "zones"},
+		{"010.0.0.0/8", Normalise, "", "not a CIDR"},
+	}
+	for _, tc := range tests {
+		p, err := Parse(tc.in, tc.hb)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("Parse(%q) = %v, want error", tc.in, p)
+			} else if !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("Parse(%q) error %q, want it to mention %q", tc.in, err, tc.reason)
+			}
+			continue
+		}
+		if err != nil || p.String() != tc.want {
+			t.Errorf("Parse(%q) = %v, %v; want %s", tc.in, p, err, tc.want)
+		}
+	}
+	if _, err := Parse("192.0.2.5/24", Reject); !errors.Is(err, ErrHostBits) {
+		t.Errorf("want ErrHostBits, got %v", err)
+	}
+}
+
+func TestIsBareOrPadded(t *testing.T) {
+	for in, want := range map[string]bool{
+		"192.0.2.1": true, " 192.0.2.0/24": true, "2001:db8::1": true,
+		"192.0.2.0/24": false, "garbage": false, "300.1.1.1/32": false,
+	} {
+		if got := IsBareOrPadded(in); got != want {
+			t.Errorf("IsBareOrPadded(%q) = %v", in, got)
+		}
+	}
+}
+
+func TestUnion(t *testing.T) {
+	pp := func(ss ...string) []netip.Prefix {
+		var out []netip.Prefix
+		for _, s := range ss {
+			out = append(out, netip.MustParsePrefix(s))
+		}
+		return out
+	}
+	tests := []struct {
+		in   []netip.Prefix
+		want []string
+	}{
+		{pp("10.0.0.0/8"), []string{"10.0.0.0-10.255.255.255"}},
+		{pp("192.0.2.0/24", "192.0.2.0/25"), []string{"192.0.2.0-192.0.2.255"}},
+		{pp("192.0.2.0/25", "192.0.2.128/25"), []string{"192.0.2.0-192.0.2.255"}},
+		{pp("198.51.100.0/24", "192.0.2.0/24"), []string{"192.0.2.0-192.0.2.255", "198.51.100.0-198.51.100.255"}},
+		{pp("2001:db8::/32", "192.0.2.7/32"), []string{"192.0.2.7-192.0.2.7", "2001:db8::-2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"}},
+		{pp("0.0.0.0/0", "10.0.0.0/8"), []string{"0.0.0.0-255.255.255.255"}},
+		{pp("255.255.255.255/32", "::/0"), []string{"255.255.255.255-255.255.255.255", "::-ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"}},
+		{nil, nil},
+	}
+	for _, tc := range tests {
+		got := Union(tc.in)
+		var gs []string
+		for _, r := range got {
+			gs = append(gs, r.From.String()+"-"+r.To.String())
+		}
+		if len(gs) != len(tc.want) {
+			t.Errorf("Union(%v) = %v, want %v", tc.in, gs, tc.want)
+			continue
+		}
+		for i := range gs {
+			if gs[i] != tc.want[i] {
+				t.Errorf("Union(%v) = %v, want %v", tc.in, gs, tc.want)
+			}
+		}
+	}
+	rs := Union(pp("192.0.2.0/24"))
+	if !Contains(rs, netip.MustParseAddr("192.0.2.77")) || Contains(rs, netip.MustParseAddr("192.0.3.0")) {
+		t.Error("Contains wrong")
+	}
+}

@@ -1,0 +1,347 @@
+// Package driver is fenceproof's reference CSI-Addons fence driver: the
+// FenceController and Identity gRPC services over a unix socket or TCP,
+// validating requests per the spec's error table, storing fences durably in
+// bbolt and enforcing them through a backend (memory, or nftables on Linux).
+//
+// # Durability and ordering
+//
+// The store is the truth and the backend is its projection. Every mutation
+// runs, serialised, as: validate everything (no side effect on any error) →
+// compute the next fence set → commit it to the store (fsync) → replace the
+// backend's enforced set with it in one atomic transaction → answer. If the
+// backend fails, the previous set is committed back to the store, so store
+// and enforcement stay equal and the RPC returns UNKNOWN having changed
+// nothing. A crash between the commit and the backend update leaves the store
+// ahead of the kernel; New re-applies the whole store before serving, so an
+// acknowledged fence is never lost and an unacknowledged one is at worst
+// enforced early (fail closed).
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/csi-addons/spec/lib/go/fence"
+	"github.com/csi-addons/spec/lib/go/identity"
+	"google.golang.org/grpc"
+
+	"github.com/fenceproof/fenceproof/driver/backend"
+	"github.com/fenceproof/fenceproof/driver/backend/memory"
+	"github.com/fenceproof/fenceproof/driver/cidr"
+	"github.com/fenceproof/fenceproof/driver/fault"
+	"github.com/fenceproof/fenceproof/driver/store"
+)
+
+// DefaultName is the Identity name used when Options.Name is empty.
+const DefaultName = "fenceproof.reference.driver"
+
+// Options configures a Driver.
+type Options struct {
+	Name, Version      string            // GetIdentity name / vendor_version (defaults DefaultName, build version)
+	Backend            string            // "memory" (default) | "nftables"
+	StatePath          string            // bbolt file; required
+	NetNS              string            // nftables only: "" = current netns, "new" = a private netns, else a netns path
+	Secrets            map[string]string // secrets every request must carry (all keys, equal values); empty = no auth
+	RequiredParameters []string          // parameter keys every request must carry, with a non-empty value
+	HostBits           string            // "normalise" (default) | "reject"
+	ProtectedPorts     []uint16          // nftables GetFenceClients: peers ESTABLISHED to these local ports
+	StaticClients      []Client          // GetFenceClients answer when the backend sees no clients
+	DisableGetClients  bool              // do not advertise GET_CLIENTS_TO_FENCE; GetFenceClients is UNIMPLEMENTED
+	Faults             []string          // fault specs (package fault); a bad spec is an error
+	Logger             *slog.Logger      // default slog.Default()
+}
+
+// Client is one GetFenceClients answer entry.
+type Client struct {
+	ID        string
+	Addresses []string // CIDR blocks
+}
+
+// DefaultStaticClients is the GetFenceClients answer when nothing is
+// configured and nothing is seen: one client in a documentation range.
+var DefaultStaticClients = []Client{{ID: "ref-client-1", Addresses: []string{"192.0.2.200/32"}}}
+
+// Driver is a running reference driver.
+type Driver struct {
+	o        Options
+	log      *slog.Logger
+	faults   *fault.Set
+	hostBits cidr.HostBits
+	clients  []Client
+	store    *store.Store
+	backend  backend.Backend
+
+	mu    sync.Mutex                  // serialises mutations
+	state atomic.Pointer[store.State] // mirror of the last committed store state
+
+	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
+	srv      *grpc.Server
+	lis      net.Listener
+	sockPath string
+	done     chan struct{}
+	stopOnce sync.Once
+	serveErr error
+}
+
+// New opens the store, builds the backend and re-applies every stored fence
+// before returning.
+func New(ctx context.Context, o Options) (*Driver, error) {
+	d := &Driver{o: o, log: o.Logger, done: make(chan struct{})}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	if d.o.Name == "" {
+		d.o.Name = DefaultName
+	}
+	if d.o.Version == "" {
+		d.o.Version = buildVersion()
+	}
+	var err error
+	if d.faults, err = fault.Parse(o.Faults); err != nil {
+		return nil, err
+	}
+	if d.hostBits, err = cidr.ParseHostBits(o.HostBits); err != nil {
+		return nil, err
+	}
+	if d.clients, err = checkClients(o.StaticClients); err != nil {
+		return nil, err
+	}
+	for k := range o.Secrets {
+		if k == "" {
+			return nil, errors.New("secret with an empty key")
+		}
+	}
+	if d.store, err = store.Open(o.StatePath); err != nil {
+		return nil, err
+	}
+	if d.faults.ForgetOnRestart {
+		d.log.Warn("fault forget-on-restart: discarding every stored fence")
+		if err := d.store.Set(store.State{}); err != nil {
+			d.store.Close()
+			return nil, err
+		}
+	}
+	st, err := d.store.Load()
+	if err != nil {
+		d.store.Close()
+		return nil, fmt.Errorf("load state: %w", err)
+	}
+	d.state.Store(&st)
+	if d.backend, err = newBackend(o); err != nil {
+		d.store.Close()
+		return nil, err
+	}
+	if err := d.backend.Apply(ctx, prefixes(st)); err != nil {
+		d.backend.Close()
+		d.store.Close()
+		return nil, fmt.Errorf("re-apply %d stored fences: %w", len(st), err)
+	}
+	d.log.Info("driver ready", "backend", backendName(o), "state", o.StatePath, "fences", len(st),
+		"secret_keys", sortedKeys(o.Secrets), "faults", d.faults.Specs())
+	return d, nil
+}
+
+func backendName(o Options) string {
+	if o.Backend == "" {
+		return "memory"
+	}
+	return o.Backend
+}
+
+func newBackend(o Options) (backend.Backend, error) {
+	switch backendName(o) {
+	case "memory":
+		if o.NetNS != "" {
+			return nil, errors.New("--netns applies to the nftables backend only")
+		}
+		return memory.New(), nil
+	case "nftables":
+		return newNftables(o.NetNS)
+	}
+	return nil, fmt.Errorf("unknown backend %q (want memory or nftables)", o.Backend)
+}
+
+func checkClients(cs []Client) ([]Client, error) {
+	if len(cs) == 0 {
+		return DefaultStaticClients, nil
+	}
+	for _, c := range cs {
+		if c.ID == "" || len(c.Addresses) == 0 {
+			return nil, fmt.Errorf("static client %q needs an id and at least one address", c.ID)
+		}
+		for _, a := range c.Addresses {
+			if _, err := cidr.Parse(a, cidr.Reject); err != nil {
+				return nil, fmt.Errorf("static client %q address %q: %v", c.ID, a, err)
+			}
+		}
+	}
+	return cs, nil
+}
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// prefixes returns the enforceable prefixes of a state; stored strings that
+// do not parse (only possible under accept-* faults) are skipped.
+func prefixes(st store.State) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(st))
+	for k := range st {
+		if p, err := netip.ParsePrefix(k); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
+}
+
+// Fences returns the prefixes in force now, read from the store, sorted.
+func (d *Driver) Fences() []netip.Prefix {
+	st, err := d.store.Load()
+	if err != nil {
+		d.log.Error("read store", "err", err)
+		return nil
+	}
+	ps := prefixes(st)
+	slices.SortFunc(ps, comparePrefix)
+	return ps
+}
+
+func comparePrefix(a, b netip.Prefix) int {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return a.Bits() - b.Bits()
+}
+
+// Start listens on endpoint ("unix:///path.sock" or "tcp://host:port") and
+// serves in the background. It returns the actual address in endpoint form.
+func (d *Driver) Start(endpoint string) (string, error) {
+	network, address, err := parseEndpoint(endpoint)
+	if err != nil {
+		return "", err
+	}
+	if network == "unix" {
+		if err := removeStaleSocket(address); err != nil {
+			return "", err
+		}
+	}
+	lis, err := net.Listen(network, address)
+	if err != nil {
+		return "", fmt.Errorf("listen %s: %w", endpoint, err)
+	}
+	addr := "tcp://" + lis.Addr().String()
+	if network == "unix" {
+		if err := os.Chmod(address, 0o600); err != nil {
+			lis.Close()
+			return "", err
+		}
+		d.sockPath = address
+		addr = "unix://" + address
+	}
+	d.lis = lis
+	d.srv = grpc.NewServer(grpc.ChainUnaryInterceptor(d.recoverInterceptor, d.logInterceptor))
+	identity.RegisterIdentityServer(d.srv, &identityServer{d: d})
+	fence.RegisterFenceControllerServer(d.srv, &fenceServer{d: d})
+	go func() {
+		if err := d.srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			d.serveErr = err
+			d.log.Error("serve", "err", err)
+		}
+		d.Stop()
+	}()
+	d.log.Info("listening", "endpoint", addr)
+	return addr, nil
+}
+
+// Serve is Start followed by waiting until Stop.
+func (d *Driver) Serve(endpoint string) error {
+	if _, err := d.Start(endpoint); err != nil {
+		return err
+	}
+	<-d.done
+	return d.serveErr
+}
+
+// Stop stops serving gracefully (in-flight RPCs get 5 s to finish), then
+// closes the backend and the store. Enforcement stays in place. Safe to call
+// more than once.
+func (d *Driver) Stop() {
+	d.stopOnce.Do(func() {
+		if d.srv != nil {
+			stopped := make(chan struct{})
+			go func() { d.srv.GracefulStop(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(5 * time.Second):
+				d.srv.Stop()
+			}
+		}
+		d.mu.Lock()
+		if err := d.backend.Close(); err != nil {
+			d.log.Error("close backend", "err", err)
+		}
+		if err := d.store.Close(); err != nil {
+			d.log.Error("close store", "err", err)
+		}
+		d.mu.Unlock()
+		if d.sockPath != "" {
+			os.Remove(d.sockPath)
+		}
+		d.log.Info("stopped")
+		close(d.done)
+	})
+}
+
+func parseEndpoint(ep string) (network, address string, err error) {
+	scheme, rest, ok := strings.Cut(ep, "://")
+	switch {
+	case ok && scheme == "unix" && rest != "":
+		return "unix", rest, nil
+	case ok && scheme == "tcp" && rest != "":
+		return "tcp", rest, nil
+	}
+	return "", "", fmt.Errorf("endpoint %q: want unix:///path.sock or tcp://host:port", ep)
+}
+
+// removeStaleSocket removes a socket file nobody listens on; a live one is
+// an error, anything else at the path is left alone and reported.
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%s exists and is not a socket", path)
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("%s: another process is listening", path)
+	}
+	return os.Remove(path)
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

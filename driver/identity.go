@@ -1,0 +1,53 @@
+package driver
+
+import (
+	"context"
+
+	"github.com/csi-addons/spec/lib/go/identity"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// identityServer implements identity.IdentityServer.
+type identityServer struct {
+	identity.UnimplementedIdentityServer
+	d *Driver
+}
+
+// GetIdentity returns the driver name and version.
+func (s *identityServer) GetIdentity(context.Context, *identity.GetIdentityRequest) (*identity.GetIdentityResponse, error) {
+	if err := s.d.before("GetIdentity"); err != nil {
+		return nil, err
+	}
+	resp := &identity.GetIdentityResponse{Name: s.d.o.Name, VendorVersion: s.d.o.Version}
+	if s.d.faults.EmptyIdentity {
+		resp.Name = ""
+	}
+	return resp, nil
+}
+
+// GetCapabilities advertises the controller service and network fencing.
+func (s *identityServer) GetCapabilities(context.Context, *identity.GetCapabilitiesRequest) (*identity.GetCapabilitiesResponse, error) {
+	if err := s.d.before("GetCapabilities"); err != nil {
+		return nil, err
+	}
+	caps := []*identity.Capability{{Type: &identity.Capability_Service_{Service: &identity.Capability_Service{
+		Type: identity.Capability_Service_CONTROLLER_SERVICE}}}}
+	fenceCap := func(t identity.Capability_NetworkFence_Type) *identity.Capability {
+		return &identity.Capability{Type: &identity.Capability_NetworkFence_{NetworkFence: &identity.Capability_NetworkFence{Type: t}}}
+	}
+	if !s.d.faults.NoFenceCapability {
+		caps = append(caps, fenceCap(identity.Capability_NetworkFence_NETWORK_FENCE))
+	}
+	if !s.d.o.DisableGetClients {
+		caps = append(caps, fenceCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE))
+	}
+	return &identity.GetCapabilitiesResponse{Capabilities: caps}, nil
+}
+
+// Probe reports readiness: the driver is ready once New has returned.
+func (s *identityServer) Probe(context.Context, *identity.ProbeRequest) (*identity.ProbeResponse, error) {
+	if err := s.d.before("Probe"); err != nil {
+		return nil, err
+	}
+	return &identity.ProbeResponse{Ready: wrapperspb.Bool(!s.d.faults.ProbeNotReady)}, nil
+}

@@ -1,0 +1,54 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/csi-addons/spec/lib/go/fence"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// logInterceptor logs one structured line per RPC: rpc, cidrs, the names
+// (never the values) of the secrets carried, code and duration.
+func (d *Driver) logInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := h(ctx, req)
+	st := status.Convert(err)
+	attrs := []any{"rpc", path.Base(info.FullMethod), "code", st.Code().String(), "duration", time.Since(start)}
+	if r, ok := req.(interface{ GetCidrs() []*fence.CIDR }); ok {
+		cidrs := make([]string, 0, len(r.GetCidrs()))
+		for _, c := range r.GetCidrs() {
+			cidrs = append(cidrs, c.GetCidr())
+		}
+		attrs = append(attrs, "cidrs", cidrs)
+	}
+	if r, ok := req.(request); ok {
+		attrs = append(attrs, "secret_keys", sortedKeys(r.GetSecrets()))
+	}
+	if err != nil {
+		msg := st.Message()
+		if d.faults.LeakSecret {
+			msg = "[redacted: the leak-secret fault puts secret values in error messages]"
+		}
+		d.log.Warn("rpc failed", append(attrs, "error", msg)...)
+	} else {
+		d.log.Info("rpc", attrs...)
+	}
+	return resp, err
+}
+
+// recoverInterceptor turns a panic into UNKNOWN: the error table has no
+// INTERNAL, and a driver bug must not take the fence service down.
+func (d *Driver) recoverInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.log.Error("panic in rpc", "rpc", info.FullMethod, "panic", fmt.Sprint(r))
+			resp, err = nil, status.Error(codes.Unknown, "driver error; see the driver log")
+		}
+	}()
+	return h(ctx, req)
+}

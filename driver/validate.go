@@ -1,0 +1,113 @@
+package driver
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+
+	"github.com/csi-addons/spec/lib/go/fence"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/driver/cidr"
+)
+
+// request is what every fence request carries.
+type request interface {
+	GetSecrets() map[string]string
+	GetParameters() map[string]string
+}
+
+// fail builds an error status. Its message never holds a secret value unless
+// the leak-secret fault asks for exactly that.
+func (d *Driver) fail(r request, c codes.Code, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if d.faults.LeakSecret && (c == codes.Unauthenticated || c == codes.InvalidArgument || c == codes.PermissionDenied) {
+		msg += fmt.Sprintf(" (request secrets: %v)", r.GetSecrets())
+	}
+	return status.Error(c, msg)
+}
+
+// checkRequest runs the checks shared by every fence RPC, in spec order:
+// secrets, then required parameters.
+func (d *Driver) checkRequest(r request) error {
+	if err := d.authenticate(r); err != nil {
+		return err
+	}
+	if d.faults.IgnoreParams {
+		return nil
+	}
+	for _, k := range d.o.RequiredParameters {
+		if r.GetParameters()[k] == "" {
+			return d.fail(r, codes.InvalidArgument, "missing required parameter %q", k)
+		}
+	}
+	return nil
+}
+
+// authenticate checks that the request carries every configured secret with
+// the configured value. Messages name the key, never a value.
+func (d *Driver) authenticate(r request) error {
+	if d.faults.NoAuth {
+		return nil
+	}
+	code := codes.Unauthenticated
+	if d.faults.WrongAuthCode {
+		code = codes.PermissionDenied
+	}
+	got := r.GetSecrets()
+	for _, k := range sortedKeys(d.o.Secrets) {
+		v, ok := got[k]
+		if !ok {
+			return d.fail(r, code, "missing secret %q", k)
+		}
+		if subtle.ConstantTimeCompare([]byte(v), []byte(d.o.Secrets[k])) != 1 {
+			return d.fail(r, code, "secret %q does not match", k)
+		}
+	}
+	return nil
+}
+
+// parseCIDRs validates every element and returns the keys to store, in
+// request order, deduplicated (unless no-dedupe). On the first bad element
+// it returns the keys of the valid elements before it along with an
+// INVALID_ARGUMENT naming the element; callers apply nothing then (unless
+// partial-apply).
+func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
+	if len(cidrs) == 0 {
+		return nil, d.fail(r, codes.InvalidArgument, "cidrs is required: at least one CIDR block")
+	}
+	hb := d.hostBits
+	if d.faults.RejectHostBits {
+		hb = cidr.Reject
+	}
+	seen := make(map[string]bool, len(cidrs))
+	keys := make([]string, 0, len(cidrs))
+	for i, c := range cidrs {
+		v := c.GetCidr()
+		p, err := cidr.Parse(v, hb)
+		if err == nil && d.faults.RejectIPv6 && p.Addr().Is6() {
+			err = errors.New("IPv6 is not supported")
+		}
+		key := p.String()
+		switch {
+		case err == nil && d.faults.NoNormalise:
+			key = v
+		case err == nil:
+		case v != "" && d.faults.AcceptBareIP && cidr.IsBareOrPadded(v):
+			key = v
+		case v != "" && d.faults.AcceptMalformed && !cidr.IsBareOrPadded(v) && !errors.Is(err, cidr.ErrHostBits):
+			key = v
+		default:
+			return keys, d.fail(r, codes.InvalidArgument, "cidrs[%d] %q: %v", i, v, err)
+		}
+		if !d.faults.NoDedupe {
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
