@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/fenceproof/fenceproof/driver"
+	"github.com/fenceproof/fenceproof/driver/fault"
+)
+
+func init() {
+	register("driver", "run the reference CSI-Addons fence driver", runDriver)
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func runDriver(args []string) int {
+	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
+	var (
+		o                                       driver.Options
+		secrets, params, ports, clients, faults listFlag
+		endpoint, secretsFile, logLevel, logFmt string
+		noGetClients                            bool
+	)
+	fs.StringVar(&endpoint, "endpoint", "unix:///tmp/fenceproof-driver.sock", "unix:///path.sock or tcp://host:port")
+	fs.StringVar(&o.Backend, "backend", "memory", "memory | nftables")
+	fs.StringVar(&o.StatePath, "state", "", "bbolt state file (required)")
+	fs.StringVar(&o.NetNS, "netns", "", `nftables: "" current netns, "new" a private one, or a netns path`)
+	fs.Var(&secrets, "secret", "required secret key=value (repeatable)")
+	fs.StringVar(&secretsFile, "secrets-file", "", "YAML map of required secrets")
+	fs.Var(&params, "require-param", "parameter key every request must carry (repeatable)")
+	fs.StringVar(&o.HostBits, "host-bits", "normalise", "normalise | reject")
+	fs.Var(&ports, "protect-port", "local TCP port whose established peers GetFenceClients reports (repeatable)")
+	fs.Var(&clients, "client", "static GetFenceClients answer id=cidr[,cidr] (repeatable)")
+	fs.BoolVar(&noGetClients, "no-get-clients", false, "do not advertise GET_CLIENTS_TO_FENCE")
+	fs.Var(&faults, "fault", "inject a fault (repeatable): "+strings.Join(fault.Names(), ", "))
+	fs.StringVar(&o.Name, "name", driver.DefaultName, "Identity name")
+	fs.StringVar(&logLevel, "log-level", "info", "debug | info | warn | error")
+	fs.StringVar(&logFmt, "log-format", "json", "json | text")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "fenceproof driver:", err)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fail(err)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	switch logFmt {
+	case "json":
+		o.Logger = slog.New(slog.NewJSONHandler(os.Stderr, hopts))
+	case "text":
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, hopts))
+	default:
+		return fail(fmt.Errorf("--log-format %q: want json or text", logFmt))
+	}
+	o.Version = version
+	o.RequiredParameters = params
+	o.DisableGetClients = noGetClients
+	o.Faults = faults
+	o.Secrets = map[string]string{}
+	if secretsFile != "" {
+		raw, err := os.ReadFile(secretsFile)
+		if err != nil {
+			return fail(err)
+		}
+		if err := yaml.Unmarshal(raw, &o.Secrets); err != nil {
+			// The parser error may quote the file's content: do not print it.
+			return fail(fmt.Errorf("--secrets-file %s: not a YAML map of strings", secretsFile))
+		}
+	}
+	for _, s := range secrets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return fail(fmt.Errorf("--secret wants key=value (got a value without '=' for key %q)", k))
+		}
+		o.Secrets[k] = v
+	}
+	for _, p := range ports {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || n == 0 {
+			return fail(fmt.Errorf("--protect-port %q: want 1-65535", p))
+		}
+		o.ProtectedPorts = append(o.ProtectedPorts, uint16(n))
+	}
+	for _, c := range clients {
+		id, cidrs, ok := strings.Cut(c, "=")
+		if !ok || id == "" || cidrs == "" {
+			return fail(fmt.Errorf("--client %q: want id=cidr[,cidr]", c))
+		}
+		o.StaticClients = append(o.StaticClients, driver.Client{ID: id, Addresses: strings.Split(cidrs, ",")})
+	}
+	if o.StatePath == "" {
+		return fail(fmt.Errorf("--state is required"))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	d, err := driver.New(ctx, o)
+	if err != nil {
+		return fail(err)
+	}
+	go func() {
+		<-ctx.Done()
+		o.Logger.Info("signal received, stopping")
+		d.Stop()
+	}()
+	if err := d.Serve(endpoint); err != nil {
+		d.Stop()
+		return fail(err)
+	}
+	return 0
+}
