@@ -100,13 +100,12 @@ func buildResult(s *State, rep types.Report) *Result {
 	if s.setupErr != nil {
 		res.SetupError = s.setupErr.Error()
 	}
-	byID := map[string]*RuleResult{}
+	index := map[string]int{}
 	for _, r := range s.rules {
-		if _, dup := byID[r.ID]; dup {
-			continue
+		if _, dup := index[r.ID]; !dup {
+			index[r.ID] = len(res.Rules)
+			res.Rules = append(res.Rules, RuleResult{Rule: r})
 		}
-		res.Rules = append(res.Rules, RuleResult{Rule: r})
-		byID[r.ID] = &res.Rules[len(res.Rules)-1]
 	}
 	for _, sp := range rep.SpecReports {
 		if sp.LeafNodeType != types.NodeTypeIt {
@@ -114,8 +113,8 @@ func buildResult(s *State, rep types.Report) *Result {
 		}
 		var rr *RuleResult
 		for _, l := range sp.Labels() {
-			if byID[l] != nil {
-				rr = byID[l]
+			if i, ok := index[l]; ok {
+				rr = &res.Rules[i]
 				break
 			}
 		}

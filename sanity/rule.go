@@ -89,7 +89,7 @@ func Table[C any](s *State, r Rule, body func(ctx context.Context, c C), entries
 
 // note records an observation in the report (shown for INFO rules).
 func note(format string, a ...any) {
-	AddReportEntry(entryNote, fmt.Sprintf(format, a...))
+	AddReportEntry(entryNote, fmt.Sprintf(format, a...), ReportEntryVisibilityFailureOrVerbose)
 }
 
 // skipBecause skips with a reason that the report shows.

@@ -46,8 +46,14 @@ type State struct {
 
 	mu    sync.Mutex
 	calls []Call
-	rules []Rule // every rule registered, in order
+	rules []Rule         // every rule registered, in order
+	hung  map[string]int // deadline misses per method
 }
+
+// hungLimit is how many deadline misses of one method the suite waits out;
+// after that, calls to the method fail at once, so that a hung driver fails
+// its rules in bounded time instead of holding CI for every remaining call.
+const hungLimit = 2
 
 // Call is one RPC the suite sent, for the report.
 type Call struct {
@@ -144,15 +150,25 @@ func (s *State) close() {
 // record is a client interceptor that logs every RPC for the report and
 // turns a deadline into an error that says which RPC hung.
 func (s *State) record(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	name := method[strings.LastIndex(method, "/")+1:]
+	s.mu.Lock()
+	misses := s.hung[name]
+	s.mu.Unlock()
+	if misses >= hungLimit {
+		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, skipped: true,
+			err: status.Error(codes.DeadlineExceeded, "not sent")}
+	}
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	d := time.Since(start)
-	name := method[strings.LastIndex(method, "/")+1:]
-	c := Call{Method: name, Code: codeName(err), Message: errMessage(err), Duration: d}
+	c := Call{Method: name, Code: codeName(err), Message: errMessage(err), Duration: time.Since(start)}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
-	s.mu.Unlock()
-	if status.Code(err) == codes.DeadlineExceeded {
+	if status.Code(err) == codes.DeadlineExceeded && ctx.Err() != nil {
+		if s.hung == nil {
+			s.hung = map[string]int{}
+		}
+		s.hung[name]++
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
@@ -168,10 +184,14 @@ func (s *State) Calls() []Call {
 type hungError struct {
 	method  string
 	timeout time.Duration
+	skipped bool // not sent: the method already missed hungLimit deadlines
 	err     error
 }
 
 func (h *hungError) Error() string {
+	if h.skipped {
+		return fmt.Sprintf("%s not sent: it already missed the RPC deadline of %s %d times", h.method, h.timeout, hungLimit)
+	}
 	return fmt.Sprintf("%s did not answer within the RPC deadline of %s", h.method, h.timeout)
 }
 func (h *hungError) GRPCStatus() *status.Status { s, _ := status.FromError(h.err); return s }

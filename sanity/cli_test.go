@@ -1,0 +1,357 @@
+package sanity_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fenceproof/fenceproof/sanity"
+)
+
+// These tests run the real fenceproof binary, the way vendors and CI do: the
+// suite in one process, the driver in-process or in another process, gRPC
+// over a unix socket between them.
+
+var fenceproofBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fenceproof-bin-")
+	if err != nil {
+		panic(err)
+	}
+	fenceproofBin = filepath.Join(dir, "fenceproof")
+	build := exec.Command("go", "build", "-o", fenceproofBin, "../cmd/fenceproof")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building fenceproof:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run is one run of `fenceproof sanity`.
+type run struct {
+	exit   int
+	out    string
+	result sanity.Result
+	dir    string
+}
+
+// sanityRun runs `fenceproof sanity` with a reports dir of its own and a
+// bound on its wall time, and reads the JSON report.
+func sanityRun(t *testing.T, limit time.Duration, args ...string) run {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, fenceproofBin, append([]string{"sanity", "--reports", dir, "--no-color"}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("fenceproof sanity %v did not finish within %s:\n%s", args, limit, tail(out.String()))
+	}
+	r := run{out: out.String(), dir: dir}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.exit = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("fenceproof sanity %v: %v", args, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "sanity.json")); err == nil {
+		if err := json.Unmarshal(b, &r.result); err != nil {
+			t.Fatalf("sanity.json: %v", err)
+		}
+	}
+	return r
+}
+
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (r run) verdict(t *testing.T, id string) sanity.Verdict {
+	t.Helper()
+	rr, ok := r.result.Rule(id)
+	if !ok {
+		t.Fatalf("rule %s is not in the report", id)
+	}
+	return rr.Verdict
+}
+
+// expectConforms checks a faithful run: exit 0, no FAIL or WARN, and every
+// MUST rule passed or was skipped for a reason the test expects.
+func expectConforms(t *testing.T, r run, skipsAllowed ...string) {
+	t.Helper()
+	if r.exit != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", r.exit, tail(r.out))
+	}
+	for _, rr := range r.result.Rules {
+		switch rr.Verdict {
+		case sanity.VerdictPass, sanity.VerdictInfo:
+		case sanity.VerdictSkip:
+			allowed := false
+			for _, id := range skipsAllowed {
+				allowed = allowed || id == rr.ID
+			}
+			if !allowed {
+				t.Errorf("%s skipped unexpectedly: %s", rr.ID, rr.Reason)
+			}
+		default:
+			t.Errorf("%s %s: %s", rr.ID, rr.Verdict, rr.Reason)
+		}
+	}
+	if n := r.result.Count(sanity.VerdictPass); n < 30 {
+		t.Errorf("only %d rules passed; the suite has more than 30 MUST rules", n)
+	}
+}
+
+func TestReferenceDriverConformsMemory(t *testing.T) {
+	r := sanityRun(t, 2*time.Minute, "--driver-backend", "memory")
+	expectConforms(t, r, "IDENT-005", "CIDR-010")
+	for _, f := range []string{"sanity.md", "sanity.html", "sanity-junit.xml"} {
+		b, err := os.ReadFile(filepath.Join(r.dir, f))
+		if err != nil {
+			t.Fatalf("report %s: %v", f, err)
+		}
+		for _, want := range []string{"CIDR-001", "ERR-004", "FENCE-007"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("report %s does not mention %s", f, want)
+			}
+		}
+	}
+}
+
+func TestReferenceDriverConformsNftablesDestructive(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the nftables backend runs in a private network namespace")
+	}
+	r := sanityRun(t, 3*time.Minute, "--driver-backend", "nftables", "--destructive")
+	expectConforms(t, r, "IDENT-005")
+}
+
+// TestExternalDriverProcess runs the driver as its own process, the way a
+// vendor's driver runs, and the suite against its socket.
+func TestExternalDriverProcess(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "driver.sock")
+	drv := startDriver(t, sock, "--secret", "userKey=s3cr3t-value", "--require-param", "clusterID")
+	r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock, "--secret", "userKey=s3cr3t-value", "--param", "clusterID=c1", "--host-bits", "normalise")
+	expectConforms(t, r, "IDENT-005", "CIDR-010")
+	if strings.Contains(r.out, "s3cr3t-value") {
+		t.Errorf("the suite's output contains a secret value")
+	}
+	if logs := drv.String(); strings.Contains(logs, "s3cr3t-value") {
+		t.Errorf("the driver's logs contain a secret value")
+	}
+}
+
+// startDriver starts `fenceproof driver` on a unix socket and returns its
+// combined output, stopping it when the test ends.
+func startDriver(t *testing.T, sock string, args ...string) *bytes.Buffer {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), "fences.db")
+	cmd := exec.Command(fenceproofBin, append([]string{"driver", "--endpoint", "unix://" + sock, "--backend", "memory", "--state", state}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			return &out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("driver did not create %s:\n%s", sock, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// faultCases are the deliberately broken drivers: each injected fault breaks
+// one conformance rule, and the suite must fail that rule.
+var faultCases = []struct {
+	fault string
+	fails []string
+	args  []string
+}{
+	{"accept-empty", []string{"ERR-001"}, nil},
+	{"accept-malformed", []string{"CIDR-001"}, nil},
+	{"accept-bare-ip", []string{"CIDR-003"}, nil},
+	{"partial-apply", []string{"CIDR-002"}, nil},
+	{"no-auth", []string{"ERR-003", "ERR-004"}, nil},
+	{"wrong-auth-code", []string{"ERR-004"}, nil},
+	{"leak-secret", []string{"ERR-005", "SUITE-002"}, nil},
+	{"ignore-params", []string{"ERR-002"}, nil},
+	{"no-normalise", []string{"CIDR-005", "CIDR-007"}, nil},
+	{"reject-ipv6", []string{"CIDR-007"}, nil},
+	{"no-dedupe", []string{"CIDR-008"}, nil},
+	{"first-only", []string{"FENCE-005"}, nil},
+	{"drop-list", []string{"FENCE-001"}, nil},
+	{"unfence-noop", []string{"FENCE-001", "SUITE-001"}, nil},
+	{"unfence-overlap", []string{"CIDR-009"}, nil},
+	{"not-idempotent", []string{"FENCE-002", "FENCE-004"}, nil},
+	{"race", []string{"CONC-002"}, nil},
+	{"internal-on-contention", []string{"CONC-002"}, nil},
+	{"no-fence-capability", []string{"IDENT-003"}, nil},
+	{"get-clients-unimplemented", []string{"IDENT-004"}, nil},
+	{"clients-unstable", []string{"CLIENT-002"}, nil},
+	{"clients-bad-address", []string{"CLIENT-001"}, nil},
+	{"clients-empty-id", []string{"CLIENT-001"}, nil},
+	{"clients-mutate", []string{"CLIENT-003"}, nil},
+	{"empty-identity", []string{"IDENT-001"}, nil},
+	{"probe-not-ready", []string{"IDENT-002"}, nil},
+	{"list-unimplemented", []string{"FENCE-001"}, nil},
+	{"code=Fence:INTERNAL", []string{"ERR-006"}, nil},
+	{"reject-host-bits", []string{"CIDR-005"}, []string{"--host-bits", "normalise"}},
+	{"delay=Fence:10m", []string{"TIME-001"}, []string{"--rpc-timeout", "1s"}},
+}
+
+func TestEveryFaultFailsItsRule(t *testing.T) {
+	for _, c := range faultCases {
+		t.Run(c.fault, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"--driver-backend", "memory", "--driver-fault", c.fault}, c.args...)
+			r := sanityRun(t, 2*time.Minute, args...)
+			if r.exit != 1 {
+				t.Fatalf("exit %d, want 1 (does not conform):\n%s", r.exit, tail(r.out))
+			}
+			for _, id := range c.fails {
+				if v := r.verdict(t, id); v != sanity.VerdictFail {
+					t.Errorf("fault %s: rule %s is %s, want FAIL", c.fault, id, v)
+				}
+			}
+		})
+	}
+}
+
+// TestProfiles checks that a legitimate choice the spec leaves open is not
+// failed, and that the profile is enforced when it is set.
+func TestProfiles(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		exit    int
+		rule    string
+		verdict sanity.Verdict
+	}{
+		{"driver rejects host bits, profile reject", []string{"--driver-fault", "reject-host-bits", "--host-bits", "reject"}, 0, "CIDR-005", sanity.VerdictPass},
+		{"driver rejects host bits, profile either", []string{"--driver-fault", "reject-host-bits", "--host-bits", "either"}, 0, "CIDR-005", sanity.VerdictPass},
+		{"driver normalises, profile reject", []string{"--host-bits", "reject"}, 1, "CIDR-005", sanity.VerdictFail},
+		{"no ListClusterFence, profile optional", []string{"--driver-fault", "list-unimplemented", "--list", "optional"}, 0, "FENCE-001", sanity.VerdictSkip},
+		{"no IPv6, profile optional", []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, 0, "CIDR-007", sanity.VerdictSkip},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := sanityRun(t, 2*time.Minute, append([]string{"--driver-backend", "memory"}, c.args...)...)
+			if r.exit != c.exit {
+				t.Fatalf("exit %d, want %d:\n%s", r.exit, c.exit, tail(r.out))
+			}
+			if v := r.verdict(t, c.rule); v != c.verdict {
+				t.Errorf("%s is %s, want %s", c.rule, v, c.verdict)
+			}
+		})
+	}
+}
+
+func TestHungDriverFailsInTime(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "driver.sock")
+	startDriver(t, sock, "--fault", "delay=Fence:10m", "--fault", "delay=List:10m")
+	r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock, "--rpc-timeout", "1s")
+	if r.exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
+	}
+	if r.result.SetupError == "" {
+		t.Errorf("a List that hangs before the first spec should be reported as a setup error")
+	}
+	if v := r.verdict(t, "FENCE-001"); v != sanity.VerdictFail {
+		t.Errorf("FENCE-001 is %s, want FAIL", v)
+	}
+}
+
+func TestUnreachableEndpoint(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "nobody.sock")
+	r := sanityRun(t, time.Minute, "--endpoint", "unix://"+sock, "--connect-timeout", "1s")
+	if r.exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
+	}
+	if !strings.Contains(r.result.SetupError, "could not connect") {
+		t.Errorf("setup error %q does not say it could not connect", r.result.SetupError)
+	}
+	if r.result.Count(sanity.VerdictPass) != 0 {
+		t.Errorf("%d rules passed against an endpoint nobody listens on", r.result.Count(sanity.VerdictPass))
+	}
+}
+
+func TestLabelFilterSelectsRules(t *testing.T) {
+	r := sanityRun(t, time.Minute, "--driver-backend", "memory", "--label-filter", "CIDR-001 || IDENT-001")
+	if r.exit != 0 {
+		t.Fatalf("exit %d:\n%s", r.exit, tail(r.out))
+	}
+	for _, rr := range r.result.Rules {
+		want := sanity.VerdictNotRun
+		if rr.ID == "CIDR-001" || rr.ID == "IDENT-001" {
+			want = sanity.VerdictPass
+		}
+		if rr.Verdict != want {
+			t.Errorf("%s is %s, want %s", rr.ID, rr.Verdict, want)
+		}
+	}
+}
+
+func TestConfigErrorsExit2(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"unknown field", "endpoint: unix:///x.sock\nrpcTimeot: 3s\n", `unknown field "rpcTimeot"`},
+		{"bad host bits", "profile:\n  hostBits: sometimes\n", "profile.hostBits"},
+		{"bad duration", "rpcTimeout: soon\n", "soon"},
+		{"bad endpoint", "endpoint: http://x\n", "field endpoint"},
+		{"not yaml", "endpoint: [unclosed\n", "config"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bad.yaml")
+			if err := os.WriteFile(path, []byte(c.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := sanityRun(t, time.Minute, "--config", path)
+			if r.exit != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", r.exit, r.out)
+			}
+			if !strings.Contains(r.out, path) || !strings.Contains(r.out, c.want) {
+				t.Errorf("error does not name the file and %q:\n%s", c.want, r.out)
+			}
+		})
+	}
+}
+
+func TestConfigFileIsUsed(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "driver.sock")
+	startDriver(t, sock, "--secret", "k=v1", "--require-param", "clusterID", "--host-bits", "reject")
+	cfg := filepath.Join(t.TempDir(), "sanity.yaml")
+	yaml := fmt.Sprintf("endpoint: unix://%s\nrpcTimeout: 5s\nsecrets:\n  k: v1\nparameters:\n  clusterID: c1\nprofile:\n  hostBits: reject\n  ipv6: required\n  listClusterFence: required\nseed: 42\n", sock)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := sanityRun(t, 2*time.Minute, "--config", cfg)
+	expectConforms(t, r, "IDENT-005", "CIDR-010")
+	if r.result.Seed != 42 {
+		t.Errorf("seed %d, want 42 from the config file", r.result.Seed)
+	}
+}
