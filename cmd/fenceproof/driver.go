@@ -21,12 +21,6 @@ func init() {
 	register("driver", "run the reference CSI-Addons fence driver", runDriver)
 }
 
-// listFlag collects a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
 func runDriver(args []string) int {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	var (
