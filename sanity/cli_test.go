@@ -250,17 +250,25 @@ func TestProfiles(t *testing.T) {
 		exit    int
 		rule    string
 		verdict sanity.Verdict
+		driver  []string // flags of an external driver; nil: the embedded one
 	}{
-		{"driver rejects host bits, profile reject", []string{"--driver-fault", "reject-host-bits", "--host-bits", "reject"}, 0, "CIDR-005", sanity.VerdictPass},
-		{"driver rejects host bits, profile either", []string{"--driver-fault", "reject-host-bits", "--host-bits", "either"}, 0, "CIDR-005", sanity.VerdictPass},
-		{"driver normalises, profile reject", []string{"--host-bits", "reject"}, 1, "CIDR-005", sanity.VerdictFail},
-		{"no ListClusterFence, profile optional", []string{"--driver-fault", "list-unimplemented", "--list", "optional"}, 0, "FENCE-001", sanity.VerdictSkip},
-		{"no IPv6, profile optional", []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, 0, "CIDR-007", sanity.VerdictSkip},
+		{"driver rejects host bits, profile reject", []string{"--driver-fault", "reject-host-bits", "--host-bits", "reject"}, 0, "CIDR-005", sanity.VerdictPass, nil},
+		{"driver rejects host bits, profile either", []string{"--driver-fault", "reject-host-bits", "--host-bits", "either"}, 0, "CIDR-005", sanity.VerdictPass, nil},
+		{"driver normalises, profile reject", []string{"--host-bits", "reject"}, 1, "CIDR-005", sanity.VerdictFail, []string{"--host-bits", "normalise"}},
+		{"driver rejects, profile normalise", []string{"--host-bits", "normalise"}, 1, "CIDR-005", sanity.VerdictFail, []string{"--host-bits", "reject"}},
+		{"no ListClusterFence, profile optional", []string{"--driver-fault", "list-unimplemented", "--list", "optional"}, 0, "FENCE-001", sanity.VerdictSkip, nil},
+		{"no IPv6, profile optional", []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, 0, "CIDR-007", sanity.VerdictSkip, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := sanityRun(t, 2*time.Minute, append([]string{"--driver-backend", "memory"}, c.args...)...)
+			args := append([]string{"--driver-backend", "memory"}, c.args...)
+			if c.driver != nil {
+				sock := filepath.Join(t.TempDir(), "driver.sock")
+				startDriver(t, sock, c.driver...)
+				args = append([]string{"--endpoint", "unix://" + sock}, c.args...)
+			}
+			r := sanityRun(t, 2*time.Minute, args...)
 			if r.exit != c.exit {
 				t.Fatalf("exit %d, want %d:\n%s", r.exit, c.exit, tail(r.out))
 			}

@@ -61,20 +61,24 @@ func (t *tracker) since(mark int) []string {
 	return out
 }
 
-// undo unfences, newest first, every block fenced since mark. Blocks that do
-// not parse (a broken driver may have stored them) are attempted but their
-// INVALID_ARGUMENT is expected; any other failure is returned.
+// undo unfences, newest first, every block fenced since mark. A block the
+// driver answers INVALID_ARGUMENT for cannot be fenced under that spelling;
+// for a prefix with host bits the masked form is undone as well. Anything
+// still fenced after all this is caught by SUITE-001.
 func (s *State) undo(ctx context.Context, mark int) error {
 	var errs []error
 	for _, b := range s.tracker.since(mark) {
 		err := s.unfence(ctx, []string{b})
-		if err == nil {
-			continue
+		if codeName(err) == "InvalidArgument" {
+			p, perr := netip.ParsePrefix(b)
+			if perr != nil || p.Masked() == p {
+				continue
+			}
+			err = s.unfence(ctx, []string{p.Masked().String()})
 		}
-		if _, perr := netip.ParsePrefix(b); perr != nil && codeName(err) == "InvalidArgument" {
-			continue
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cleanup: unfence %q: %s: %s", b, codeName(err), errMessage(err)))
 		}
-		errs = append(errs, fmt.Errorf("cleanup: unfence %q: %s: %s", b, codeName(err), errMessage(err)))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%v", errs)
