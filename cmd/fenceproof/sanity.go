@@ -252,4 +252,3 @@ func randomSecret() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
