@@ -363,3 +363,23 @@ func TestConfigFileIsUsed(t *testing.T) {
 		t.Errorf("seed %d, want 42 from the config file", r.result.Seed)
 	}
 }
+
+// BenchmarkSuite measures the wall time of one whole run of the suite, as a
+// user runs it, against the reference driver.
+func BenchmarkSuite(b *testing.B) {
+	backends := []string{"memory"}
+	if os.Geteuid() == 0 {
+		backends = append(backends, "nftables")
+	}
+	for _, be := range backends {
+		b.Run(be, func(b *testing.B) {
+			for range b.N {
+				dir := b.TempDir()
+				out, err := exec.Command(fenceproofBin, "sanity", "--reports", dir, "--no-color", "--driver-backend", be).CombinedOutput()
+				if err != nil {
+					b.Fatalf("%v:\n%s", err, tail(string(out)))
+				}
+			}
+		})
+	}
+}

@@ -142,8 +142,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("field %s: %q is not one of required, optional", name, v))
 		}
 	}
-	if c.Concurrency < 2 || c.Concurrency > 256 {
-		errs = append(errs, fmt.Errorf("field concurrency: %d is not between 2 and 256", c.Concurrency))
+	if c.Concurrency < 2 || c.Concurrency > 64 {
+		errs = append(errs, fmt.Errorf("field concurrency: %d is not between 2 and 64", c.Concurrency))
 	}
 	for k, v := range c.Secrets {
 		if k == "" || v == "" {

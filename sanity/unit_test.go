@@ -1,0 +1,125 @@
+package sanity
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestExampleConfigLoads(t *testing.T) {
+	cfg := Defaults()
+	if err := LoadFile("../fixtures/sanity/example.yaml", &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Parameters["clusterID"] != "rook-ceph" || cfg.RPCTimeout.Seconds() != 30 || cfg.Profile.HostBits != HostBitsEither {
+		t.Errorf("config not read as written: %+v", cfg)
+	}
+}
+
+func TestValidateNamesTheField(t *testing.T) {
+	cases := []struct {
+		change func(*Config)
+		field  string
+	}{
+		{func(c *Config) { c.Endpoint = "http://x" }, "field endpoint"},
+		{func(c *Config) { c.RPCTimeout.Duration = 0 }, "field rpcTimeout"},
+		{func(c *Config) { c.Profile.HostBits = "maybe" }, "field profile.hostBits"},
+		{func(c *Config) { c.Profile.IPv6 = "yes" }, "field profile.ipv6"},
+		{func(c *Config) { c.Concurrency = 1 }, "field concurrency"},
+		{func(c *Config) { c.Secrets = map[string]string{"k": ""} }, "field secrets"},
+	}
+	for _, c := range cases {
+		cfg := Defaults()
+		c.change(&cfg)
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("Validate() = %v, want an error naming %q", err, c.field)
+		}
+	}
+	cfg := Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("defaults do not validate: %v", err)
+	}
+}
+
+func TestAllocatorHandsOutFreshDocumentationBlocks(t *testing.T) {
+	var a allocator
+	a.reset([]string{"198.51.100.8/29", "garbage"})
+	seen := map[netip.Prefix]bool{}
+	avoid := netip.MustParsePrefix("198.51.100.8/29")
+	for i := 0; i < 60; i++ {
+		bits := []int{32, 30, 28}[i%3]
+		p := a.block(false, bits)
+		if p.Bits() != bits || p != p.Masked() {
+			t.Fatalf("block %v is not an aligned /%d", p, bits)
+		}
+		if seen[p] || p.Overlaps(avoid) {
+			t.Fatalf("block %v handed out twice or overlaps a pre-existing fence", p)
+		}
+		for q := range seen {
+			if q.Overlaps(p) {
+				t.Fatalf("block %v overlaps %v", p, q)
+			}
+		}
+		seen[p] = true
+		inDoc := false
+		for _, r := range docRanges {
+			inDoc = inDoc || (r.Contains(p.Addr()) && r.Contains(lastAddr(p)))
+		}
+		if !inDoc {
+			t.Fatalf("block %v is outside the documentation ranges", p)
+		}
+	}
+	p := a.block(true, 64)
+	if !netip.MustParsePrefix("2001:db8::/32").Contains(p.Addr()) {
+		t.Errorf("IPv6 block %v is outside 2001:db8::/32", p)
+	}
+}
+
+func TestExpandSpellsEveryGroup(t *testing.T) {
+	got := expand(netip.MustParsePrefix("2001:db8:fe00::/64"))
+	if got != "2001:0db8:fe00:0000:0000:0000:0000:0000/64" {
+		t.Errorf("expand = %s", got)
+	}
+	if canonical(got) != "2001:db8:fe00::/64" {
+		t.Errorf("canonical(expanded) = %s", canonical(got))
+	}
+}
+
+func TestVerdictFoldsCases(t *testing.T) {
+	cases := []struct {
+		level Level
+		cases []CaseResult
+		want  Verdict
+	}{
+		{Must, []CaseResult{{State: "passed"}, {State: "failed", Message: "x"}}, VerdictFail},
+		{Must, []CaseResult{{State: "passed"}, {State: "skipped", Message: "why"}}, VerdictPass},
+		{Must, []CaseResult{{State: "skipped", Message: "why"}}, VerdictSkip},
+		{Must, []CaseResult{{State: "skipped"}}, VerdictNotRun},
+		{Should, []CaseResult{{State: "warned", Message: "m"}}, VerdictWarn},
+		{Info, []CaseResult{{State: "passed"}}, VerdictInfo},
+		{Must, []CaseResult{{State: "timedout"}}, VerdictFail},
+	}
+	for i, c := range cases {
+		rr := &RuleResult{Rule: Rule{Level: c.level}, Cases: c.cases}
+		if got, _ := verdict(rr); got != c.want {
+			t.Errorf("case %d: verdict %s, want %s", i, got, c.want)
+		}
+	}
+}
+
+func TestPassedOnlyCountsMust(t *testing.T) {
+	r := &Result{Rules: []RuleResult{{Rule: Rule{Level: Should}, Verdict: VerdictFail}, {Rule: Rule{Level: Must}, Verdict: VerdictPass}}}
+	if !r.Passed() {
+		t.Error("a failed SHOULD rule made the run non-conforming without --strict")
+	}
+	r.Strict = true
+	if r.Passed() {
+		t.Error("a failed SHOULD rule did not fail a strict run")
+	}
+	r.Rules = append(r.Rules, RuleResult{Rule: Rule{Level: Must}, Verdict: VerdictFail})
+	r.Strict = false
+	if r.Passed() {
+		t.Error("a failed MUST rule passed")
+	}
+}
