@@ -47,7 +47,7 @@ func TestAllocatorHandsOutFreshDocumentationBlocks(t *testing.T) {
 	a.reset([]string{"198.51.100.8/29", "garbage"})
 	seen := map[netip.Prefix]bool{}
 	avoid := netip.MustParsePrefix("198.51.100.8/29")
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 30; i++ {
 		bits := []int{32, 30, 28}[i%3]
 		p := a.block(false, bits)
 		if p.Bits() != bits || p != p.Masked() {
