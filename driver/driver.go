@@ -219,11 +219,11 @@ func prefixes(st store.State) []netip.Prefix {
 }
 
 // Fences returns the prefixes in force now, read from the store, sorted.
+// After Stop it returns the last committed set.
 func (d *Driver) Fences() []netip.Prefix {
 	st, err := d.store.Load()
 	if err != nil {
-		d.log.Error("read store", "err", err)
-		return nil
+		st = *d.state.Load()
 	}
 	ps := prefixes(st)
 	slices.SortFunc(ps, comparePrefix)
@@ -240,6 +240,9 @@ func comparePrefix(a, b netip.Prefix) int {
 // Start listens on endpoint ("unix:///path.sock" or "tcp://host:port") and
 // serves in the background. It returns the actual address in endpoint form.
 func (d *Driver) Start(endpoint string) (string, error) {
+	if d.srv != nil {
+		return "", errors.New("driver already started")
+	}
 	network, address, err := parseEndpoint(endpoint)
 	if err != nil {
 		return "", err

@@ -338,6 +338,12 @@ func TestRestartReapplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.d.Stop()
+	if got := h.d.Fences(); len(got) != 2 {
+		t.Fatalf("Fences() after Stop = %v", got)
+	}
+	if _, err := h.d.Start("tcp://127.0.0.1:0"); err == nil {
+		t.Fatal("Start after Start accepted")
+	}
 	h2 := start(t, Options{StatePath: state})
 	if got := h2.enforced(t); !slices.Equal(got, []string{"192.0.2.0/24", "2001:db8::/48"}) {
 		t.Fatalf("re-applied %v", got)
