@@ -3,10 +3,12 @@
 package driver
 
 import (
+	"log/slog"
+
 	"github.com/fenceproof/fenceproof/driver/backend"
 	"github.com/fenceproof/fenceproof/driver/backend/nftables"
 )
 
-func newNftables(netNS string) (backend.Backend, error) {
-	return nftables.New(netNS)
+func newNftables(netNS string, log *slog.Logger) (backend.Backend, error) {
+	return nftables.New(netNS, log)
 }

@@ -181,7 +181,7 @@ func listAll(t *testing.T, f fence.FenceControllerClient) []string {
 // unenforced returns the acknowledged prefixes not covered by the kernel set
 // of the netns at path.
 func unenforced(t *testing.T, path string, acked []string) []string {
-	b, err := nftables.New(path)
+	b, err := nftables.New(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

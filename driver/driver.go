@@ -15,6 +15,16 @@
 // ahead of the kernel; New re-applies the whole store before serving, so an
 // acknowledged fence is never lost and an unacknowledged one is at worst
 // enforced early (fail closed).
+//
+// # Prefixes
+//
+// CIDR blocks are parsed strictly with net/netip and stored in canonical
+// form (netip.Prefix.Masked().String()): host bits are cleared (or rejected
+// with HostBits "reject"), IPv6 is compressed and lower-case. IPv4-mapped
+// IPv6 blocks (::ffff:192.0.2.0/120) stay IPv6: they are listed as given and
+// enforced in the IPv6 set, and do not fence the IPv4 block. Unfence removes
+// only the exactly matching stored prefix; the backend enforces the union of
+// what is stored, so an overlapping fence stays in force.
 package driver
 
 import (
@@ -138,7 +148,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		return nil, fmt.Errorf("load state: %w", err)
 	}
 	d.state.Store(&st)
-	if d.backend, err = newBackend(o); err != nil {
+	if d.backend, err = newBackend(o, d.log); err != nil {
 		d.store.Close()
 		return nil, err
 	}
@@ -159,7 +169,7 @@ func backendName(o Options) string {
 	return o.Backend
 }
 
-func newBackend(o Options) (backend.Backend, error) {
+func newBackend(o Options, log *slog.Logger) (backend.Backend, error) {
 	switch backendName(o) {
 	case "memory":
 		if o.NetNS != "" {
@@ -167,7 +177,7 @@ func newBackend(o Options) (backend.Backend, error) {
 		}
 		return memory.New(), nil
 	case "nftables":
-		return newNftables(o.NetNS)
+		return newNftables(o.NetNS, log)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want memory or nftables)", o.Backend)
 }
@@ -209,11 +219,11 @@ func prefixes(st store.State) []netip.Prefix {
 }
 
 // Fences returns the prefixes in force now, read from the store, sorted.
+// After Stop it returns the last committed set.
 func (d *Driver) Fences() []netip.Prefix {
 	st, err := d.store.Load()
 	if err != nil {
-		d.log.Error("read store", "err", err)
-		return nil
+		st = *d.state.Load()
 	}
 	ps := prefixes(st)
 	slices.SortFunc(ps, comparePrefix)
@@ -230,6 +240,9 @@ func comparePrefix(a, b netip.Prefix) int {
 // Start listens on endpoint ("unix:///path.sock" or "tcp://host:port") and
 // serves in the background. It returns the actual address in endpoint form.
 func (d *Driver) Start(endpoint string) (string, error) {
+	if d.srv != nil {
+		return "", errors.New("driver already started")
+	}
 	network, address, err := parseEndpoint(endpoint)
 	if err != nil {
 		return "", err

@@ -34,7 +34,7 @@ type harness struct {
 	logs *bytes.Buffer
 }
 
-func start(t *testing.T, o Options) *harness {
+func start(t testing.TB, o Options) *harness {
 	t.Helper()
 	if o.StatePath == "" {
 		o.StatePath = filepath.Join(t.TempDir(), "state.db")
@@ -84,23 +84,23 @@ func cidrs(ss ...string) []*fence.CIDR {
 	return out
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return c
 }
 
-func (h *harness) fence(t *testing.T, ss ...string) error {
+func (h *harness) fence(t testing.TB, ss ...string) error {
 	_, err := h.f.FenceClusterNetwork(ctx(t), &fence.FenceClusterNetworkRequest{Cidrs: cidrs(ss...)})
 	return err
 }
 
-func (h *harness) unfence(t *testing.T, ss ...string) error {
+func (h *harness) unfence(t testing.TB, ss ...string) error {
 	_, err := h.f.UnfenceClusterNetwork(ctx(t), &fence.UnfenceClusterNetworkRequest{Cidrs: cidrs(ss...)})
 	return err
 }
 
-func (h *harness) list(t *testing.T) []string {
+func (h *harness) list(t testing.TB) []string {
 	t.Helper()
 	resp, err := h.f.ListClusterFence(ctx(t), &fence.ListClusterFenceRequest{})
 	if err != nil {
@@ -338,6 +338,12 @@ func TestRestartReapplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.d.Stop()
+	if got := h.d.Fences(); len(got) != 2 {
+		t.Fatalf("Fences() after Stop = %v", got)
+	}
+	if _, err := h.d.Start("tcp://127.0.0.1:0"); err == nil {
+		t.Fatal("Start after Start accepted")
+	}
 	h2 := start(t, Options{StatePath: state})
 	if got := h2.enforced(t); !slices.Equal(got, []string{"192.0.2.0/24", "2001:db8::/48"}) {
 		t.Fatalf("re-applied %v", got)

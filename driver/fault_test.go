@@ -59,7 +59,7 @@ var faultCases = []faultCase{
 		return h.fence(t, "192.0.2.1") == nil && listed(t, h, "192.0.2.1")
 	}},
 	{spec: "partial-apply", broken: func(t *testing.T, h *harness, _ Options) bool {
-		return status.Code(h.fence(t, "192.0.2.0/24", "junk")) == codes.InvalidArgument && listed(t, h, "192.0.2.0/24")
+		return status.Code(h.fence(t, "junk", "192.0.2.0/24")) == codes.InvalidArgument && listed(t, h, "192.0.2.0/24")
 	}},
 	{spec: "no-auth", opts: authOpts, broken: func(t *testing.T, h *harness, _ Options) bool { return h.fence(t, "192.0.2.0/24") == nil }},
 	{spec: "wrong-auth-code", opts: authOpts, broken: func(t *testing.T, h *harness, _ Options) bool {

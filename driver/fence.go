@@ -168,25 +168,34 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 // sortedFences orders stored keys by address then prefix length (IPv4
 // first); keys that do not parse (fault modes only) come last, as strings.
 func sortedFences(st store.State) []string {
-	keys := make([]string, 0, len(st))
-	for k := range st {
-		keys = append(keys, k)
+	type item struct {
+		key string
+		p   netip.Prefix
+		ok  bool
 	}
-	slices.SortFunc(keys, func(a, b string) int {
-		pa, ea := netip.ParsePrefix(a)
-		pb, eb := netip.ParsePrefix(b)
+	items := make([]item, 0, len(st))
+	for k := range st {
+		p, err := netip.ParsePrefix(k)
+		items = append(items, item{k, p, err == nil})
+	}
+	slices.SortFunc(items, func(a, b item) int {
 		switch {
-		case ea == nil && eb == nil:
-			if c := comparePrefix(pa, pb); c != 0 {
+		case a.ok && b.ok:
+			if c := comparePrefix(a.p, b.p); c != 0 {
 				return c
 			}
-		case ea == nil:
-			return -1
-		case eb == nil:
+		case a.ok != b.ok:
+			if a.ok {
+				return -1
+			}
 			return 1
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(a.key, b.key)
 	})
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = it.key
+	}
 	return keys
 }
 

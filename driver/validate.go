@@ -70,9 +70,9 @@ func (d *Driver) authenticate(r request) error {
 
 // parseCIDRs validates every element and returns the keys to store, in
 // request order, deduplicated (unless no-dedupe). On the first bad element
-// it returns the keys of the valid elements before it along with an
-// INVALID_ARGUMENT naming the element; callers apply nothing then (unless
-// partial-apply).
+// it returns an INVALID_ARGUMENT naming the element, and the caller applies
+// nothing; under partial-apply it goes on and also returns the keys of every
+// valid element, which the caller then applies.
 func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 	if len(cidrs) == 0 {
 		return nil, d.fail(r, codes.InvalidArgument, "cidrs is required: at least one CIDR block")
@@ -83,6 +83,7 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 	}
 	seen := make(map[string]bool, len(cidrs))
 	keys := make([]string, 0, len(cidrs))
+	var first error
 	for i, c := range cidrs {
 		v := c.GetCidr()
 		p, err := cidr.Parse(v, hb)
@@ -99,7 +100,13 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 		case v != "" && d.faults.AcceptMalformed && !cidr.IsBareOrPadded(v) && !errors.Is(err, cidr.ErrHostBits):
 			key = v
 		default:
-			return keys, d.fail(r, codes.InvalidArgument, "cidrs[%d] %q: %v", i, v, err)
+			if first == nil {
+				first = d.fail(r, codes.InvalidArgument, "cidrs[%d] %q: %v", i, v, err)
+			}
+			if !d.faults.PartialApply {
+				return nil, first
+			}
+			continue
 		}
 		if !d.faults.NoDedupe {
 			if seen[key] {
@@ -109,5 +116,5 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 		}
 		keys = append(keys, key)
 	}
-	return keys, nil
+	return keys, first
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,37 @@ func init() {
 }
 
 func runDriver(args []string) int {
+	o, endpoint, err := parseDriverFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof driver:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	d, err := driver.New(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof driver:", err)
+		return 1
+	}
+	go func() {
+		<-ctx.Done()
+		o.Logger.Info("signal received, stopping")
+		d.Stop()
+	}()
+	if err := d.Serve(endpoint); err != nil {
+		d.Stop()
+		fmt.Fprintln(os.Stderr, "fenceproof driver:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseDriverFlags turns the command line into driver options and the
+// endpoint. Errors never quote a secret value.
+func parseDriverFlags(args []string) (driver.Options, string, error) {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	var (
 		o                                       driver.Options
@@ -45,12 +77,12 @@ func runDriver(args []string) int {
 	fs.StringVar(&logLevel, "log-level", "info", "debug | info | warn | error")
 	fs.StringVar(&logFmt, "log-format", "json", "json | text")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return o, "", err
 	}
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "fenceproof driver:", err)
-		return 2
+	if fs.NArg() > 0 {
+		return o, "", fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	fail := func(err error) (driver.Options, string, error) { return o, "", err }
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 		return fail(err)
@@ -103,21 +135,8 @@ func runDriver(args []string) int {
 	if o.StatePath == "" {
 		return fail(fmt.Errorf("--state is required"))
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	d, err := driver.New(ctx, o)
-	if err != nil {
+	if _, err := fault.Parse(o.Faults); err != nil {
 		return fail(err)
 	}
-	go func() {
-		<-ctx.Done()
-		o.Logger.Info("signal received, stopping")
-		d.Stop()
-	}()
-	if err := d.Serve(endpoint); err != nil {
-		d.Stop()
-		return fail(err)
-	}
-	return 0
+	return o, endpoint, nil
 }

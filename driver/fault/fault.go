@@ -26,9 +26,9 @@ type Set struct {
 	Code  map[string]codes.Code    // per RPC: always fail with this code
 
 	AcceptEmpty             bool // Fence/Unfence with no cidrs return OK
-	AcceptMalformed         bool // malformed CIDRs are stored verbatim
+	AcceptMalformed         bool // malformed CIDRs are stored verbatim (bare IPs and padded values are AcceptBareIP's)
 	AcceptBareIP            bool // bare IPs / padded values are stored verbatim
-	PartialApply            bool // valid elements before a bad one are applied, then INVALID_ARGUMENT
+	PartialApply            bool // the valid elements of a mixed request are applied, then INVALID_ARGUMENT
 	NoAuth                  bool // secrets are not checked
 	WrongAuthCode           bool // bad secrets give PERMISSION_DENIED instead of UNAUTHENTICATED
 	LeakSecret              bool // UNAUTHENTICATED / INVALID_ARGUMENT messages carry the secret values

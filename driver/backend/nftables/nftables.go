@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -73,17 +74,23 @@ const sndbuf = 64 << 20
 // Backend is the nftables backend.
 type Backend struct {
 	mu   sync.Mutex
+	log  *slog.Logger
 	ns   netns.NsHandle // -1 for the current netns
 	own  bool           // ns was created by us ("new") or opened from a path
+	opts []nft.ConnOption
 	conn *nft.Conn
 	ct   *vnl.Handle
 }
 
 // New opens the backend in a network namespace: "" for the current one,
 // "new" for a private one created for this backend (it lives as long as the
-// backend holds it), or the path of a netns (e.g. /run/netns/x).
-func New(netNS string) (*Backend, error) {
-	b := &Backend{ns: netns.None()}
+// backend holds it), or the path of a netns (e.g. /run/netns/x). log (nil
+// for slog.Default) receives warnings that do not fail an Apply.
+func New(netNS string, log *slog.Logger) (*Backend, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	b := &Backend{ns: netns.None(), log: log}
 	var err error
 	switch netNS {
 	case "":
@@ -108,6 +115,7 @@ func New(netNS string) (*Backend, error) {
 		b.Close()
 		return nil, fmt.Errorf("conntrack netlink handle: %w", err)
 	}
+	b.opts = opts
 	if b.conn, err = nft.New(opts...); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("nftables netlink: %w", err)
@@ -170,15 +178,31 @@ func (b *Backend) Apply(_ context.Context, fenced []netip.Prefix) error {
 		return fmt.Errorf("nftables: %w", err)
 	}
 	if len(ranges) > 0 {
+		// The drop rules already stop every packet; a failure here only
+		// leaves stale conntrack entries behind, so it does not fail Apply.
 		if err := b.forget(ranges); err != nil {
-			return fmt.Errorf("nftables applied, but deleting conntrack entries failed: %w", err)
+			b.log.Warn("fences applied, but deleting conntrack entries of fenced sources failed", "err", err)
 		}
 	}
 	return nil
 }
 
-// program sends the whole table in one batch.
+// program sends the whole table in one batch. If building the batch fails
+// before it is sent, the connection (and its queued messages) is replaced so
+// that nothing half-built is sent by a later Flush.
 func (b *Backend) program(ranges []cidr.Range) error {
+	err := b.build(ranges)
+	if err == nil {
+		return b.conn.Flush()
+	}
+	if c, nerr := nft.New(b.opts...); nerr == nil {
+		b.conn = c
+	}
+	return err
+}
+
+// build queues the table, sets, elements, chains and rules on the connection.
+func (b *Backend) build(ranges []cidr.Range) error {
 	c := b.conn
 	t := &nft.Table{Family: nft.TableFamilyINet, Name: TableName}
 	c.AddTable(t)
@@ -220,7 +244,7 @@ func (b *Backend) program(ranges []cidr.Range) error {
 		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: dropFrom(unix.NFPROTO_IPV4, 12, 4, s4)})
 		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: dropFrom(unix.NFPROTO_IPV6, 8, 16, s6)})
 	}
-	return c.Flush()
+	return nil
 }
 
 // elements encodes ranges as interval set elements: a start key and an

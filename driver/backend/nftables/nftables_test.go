@@ -24,7 +24,7 @@ func needRoot(t testing.TB) {
 func newBackend(t testing.TB) *Backend {
 	t.Helper()
 	needRoot(t)
-	b, err := New("new")
+	b, err := New("new", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,14 +103,14 @@ func TestNetNSPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	b, err := New(fmt.Sprintf("/proc/self/fd/%d", n.Fd()))
+	b, err := New(fmt.Sprintf("/proc/self/fd/%d", n.Fd()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	apply(t, b, "198.51.100.0/24")
 	b.Close()
 	// The table outlives the backend: a second backend on the same netns sees it.
-	b2, err := New(fmt.Sprintf("/proc/self/fd/%d", n.Fd()))
+	b2, err := New(fmt.Sprintf("/proc/self/fd/%d", n.Fd()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestNetNSPath(t *testing.T) {
 	if r, err := b2.Ranges(false); err != nil || len(r) != 1 {
 		t.Fatalf("table not found from a second handle: %v %v", r, err)
 	}
-	if _, err := New("/nonexistent/netns"); err == nil {
+	if _, err := New("/nonexistent/netns", nil); err == nil {
 		t.Fatal("bad netns path accepted")
 	}
 }

@@ -1,0 +1,42 @@
+//go:build linux
+
+package nftables
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+)
+
+// BenchmarkSlash8 applies a /8 and reads the set back; "elements" is the
+// number of intervals the kernel holds for it (1, not 16M).
+func BenchmarkSlash8(b *testing.B) {
+	be := newBackend(b)
+	p := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	var n int
+	for range b.N {
+		if err := be.Apply(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+		rs, err := be.Ranges(false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(rs)
+	}
+	if n != 1 {
+		b.Fatalf("a /8 became %d elements", n)
+	}
+	b.ReportMetric(float64(n), "elements")
+}
+
+// BenchmarkApply10k applies 10k non-adjacent prefixes in one batch.
+func BenchmarkApply10k(b *testing.B) {
+	be := newBackend(b)
+	ps := spread(10000)
+	for range b.N {
+		if err := be.Apply(context.Background(), ps); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
