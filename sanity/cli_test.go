@@ -383,3 +383,51 @@ func BenchmarkSuite(b *testing.B) {
 		})
 	}
 }
+
+// TestIndependentNaiveDriver runs the suite against a driver that shares no
+// code with the reference driver (testdata/naivedriver). It applies CIDRs
+// one by one, stores them as spelled and has no authentication: exactly the
+// rules it breaks fail, and the rules it meets pass.
+func TestIndependentNaiveDriver(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "naivedriver")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/naivedriver").CombinedOutput(); err != nil {
+		t.Fatalf("building the naive driver: %v\n%s", err, out)
+	}
+	sock := filepath.Join(t.TempDir(), "naive.sock")
+	cmd := exec.Command(bin, "--socket", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the naive driver did not start")
+		}
+	}
+	r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock)
+	if r.exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
+	}
+	want := map[string]sanity.Verdict{
+		"CIDR-002":  sanity.VerdictFail, // applied the valid blocks before finding the bad one
+		"CIDR-005":  sanity.VerdictFail, // 192.0.2.77/24 accepted and listed with its host bits
+		"CIDR-007":  sanity.VerdictFail, // compressed, expanded and upper-case IPv6 are three fences
+		"IDENT-005": sanity.VerdictPass, // GetFenceClients not advertised and UNIMPLEMENTED
+		"ERR-004":   sanity.VerdictSkip, // no secrets configured
+		"CIDR-001":  sanity.VerdictPass,
+		"CIDR-003":  sanity.VerdictPass,
+		"FENCE-001": sanity.VerdictPass,
+		"FENCE-007": sanity.VerdictPass,
+		"CONC-002":  sanity.VerdictPass,
+		"SUITE-001": sanity.VerdictPass, // cleanup unfences every spelling it fenced
+	}
+	for id, v := range want {
+		if got := r.verdict(t, id); got != v {
+			rr, _ := r.result.Rule(id)
+			t.Errorf("%s is %s, want %s (%s)", id, got, v, rr.Reason)
+		}
+	}
+}
