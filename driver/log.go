@@ -12,6 +12,9 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// maxLoggedCIDRs bounds the cidrs logged per RPC; cidr_count has the total.
+const maxLoggedCIDRs = 16
+
 // logInterceptor logs one structured line per RPC: rpc, cidrs, the names
 // (never the values) of the secrets carried, code and duration.
 func (d *Driver) logInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -20,11 +23,12 @@ func (d *Driver) logInterceptor(ctx context.Context, req any, info *grpc.UnarySe
 	st := status.Convert(err)
 	attrs := []any{"rpc", path.Base(info.FullMethod), "code", st.Code().String(), "duration", time.Since(start)}
 	if r, ok := req.(interface{ GetCidrs() []*fence.CIDR }); ok {
-		cidrs := make([]string, 0, len(r.GetCidrs()))
-		for _, c := range r.GetCidrs() {
+		all := r.GetCidrs()
+		cidrs := make([]string, 0, min(len(all), maxLoggedCIDRs))
+		for _, c := range all[:min(len(all), maxLoggedCIDRs)] {
 			cidrs = append(cidrs, c.GetCidr())
 		}
-		attrs = append(attrs, "cidrs", cidrs)
+		attrs = append(attrs, "cidrs", cidrs, "cidr_count", len(all))
 	}
 	if r, ok := req.(request); ok {
 		attrs = append(attrs, "secret_keys", sortedKeys(r.GetSecrets()))

@@ -107,3 +107,27 @@ func TestUnion(t *testing.T) {
 		t.Error("Contains wrong")
 	}
 }
+
+// FuzzParse checks that whatever Parse accepts is canonical: masked, and
+// re-parsing its String gives the same prefix.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"192.0.2.5/24", "2001:DB8::/32", "::ffff:1.2.3.4/128", "0.0.0.0/0", " 1.2.3.4/32", "fe80::1%x/64"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := Parse(s, Normalise)
+		if err != nil {
+			return
+		}
+		if p != p.Masked() {
+			t.Fatalf("Parse(%q) = %v not masked", s, p)
+		}
+		q, err := Parse(p.String(), Reject)
+		if err != nil || q != p {
+			t.Fatalf("Parse(%q) = %v does not round-trip: %v %v", s, p, q, err)
+		}
+		if _, err := Parse(s, Reject); (err == nil) != (netip.MustParsePrefix(s) == p) {
+			t.Fatalf("Reject disagrees with Normalise for %q", s)
+		}
+	})
+}

@@ -82,6 +82,9 @@ func Open(path string) (*Store, error) {
 		}
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("state file %s is locked by another process (another driver running?)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open state file %s: %w", path, err)
 	}

@@ -123,3 +123,18 @@ func TestCorruptRecord(t *testing.T) {
 		t.Fatalf("Open with a corrupt record: %v", err)
 	}
 }
+
+func TestLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s2, err := Open(path); err == nil || !strings.Contains(err.Error(), "locked") {
+		if s2 != nil {
+			s2.Close()
+		}
+		t.Fatalf("second Open of a held file: %v", err)
+	}
+}
