@@ -58,6 +58,9 @@ var faultCases = []faultCase{
 	{spec: "accept-bare-ip", broken: func(t *testing.T, h *harness, _ Options) bool {
 		return h.fence(t, "192.0.2.1") == nil && listed(t, h, "192.0.2.1")
 	}},
+	{spec: "lenient-cidrs", broken: func(t *testing.T, h *harness, _ Options) bool {
+		return h.fence(t, "192.0.2.1", " 192.0.2.2/32") == nil && listed(t, h, "192.0.2.1/32") && listed(t, h, "192.0.2.2/32")
+	}},
 	{spec: "partial-apply", broken: func(t *testing.T, h *harness, _ Options) bool {
 		return status.Code(h.fence(t, "junk", "192.0.2.0/24")) == codes.InvalidArgument && listed(t, h, "192.0.2.0/24")
 	}},

@@ -87,6 +87,9 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 	for i, c := range cidrs {
 		v := c.GetCidr()
 		p, err := cidr.Parse(v, hb)
+		if err != nil && d.faults.LenientCIDRs && cidr.IsBareOrPadded(v) {
+			p, err = cidr.Parse(cidr.Loosen(v), hb)
+		}
 		if err == nil && d.faults.RejectIPv6 && p.Addr().Is6() {
 			err = errors.New("IPv6 is not supported")
 		}

@@ -258,6 +258,9 @@ func TestProfiles(t *testing.T) {
 		{"driver rejects, profile normalise", []string{"--host-bits", "normalise"}, 1, "CIDR-005", sanity.VerdictFail, []string{"--host-bits", "reject"}},
 		{"no ListClusterFence, profile optional", []string{"--driver-fault", "list-unimplemented", "--list", "optional"}, 0, "FENCE-001", sanity.VerdictSkip, nil},
 		{"no IPv6, profile optional", []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, 0, "CIDR-007", sanity.VerdictSkip, nil},
+		{"lenient CIDRs meet the MUST", []string{"--driver-fault", "lenient-cidrs"}, 0, "CIDR-003", sanity.VerdictPass, nil},
+		{"lenient CIDRs only warn on the SHOULD", []string{"--driver-fault", "lenient-cidrs"}, 0, "CIDR-004", sanity.VerdictWarn, nil},
+		{"lenient CIDRs fail the SHOULD with --strict", []string{"--driver-fault", "lenient-cidrs", "--strict"}, 1, "CIDR-004", sanity.VerdictFail, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

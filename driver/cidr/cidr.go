@@ -81,8 +81,19 @@ func IsBareOrPadded(s string) bool {
 	if _, err := netip.ParsePrefix(t); err == nil {
 		return t != s
 	}
-	_, err := netip.ParseAddr(t)
-	return err == nil
+	a, err := netip.ParseAddr(t)
+	return err == nil && a.Zone() == ""
+}
+
+// Loosen turns a bare or padded value into the CIDR a lenient reader would
+// take it for: surrounding white space dropped, a bare address as a host
+// prefix (/32 or /128). Other values are returned unchanged.
+func Loosen(s string) string {
+	t := strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(t); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()).String()
+	}
+	return t
 }
 
 // Range is an inclusive address range [From, To] within one family.

@@ -54,10 +54,21 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestLoosen(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.1": "192.0.2.1/32", "2001:db8::1": "2001:db8::1/128", " 192.0.2.0/24\n": "192.0.2.0/24", "garbage": "garbage",
+	} {
+		if got := Loosen(in); got != want {
+			t.Errorf("Loosen(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestIsBareOrPadded(t *testing.T) {
 	for in, want := range map[string]bool{
 		"192.0.2.1": true, " 192.0.2.0/24": true, "2001:db8::1": true,
 		"192.0.2.0/24": false, "garbage": false, "300.1.1.1/32": false,
+		"fe80::1%eth0/64": false, "fe80::1%eth0": false,
 	} {
 		if got := IsBareOrPadded(in); got != want {
 			t.Errorf("IsBareOrPadded(%q) = %v", in, got)

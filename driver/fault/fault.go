@@ -28,6 +28,7 @@ type Set struct {
 	AcceptEmpty             bool // Fence/Unfence with no cidrs return OK
 	AcceptMalformed         bool // malformed CIDRs are stored verbatim (bare IPs and padded values are AcceptBareIP's)
 	AcceptBareIP            bool // bare IPs / padded values are stored verbatim
+	LenientCIDRs            bool // bare IPs / padded values are accepted and stored canonically (breaks only a SHOULD)
 	PartialApply            bool // the valid elements of a mixed request are applied, then INVALID_ARGUMENT
 	NoAuth                  bool // secrets are not checked
 	WrongAuthCode           bool // bad secrets give PERMISSION_DENIED instead of UNAUTHENTICATED
@@ -63,6 +64,7 @@ var flags = map[string]func(*Set) *bool{
 	"accept-empty":              func(s *Set) *bool { return &s.AcceptEmpty },
 	"accept-malformed":          func(s *Set) *bool { return &s.AcceptMalformed },
 	"accept-bare-ip":            func(s *Set) *bool { return &s.AcceptBareIP },
+	"lenient-cidrs":             func(s *Set) *bool { return &s.LenientCIDRs },
 	"partial-apply":             func(s *Set) *bool { return &s.PartialApply },
 	"no-auth":                   func(s *Set) *bool { return &s.NoAuth },
 	"wrong-auth-code":           func(s *Set) *bool { return &s.WrongAuthCode },
