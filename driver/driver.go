@@ -252,7 +252,12 @@ func (d *Driver) Start(endpoint string) (string, error) {
 			return "", err
 		}
 	}
-	lis, err := net.Listen(network, address)
+	var lis net.Listener
+	if network == "unix" {
+		lis, err = listenUnix(address)
+	} else {
+		lis, err = net.Listen(network, address)
+	}
 	if err != nil {
 		return "", fmt.Errorf("listen %s: %w", endpoint, err)
 	}
