@@ -434,3 +434,15 @@ func TestIndependentNaiveDriver(t *testing.T) {
 		}
 	}
 }
+
+func TestListRulesNeedsNoDriver(t *testing.T) {
+	out, err := exec.Command(fenceproofBin, "sanity", "--list-rules", "--endpoint", "unix:///nonexistent.sock").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	for _, id := range []string{"IDENT-001", "ERR-006", "CIDR-010", "FENCE-007", "CLIENT-003", "CONC-003", "TIME-001", "SUITE-002"} {
+		if !bytes.Contains(out, []byte(id)) {
+			t.Errorf("--list-rules does not list %s", id)
+		}
+	}
+}

@@ -79,6 +79,9 @@ type RunOptions struct {
 	Verbose bool
 	// NoColor turns off ANSI colours.
 	NoColor bool
+	// DryRun walks the specs without running them (no driver needed), to
+	// list the rules.
+	DryRun bool
 }
 
 // failRecorder is the minimal testing.T Ginkgo needs outside go test.
@@ -102,6 +105,7 @@ func Run(ctx context.Context, cfg Config, opts RunOptions) (*Result, error) {
 	sc.FocusStrings = opts.Focus
 	sc.SkipStrings = opts.Skip
 	sc.RandomSeed = cfg.Seed
+	sc.DryRun = opts.DryRun
 	rc.JUnitReport = opts.JUnitPath
 	rc.NoColor = opts.NoColor
 	rc.Verbose = opts.Verbose

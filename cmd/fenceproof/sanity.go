@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/fenceproof/fenceproof/driver"
@@ -61,6 +62,7 @@ flags:`)
 		verbose     = fs.Bool("v", false, "print every spec, not only failures")
 		noColor     = fs.Bool("no-color", false, "no ANSI colours")
 		backend     = fs.String("driver-backend", "auto", "reference driver backend when no --endpoint: auto | memory | nftables")
+		listRules   = fs.Bool("list-rules", false, "print every rule (ID, level, labels, title) and exit; no driver needed")
 		secrets     = kvFlag{}
 		params      = kvFlag{}
 		focus       listFlag
@@ -118,6 +120,10 @@ flags:`)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if *listRules {
+		return printRules(ctx, cfg, *labelFilter)
+	}
+
 	if cfg.Endpoint == "" {
 		ref, err := startReference(ctx, &cfg, *backend, faults, *reportsDir)
 		if err != nil {
@@ -160,6 +166,24 @@ flags:`)
 		return exitNotConform
 	}
 	fmt.Println("verdict: CONFORMS")
+	return exitConforms
+}
+
+// printRules lists the rules the label filter selects, from a dry run of the
+// specs, so the list is always the one that runs.
+func printRules(ctx context.Context, cfg sanity.Config, labelFilter string) int {
+	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{DryRun: true, LabelFilter: labelFilter, NoColor: true})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+		return exitUsageConfig
+	}
+	fmt.Println()
+	for _, rr := range res.Rules {
+		if rr.Verdict == sanity.VerdictNotRun {
+			continue
+		}
+		fmt.Printf("%-10s %-6s %s\n           labels: %s\n", rr.ID, rr.Level, rr.Title, strings.Join(rr.Labels, ", "))
+	}
 	return exitConforms
 }
 
