@@ -615,7 +615,11 @@ func (s *Sim) healthText() string {
 		fmt.Fprintf(&b, " PG_DEGRADED(%d)", s.ceph.nDegraded)
 	}
 	if c&chkPGAvailability != 0 {
-		fmt.Fprintf(&b, " PG_AVAILABILITY(%d inactive)", s.ceph.nInactive)
+		fmt.Fprintf(&b, " PG_AVAILABILITY(%d inactive", s.ceph.nInactive)
+		if s.ceph.nStuck > 0 {
+			fmt.Fprintf(&b, ", %d stuck inactive", s.ceph.nStuck)
+		}
+		b.WriteString(")")
 	}
 	if c&chkMonDown != 0 {
 		fmt.Fprintf(&b, " MON_DOWN(%d/%d)", len(s.ceph.mons)-s.ceph.monsUp, len(s.ceph.mons))

@@ -346,7 +346,7 @@ func (c *Comparison) Text() string {
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-28s", "scenario")
 	for _, p := range PolicyNames() {
-		fmt.Fprintf(&b, " %-12s", p)
+		fmt.Fprintf(&b, " %-16s", p)
 	}
 	b.WriteString("\n")
 	for _, sc := range c.Scenarios {
@@ -356,7 +356,7 @@ func (c *Comparison) Text() string {
 			if e, ok := c.Expected[sc][p]; ok && e != v {
 				v += "!"
 			}
-			fmt.Fprintf(&b, " %-12s", v)
+			fmt.Fprintf(&b, " %-16s", v)
 		}
 		b.WriteString("\n")
 	}

@@ -72,6 +72,9 @@ type Cluster struct {
 	// Standalone lists machines not owned by a MachineSet (MHC skips them and
 	// nothing replaces them).
 	Standalone []int
+	// MachineSetScale is the MachineSet's replicas (0: all non-standalone
+	// machines). A deleted machine is replaced only while the set is below it.
+	MachineSetScale int
 }
 
 // Config is everything a run depends on.
@@ -813,21 +816,41 @@ func (s *Sim) machineTerminated(i int, gen int32) {
 	}
 	m.powered, m.booted = false, false
 	m.phase = PhaseProvisioning
-	if !m.machineSet {
+	if !m.machineSet || s.inSet() > s.scale() {
 		m.phase = PhaseGone
+		m.machineSet = false
+		s.nTargets--
 	}
 	if s.rec != nil {
 		s.logf("machine", "%s instance terminated", m.Name)
 		s.rec.nodeState(s, i)
 	}
 	s.machineChanged(i)
-	if m.machineSet {
+	if m.phase == PhaseProvisioning {
 		d := s.P.MachineProvisionTime
 		if s.cfg.Cluster.BareMetal {
 			d = s.P.BareMetalReprovisionTime
 		}
 		s.schedule(s.now+s.jit(d), evMachineReplaced, int32(i), gen, 0)
 	}
+}
+
+// inSet counts the MachineSet's machines that exist (not Gone).
+func (s *Sim) inSet() int {
+	n := 0
+	for i := range s.machines {
+		if s.machines[i].machineSet && s.machines[i].phase != PhaseGone {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Sim) scale() int {
+	if s.cfg.Cluster.MachineSetScale > 0 {
+		return s.cfg.Cluster.MachineSetScale
+	}
+	return len(s.machines) - len(s.cfg.Cluster.Standalone)
 }
 
 // machineReplaced brings up the MachineSet's replacement; on cloud the OSDs

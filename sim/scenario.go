@@ -266,7 +266,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	var operatorNode *yaml.Node
 	var standalone *yaml.Node
 	if clusterNode != nil {
-		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone"}, func(k string, v *yaml.Node) error {
+		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale"}, func(k string, v *yaml.Node) error {
 			var err error
 			c := &sc.Cluster
 			switch k {
@@ -307,6 +307,8 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 				operatorNode = v
 			case "standalone":
 				standalone = v
+			case "machineSetScale":
+				c.MachineSetScale, err = p.intv(v, k, 0, 100000)
 			}
 			return err
 		})
