@@ -32,6 +32,6 @@ rehearse: $(FENCEPROOF) ## DR rehearsal: scenarios x policies, explore, compare 
 
 bench-sim: ## simulator events/s and wall time of a 1,000-node x 10-OSD, 30-simulated-day run
 	@$(GO) test -run '^$$' -bench 'BenchmarkSim1000Nodes30Days' -benchtime 1x ./sim/ | \
-	  awk '/^BenchmarkSim1000Nodes30Days/ { for (i = 2; i <= NF; i++) { if ($$i == "events/s") ev = $$(i-1); if ($$i == "wall-s/run") w = $$(i-1); if ($$i == "events/run") n = $$(i-1) } } \
+	  awk '/^BenchmarkSim1000Nodes30Days/ { for (i = 2; i <= NF; i++) { if ($$i == "events/s") ev = $$(i-1); if ($$i == "wall-s/run") w = $$(i-1); if ($$i == "events/run") n = $$(i-1); if ($$i == "allocs/event") a = $$(i-1) } } \
 	       END { if (ev == "") { print "bench-sim: benchmark did not run"; exit 1 } \
-	             printf "bench-sim: 1,000 nodes x 10 OSDs, 30 simulated days with random failures: %d events in %.2f s wall = %.2fM events/s (goal >= 1M/s, < 10 s)\n", n, w, ev / 1e6 }'
+	             printf "bench-sim: 1,000 nodes x 10 OSDs, 30 simulated days with random failures: %d events in %.2f s wall = %.2fM events/s, %s allocs/event (goal >= 1M/s, < 10 s)\n", n, w, ev / 1e6, a }'

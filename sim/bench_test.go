@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -26,19 +27,25 @@ func benchConfig(seed uint64) Config {
 // wall time of one 30-day run of a 1,000-node, 10-OSD-per-node cluster.
 func BenchmarkSim1000Nodes30Days(b *testing.B) {
 	seed := testSeed(b)
-	var events uint64
+	var events, mallocs uint64
 	var wall time.Duration
+	var ms runtime.MemStats
 	for i := 0; i < b.N; i++ {
 		s, err := New(benchConfig(seed))
 		if err != nil {
 			b.Fatal(err)
 		}
+		runtime.ReadMemStats(&ms)
+		m0 := ms.Mallocs
 		start := time.Now()
 		r := s.Run()
 		wall += time.Since(start)
+		runtime.ReadMemStats(&ms)
+		mallocs += ms.Mallocs - m0
 		events += r.Events
 	}
 	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
 	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/run")
 	b.ReportMetric(float64(events)/float64(b.N), "events/run")
+	b.ReportMetric(float64(mallocs)/float64(events), "allocs/event")
 }

@@ -98,6 +98,7 @@ const (
 
 var healthNames = []string{"HEALTH_OK", "HEALTH_WARN", "NO_ANSWER"}
 
+// String returns Ceph's name for the status.
 func (h Health) String() string { return healthNames[h] }
 
 func splitmix(x uint64) uint64 {
@@ -316,7 +317,6 @@ func (s *Sim) markDown(i int, why string) {
 		s.pgChanged(int(p))
 	}
 	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
-	s.pol.onOSDChange(s, int(o.m))
 	s.livenessUpdate(int(o.m))
 }
 
@@ -343,7 +343,6 @@ func (s *Sim) markUp(i int) {
 	for _, p := range o.pgs {
 		s.pgChanged(int(p))
 	}
-	s.pol.onOSDChange(s, int(o.m))
 	s.livenessUpdate(int(o.m))
 	s.backCheck(int(o.m))
 }

@@ -107,7 +107,9 @@ func RandomScenario(seed uint64) *Scenario {
 
 // Finding is a violation found by exploration, minimized and replayable.
 type Finding struct {
-	Seed     uint64
+	// Seed is the random schedule's seed.
+	Seed uint64
+	// Scenario is the minimized scenario (replayable with sim run).
 	Scenario *Scenario
 	// Minimal is the minimized fault schedule's recorded run.
 	Minimal *Result
@@ -188,14 +190,14 @@ func ScenarioYAML(sc *Scenario) string {
 
 // PolicyStats aggregates a policy's runs in a comparison.
 type PolicyStats struct {
-	Policy        string
-	Runs          int
-	ViolatingRuns int
-	ByInvariant   [7]int
-	UnavailMin    float64
-	RecoverySum   Time
-	Recovered     int
-	Fences        int
+	Policy        string  // policy name
+	Runs          int     // runs (scenarios + random schedules)
+	ViolatingRuns int     // runs that broke an invariant
+	ByInvariant   [7]int  // runs that broke invariant n, at index n
+	UnavailMin    float64 // minutes with some PG not active or no quorum, summed
+	RecoverySum   Time    // time to recovery, summed over recovered runs
+	Recovered     int     // runs that ended HEALTH_OK after their faults
+	Fences        int     // fences, summed
 }
 
 // MeanRecoveryMin is the mean time to recovery, in minutes, over runs that recovered.
@@ -208,24 +210,34 @@ func (p *PolicyStats) MeanRecoveryMin() float64 {
 
 // Comparison is every policy over the same scenarios and random schedules.
 type Comparison struct {
+	// Scenarios are the scripted scenarios' names, in order.
 	Scenarios []string
 	// Verdicts[scenario][policy] is the verdict of a scripted scenario.
 	Verdicts map[string]map[string]string
 	// Expected[scenario][policy] is the scenario file's expectation.
 	Expected map[string]map[string]string
-	Stats    []*PolicyStats
+	// Traces maps "scenario.policy" to the recorded timeline of every
+	// scripted run that broke an invariant.
+	Traces map[string]string
+	// FirstViolation maps "scenario.policy" to that run's first violation.
+	FirstViolation map[string]string
+	// Stats are the per-policy aggregates.
+	Stats []*PolicyStats
 	// Breaks lists, per policy, the first random schedules that broke an
 	// invariant, as replay hints.
-	Breaks     map[string][]string
+	Breaks map[string][]string
+	// RandomRuns is the number of random schedules per policy.
 	RandomRuns int
-	Seed       uint64
+	// Seed is the first random schedule's seed.
+	Seed uint64
 }
 
 // Compare runs every policy over scenarios plus randomRuns random schedules.
 // Metrics are measured with KeepGoing so that a violation does not cut a
 // run's unavailability or recovery short; verdicts use the first violation.
 func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(string)) (*Comparison, error) {
-	cmp := &Comparison{Verdicts: map[string]map[string]string{}, Expected: map[string]map[string]string{}, Breaks: map[string][]string{}, RandomRuns: randomRuns, Seed: seed}
+	cmp := &Comparison{Verdicts: map[string]map[string]string{}, Expected: map[string]map[string]string{}, Breaks: map[string][]string{}, RandomRuns: randomRuns, Seed: seed,
+		Traces: map[string]string{}, FirstViolation: map[string]string{}}
 	for _, name := range PolicyNames() {
 		pol := Policies[name]
 		st := &PolicyStats{Policy: name}
@@ -267,6 +279,15 @@ func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(s
 				cmp.Scenarios = append(cmp.Scenarios, sc.Name)
 			}
 			cmp.Verdicts[sc.Name][name] = v
+			if v != "pass" {
+				r, err := RunConfig(withRecording(sc.Config(pol, sc.Seed)))
+				if err != nil {
+					return nil, err
+				}
+				key := sc.Name + "." + name
+				cmp.Traces[key] = r.Text()
+				cmp.FirstViolation[key] = r.Violations[0].String()
+			}
 		}
 		for i := 0; i < randomRuns; i++ {
 			sd := seed + uint64(i)
@@ -283,6 +304,11 @@ func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(s
 		}
 	}
 	return cmp, nil
+}
+
+func withRecording(c Config) Config {
+	c.Record = true
+	return c
 }
 
 func uniqueInts(a []int) []int {
@@ -325,6 +351,15 @@ func (c *Comparison) Markdown() string {
 			fmt.Fprintf(&b, " %s |", v)
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n## Where each policy breaks (scripted scenarios; full traces in sim-compare-traces/)\n\n| scenario | policy | first violation | trace |\n|---|---|---|---|\n")
+	for _, sc := range c.Scenarios {
+		for _, p := range PolicyNames() {
+			key := sc + "." + p
+			if v, ok := c.FirstViolation[key]; ok {
+				fmt.Fprintf(&b, "| %s | %s | %s | [%s.txt](sim-compare-traces/%s.txt) |\n", sc, p, strings.ReplaceAll(v, "|", "/"), key, key)
+			}
+		}
 	}
 	b.WriteString("\n## Random schedules that broke an invariant (first 5 per policy)\n\n")
 	for _, p := range PolicyNames() {

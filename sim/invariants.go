@@ -46,6 +46,7 @@ type Violation struct {
 	Text string
 }
 
+// String renders the violation with its time and invariant.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s inv%d (%s): %s", v.At, v.Inv, InvariantDocs[v.Inv], v.Text)
 }

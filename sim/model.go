@@ -29,6 +29,7 @@ const (
 
 var fenceKindNames = []string{"delete", "delete-wipe", "reboot"}
 
+// String returns the scenario-file name of the fence kind.
 func (k FenceKind) String() string { return fenceKindNames[k] }
 
 // Phase is a machine's lifecycle phase.
@@ -45,6 +46,7 @@ const (
 
 var phaseNames = []string{"Running", "Deleting", "Provisioning", "Rebooting", "Gone"}
 
+// String returns the Machine API name of the phase.
 func (p Phase) String() string { return phaseNames[p] }
 
 const (
@@ -79,12 +81,19 @@ type Cluster struct {
 
 // Config is everything a run depends on.
 type Config struct {
-	Name     string
-	Cluster  Cluster
-	Params   Params
-	Policy   *Policy
-	Seed     uint64
-	Faults   []Fault
+	// Name labels the run (the scenario's name).
+	Name string
+	// Cluster is the simulated cluster.
+	Cluster Cluster
+	// Params are the model's constants.
+	Params Params
+	// Policy is the fencing policy under test.
+	Policy *Policy
+	// Seed seeds the run's only RNG.
+	Seed uint64
+	// Faults is the fault schedule.
+	Faults []Fault
+	// Duration is the simulated time of the run.
 	Duration Time
 	// Record keeps the timeline and plot series (off for benchmarks).
 	Record bool
@@ -100,6 +109,7 @@ type Config struct {
 
 // Machine is a Machine, its Node and the host underneath.
 type Machine struct {
+	// Name is the Machine's name; a replacement gets a suffix (m4.1).
 	Name       string
 	gen        int32
 	machineSet bool
@@ -128,7 +138,6 @@ type Machine struct {
 	granted       bool
 	grantObs      Time
 	kindOverride  int8
-	safePending   bool
 
 	fenced   bool
 	faultAt  Time
@@ -174,11 +183,10 @@ type Sim struct {
 	opEpoch   int32
 	mhcStall  bool
 
-	inv      invState
-	metrics  Metrics
-	rec      *Recorder
-	stopped  bool
-	lastFrac float64
+	inv     invState
+	metrics Metrics
+	rec     *Recorder
+	stopped bool
 }
 
 func (s *Sim) schedule(at Time, k evKind, a, b int32, c int64) {
@@ -327,14 +335,6 @@ func (s *Sim) dispatch(ev event) {
 		}
 	case evSafeCheck:
 		s.safeCheck(int(ev.a), ev.b)
-	case evSafeFence:
-		if s.opLive(ev.b) {
-			s.safeStorageFence(int(ev.a))
-		}
-	case evSafeGrant:
-		if s.opLive(ev.b) {
-			s.safeGrant(int(ev.a))
-		}
 	case evSafeRevoke:
 		if s.opLive(ev.b) {
 			s.safeRevoke(int(ev.a))
@@ -771,15 +771,15 @@ func (s *Sim) kindOf(i int) FenceKind {
 func (s *Sim) fence(i int, by string) {
 	m := &s.machines[i]
 	kind := s.kindOf(i)
+	if s.rec != nil {
+		s.logf("FENCE", "%s %s by %s (labelled=%v, MDB maxUnavailable=%d observed %s)", m.Name, kind, by, m.labelled, s.mdbMax, s.mdbObs)
+		s.rec.fence(s, i, kind)
+	}
 	s.checkFence(i, kind)
 	s.metrics.Fences++
 	m.remediated = true
 	m.refused = false
 	s.setFenced(i)
-	if s.rec != nil {
-		s.logf("FENCE", "%s %s by %s (labelled=%v, MDB maxUnavailable=%d observed %s)", m.Name, kind, by, m.labelled, s.mdbMax, s.mdbObs)
-		s.rec.fence(s, i, kind)
-	}
 	if m.unhealthy {
 		m.unhealthy = false
 		s.nUnhealthy--

@@ -34,9 +34,11 @@ type Policy struct {
 	// Name is the name used on the command line.
 	Name string
 	// Doc is a one-line description.
-	Doc   string
+	Doc string
+	// Label is who gets the fencing label (the MDB's selector).
 	Label labelRule
-	Gate  gateRule
+	// Gate is what the MDB controller writes.
+	Gate gateRule
 	// FailSafe writes maxUnavailable 0 when `ceph status` gets no answer;
 	// otherwise the last value stays.
 	FailSafe bool
@@ -48,10 +50,10 @@ type Policy struct {
 
 	// The safe policy's checks. Tests switch one off to show that the
 	// invariants catch the resulting policy.
-	NoSerialize    bool
-	NoStorageFence bool
-	NoWipeCheck    bool
-	NoPGCheck      bool
+	NoSerialize    bool // do not wait for the fenced machine to be back
+	NoStorageFence bool // fence without cutting the machine off first
+	NoWipeCheck    bool // wipe even the last current replicas
+	NoPGCheck      bool // cut off even when a PG drops below min_size
 }
 
 // Policies are the selectable policies, by name.
@@ -189,8 +191,6 @@ func (p *Policy) onReadyChange(s *Sim, i int) {
 		s.schedule(s.now+s.jit(s.P.OperatorLag), evSafeRevoke, int32(i), s.opEpoch, 0)
 	}
 }
-
-func (p *Policy) onOSDChange(*Sim, int) {}
 
 // resync runs when the operator (re)starts: every controller reconciles
 // every machine from scratch.
@@ -363,11 +363,13 @@ func (s *Sim) pgWithoutCurrentElsewhere(i int) int {
 
 func (s *Sim) safeStorageFence(i int) {
 	m := &s.machines[i]
+	if s.rec != nil {
+		s.logf("FENCE", "%s cut off from storage by safe: OSDs marked down and blocklisted", m.Name)
+	}
 	s.checkCutOff(i)
 	m.storageFenced = true
 	s.setFenced(i)
 	if s.rec != nil {
-		s.logf("FENCE", "%s cut off from storage by safe: OSDs marked down and blocklisted", m.Name)
 		s.rec.nodeState(s, i)
 	}
 	s.machineChanged(i)

@@ -20,8 +20,6 @@ const (
 	evMDBPoll
 	evMDBApply
 	evSafeCheck
-	evSafeFence
-	evSafeGrant
 	evSafeRevoke
 	evMachineTerminated
 	evMachineReplaced

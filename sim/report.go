@@ -9,8 +9,11 @@ import (
 
 // Entry is one line of a run's timeline.
 type Entry struct {
-	At   Time
-	Cat  string
+	// At is the virtual time.
+	At Time
+	// Cat is the category (fault, node, ceph, health, FENCE, ...).
+	Cat string
+	// Text is the message.
 	Text string
 }
 
@@ -32,6 +35,7 @@ type fenceMark struct {
 
 // Recorder keeps the timeline and the plot series of a recorded run.
 type Recorder struct {
+	// Entries is the timeline, in order.
 	Entries []Entry
 	names   []string
 	nodes   [][]stateSample
@@ -144,20 +148,30 @@ func (mt *Metrics) step(s *Sim) {
 
 // Result is the outcome of a run.
 type Result struct {
-	Name       string
-	Policy     string
-	Seed       uint64
+	// Name is the scenario's name.
+	Name string
+	// Policy is the policy's name.
+	Policy string
+	// Seed is the RNG seed.
+	Seed uint64
+	// Violations are the broken invariants of the step that stopped the run.
 	Violations []Violation
-	End        Time
-	Events     uint64
-	Health     string
-	Blockers   []string
-	Metrics    Metrics
+	// End is the virtual time the run stopped.
+	End Time
+	// Events is the number of events processed.
+	Events uint64
+	// Health is `ceph status` at the end.
+	Health string
+	// Blockers name what keeps Ceph from HEALTH_OK at the end.
+	Blockers []string
+	// Metrics are the run's figures of merit.
+	Metrics Metrics
 	// Recovery is the time from the first fault to the final HEALTH_OK (-1: never).
 	Recovery Time
-	Rec      *Recorder
-	cluster  Cluster
-	faults   []Fault
+	// Rec is the recorded timeline and plot series (nil unless recorded).
+	Rec     *Recorder
+	cluster Cluster
+	faults  []Fault
 }
 
 func (s *Sim) result() *Result {

@@ -40,6 +40,7 @@ var faultNames = [numFaultKinds]string{
 	"cluster-cut", "cluster-heal", "nic-cut", "nic-heal", "operator-stall", "operator-resume", "mhc-stall", "mhc-resume",
 }
 
+// String returns the scenario-file name of the fault.
 func (k FaultKind) String() string { return faultNames[k] }
 
 // healer is the repair of a fault (itself for repairs).
@@ -58,8 +59,11 @@ func (k FaultKind) controller() bool { return k >= FaultOperatorStall }
 
 // Fault is one scheduled fault. Machine is -1 for controller faults.
 type Fault struct {
-	At      Time
-	Kind    FaultKind
+	// At is when the fault happens.
+	At Time
+	// Kind is what happens.
+	Kind FaultKind
+	// Machine is the machine's index (m1 is 0).
 	Machine int
 	// For, when > 0, repairs the fault after this long (on the same machine
 	// incarnation: a replacement machine does not inherit it).
@@ -68,14 +72,22 @@ type Fault struct {
 
 // Scenario is a scripted fault schedule with expected verdicts per policy.
 type Scenario struct {
-	File        string
-	Name        string
+	// File is the path the scenario was loaded from.
+	File string
+	// Name identifies the scenario in reports and golden files.
+	Name string
+	// Description says what the scenario rehearses.
 	Description string
-	Cluster     Cluster
-	Params      Params
-	Seed        uint64
-	Duration    Time
-	Faults      []Fault
+	// Cluster is the simulated cluster.
+	Cluster Cluster
+	// Params are the defaults with the file's overrides.
+	Params Params
+	// Seed is the default RNG seed.
+	Seed uint64
+	// Duration is the simulated time of a run.
+	Duration Time
+	// Faults is the fault schedule, sorted by time, repeats expanded.
+	Faults []Fault
 	// Expect maps a policy name to its expected verdict ("pass" or "inv1,inv4").
 	Expect map[string]string
 }

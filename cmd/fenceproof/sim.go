@@ -230,8 +230,14 @@ func simCompare(args []string) int {
 			return 2
 		}
 	}
+	for key, tr := range cmp.Traces {
+		if _, err := writeReport(filepath.Join(*reports, "sim-compare-traces"), key+".txt", tr); err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
+			return 2
+		}
+	}
 	fmt.Print(txt)
-	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html}\n", *reports)
+	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html}, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports)
 	bad := false
 	for _, sc := range cmp.Scenarios {
 		for p, want := range cmp.Expected[sc] {
