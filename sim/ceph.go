@@ -22,6 +22,8 @@ type OSD struct {
 	in      bool
 	autoOut bool
 	canUp   bool
+	beacon  bool // the daemon runs and reaches the mons
+	silent  Time // when beacons stopped
 	gen     int32
 	downGen int32
 	failAt  Time
@@ -62,8 +64,6 @@ type PG struct {
 
 type cephState struct {
 	quorum       bool
-	quorumSince  Time
-	lastOSDMove  Time
 	mons         []int32
 	monsUp       int
 	nOSDs        int
@@ -116,7 +116,7 @@ func (s *Sim) initCeph() {
 	for i := range s.osds {
 		o := &s.osds[i]
 		o.m = int32(i / c.OSDsPerMachine)
-		o.up, o.in, o.canUp = true, true, true
+		o.up, o.in, o.canUp, o.beacon = true, true, true, true
 		m := &s.machines[o.m]
 		m.osds = append(m.osds, int32(i))
 		m.upOSDs++
@@ -226,6 +226,16 @@ func (s *Sim) hostHealth(o *OSD, was bool) {
 
 func (s *Sim) osdReeval(i int) {
 	o := &s.osds[i]
+	m := &s.machines[o.m]
+	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced; bc != o.beacon {
+		o.beacon = bc
+		o.silent = s.now
+		if !bc && o.up {
+			// Beacons stop: the mon marks it down after the report timeout
+			// even when no peer can report it.
+			s.schedule(s.now+s.P.MonOSDReportTimeout, evOSDReportTimeout, int32(i), o.gen, int64(o.downGen))
+		}
+	}
 	c := s.osdCanUp(o)
 	if c == o.canUp {
 		return
@@ -247,7 +257,7 @@ func (s *Sim) osdReeval(i int) {
 // osdGraceExpired: peers have missed heartbeats for osd_heartbeat_grace. The
 // mon marks the OSD down when reporters on enough distinct hosts exist;
 // otherwise it waits for mon_osd_report_timeout if the OSD cannot reach it.
-func (s *Sim) osdGraceExpired(i int, gen int32) {
+func (s *Sim) osdGraceExpired(i int, gen int32, again bool) {
 	o := &s.osds[i]
 	if o.gen != gen || !o.up || o.canUp || !s.ceph.quorum {
 		return
@@ -261,20 +271,21 @@ func (s *Sim) osdGraceExpired(i int, gen int32) {
 		s.markDown(i, "reported failed by peers")
 		return
 	}
-	if !m.alive() || !m.link[linkPublic] || m.storageFenced {
-		at := o.failAt + s.P.MonOSDReportTimeout
-		if at < s.now {
-			at = s.now
-		}
-		s.schedule(at, evOSDReportTimeout, int32(i), gen, 0)
-	} else if s.rec != nil {
+	if !o.beacon && s.now-o.silent >= s.P.MonOSDReportTimeout {
+		s.markDown(i, "no beacon for mon_osd_report_timeout")
+		return
+	}
+	if s.rec != nil && o.beacon && !again {
 		s.logf("ceph", "osd.%d unreachable on the cluster network but only %d reporter host(s): stays up", i, rep)
 	}
+	// Peers keep reporting; re-check when more reporters may exist. An OSD
+	// without beacons is also caught by the report timeout.
+	s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), gen, 1)
 }
 
-func (s *Sim) osdReportTimeout(i int, gen int32) {
+func (s *Sim) osdReportTimeout(i int, downGen int32) {
 	o := &s.osds[i]
-	if o.gen == gen && o.up && !o.canUp && s.ceph.quorum {
+	if o.downGen == downGen && o.up && !o.beacon && s.ceph.quorum {
 		s.markDown(i, "no beacon for mon_osd_report_timeout")
 	}
 }
@@ -303,7 +314,6 @@ func (s *Sim) markDown(i int, why string) {
 	was := o.up && o.canUp
 	o.up = false
 	o.downGen++
-	s.ceph.lastOSDMove = s.now
 	s.hostHealth(o, was)
 	if o.in {
 		s.ceph.nDownIn++
@@ -323,7 +333,6 @@ func (s *Sim) markDown(i int, why string) {
 func (s *Sim) markUp(i int) {
 	o := &s.osds[i]
 	o.up = true
-	s.ceph.lastOSDMove = s.now
 	s.hostHealth(o, false)
 	if o.in {
 		s.ceph.nDownIn--
@@ -407,7 +416,6 @@ func (s *Sim) monsChanged() {
 		return
 	}
 	s.ceph.quorum = q
-	s.ceph.quorumSince = s.now
 	if s.rec != nil {
 		if q {
 			s.logf("ceph", "mon quorum regained (%d/%d)", up, len(s.ceph.mons))

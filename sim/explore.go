@@ -70,6 +70,9 @@ func Minimize(cfg Config, inv int) []Fault {
 func RandomScenario(seed uint64) *Scenario {
 	r := rand.New(rand.NewPCG(seed, 0x5eed5eed))
 	c := Cluster{Machines: 4 + r.IntN(3), OSDsPerMachine: 1 + r.IntN(2), PGs: 64, Mons: 3, OperatorOn: -1}
+	if r.IntN(10) == 0 {
+		c.Machines = 3
+	}
 	switch x := r.IntN(10); {
 	case x < 2:
 		c.BareMetal, c.FenceKind = true, FenceReboot
@@ -85,8 +88,11 @@ func RandomScenario(seed uint64) *Scenario {
 	if r.IntN(10) < 3 {
 		p.OperatorLag = Time(60+r.IntN(540)) * Second
 	}
-	kinds := []FaultKind{FaultPowerOff, FaultPowerOff, FaultHang, FaultAPICut, FaultPublicCut, FaultClusterCut, FaultNICCut, FaultOperatorStall}
-	nf := 1 + r.IntN(4)
+	if r.IntN(10) < 2 {
+		p.MHCLag = Time(r.IntN(400)) * Second
+	}
+	kinds := []FaultKind{FaultPowerOff, FaultPowerOff, FaultHang, FaultAPICut, FaultPublicCut, FaultClusterCut, FaultNICCut, FaultOperatorStall, FaultMHCStall}
+	nf := 1 + r.IntN(5)
 	var fs []Fault
 	for i := 0; i < nf; i++ {
 		f := Fault{At: Time(5+r.IntN(85))*Minute + Time(r.IntN(60))*Second, Kind: kinds[r.IntN(len(kinds))], Machine: r.IntN(c.Machines)}
@@ -100,6 +106,15 @@ func RandomScenario(seed uint64) *Scenario {
 			f.For = Time(1+r.IntN(90)) * Minute
 		}
 		fs = append(fs, f)
+		if r.IntN(10) == 0 && f.For > 0 && f.For < 10*Minute {
+			// a flapping fault: the same fault again a few times
+			every := f.For + Time(10+r.IntN(120))*Second
+			for k := 1; k < 3+r.IntN(6); k++ {
+				g := f
+				g.At += Time(k) * every
+				fs = append(fs, g)
+			}
+		}
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
 	return &Scenario{Name: fmt.Sprintf("random-%d", seed), Cluster: c, Params: p, Seed: seed, Duration: 8 * Hour, Faults: fs, Expect: map[string]string{}}
@@ -178,8 +193,16 @@ func ScenarioYAML(sc *Scenario) string {
 	}
 	fmt.Fprintf(&b, "cluster: {machines: %d, osdsPerMachine: %d, pgs: %d, mons: %d, platform: %s, fenceKind: %s, operatorOn: %s}\n",
 		c.Machines, c.OSDsPerMachine, c.PGs, c.Mons, plat, c.FenceKind, op)
-	if d := DefaultParams(); sc.Params.OperatorLag != d.OperatorLag {
-		fmt.Fprintf(&b, "params: {operatorLag: %s}\n", sc.Params.OperatorLag.Dur())
+	d := DefaultParams()
+	var ps []string
+	if sc.Params.OperatorLag != d.OperatorLag {
+		ps = append(ps, "operatorLag: "+sc.Params.OperatorLag.Dur())
+	}
+	if sc.Params.MHCLag != d.MHCLag {
+		ps = append(ps, "mhcLag: "+sc.Params.MHCLag.Dur())
+	}
+	if len(ps) > 0 {
+		fmt.Fprintf(&b, "params: {%s}\n", strings.Join(ps, ", "))
 	}
 	fmt.Fprintf(&b, "seed: %d\nduration: %s\nfaults:\n", sc.Seed, sc.Duration.Dur())
 	for _, f := range sc.Faults {

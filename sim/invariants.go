@@ -25,7 +25,8 @@ import (
 //     unfenced machine older than the bound whose OSDs are down in the map
 //     or which is powered off is a violation, and if Ceph is not HEALTH_OK
 //     the result names what blocks it. The clock runs only while fencing the
-//     machine would not break invariant 1. A frozen map (no quorum) that
+//     machine would not break invariant 1 and the controllers the policy
+//     needs (the MHC, the operator) run. A frozen map (no quorum) that
 //     still shows a hung machine's OSDs up establishes no obligation: no
 //     policy can tell it from a partitioned machine whose OSDs still serve.
 
@@ -55,6 +56,20 @@ type invState struct {
 	viols      []Violation
 	stop       bool
 	inv1Active bool
+	// Controller downtime (the MHC stalled, or the operator down for a
+	// policy that needs it) does not count against the liveness bound.
+	ctrlDown      bool
+	ctrlDownSince Time
+	ctrlDownTotal Time
+}
+
+// ctrlDownNow is the total controller downtime so far.
+func (s *Sim) ctrlDownNow() Time {
+	t := s.inv.ctrlDownTotal
+	if s.inv.ctrlDown {
+		t += s.now - s.inv.ctrlDownSince
+	}
+	return t
 }
 
 func (s *Sim) violate(inv int, text string) {
@@ -87,6 +102,12 @@ func (s *Sim) afterStep() {
 		}
 	} else {
 		s.inv.inv1Active = false
+	}
+	if down := s.mhcStall || (s.pol.usesOperator() && !s.opUp); down != s.inv.ctrlDown {
+		if s.inv.ctrlDown {
+			s.inv.ctrlDownTotal += s.now - s.inv.ctrlDownSince
+		}
+		s.inv.ctrlDown, s.inv.ctrlDownSince = down, s.now
 	}
 	s.metrics.step(s)
 	if s.inv.stop {
@@ -164,6 +185,7 @@ func (s *Sim) livenessUpdate(i int) {
 	}
 	m.liveElig = e
 	m.liveGen++
+	m.liveStall = s.ctrlDownNow()
 	if e {
 		s.schedule(s.now+s.P.LivenessBound, evLiveness, int32(i), m.liveGen, 0)
 	}
@@ -172,6 +194,11 @@ func (s *Sim) livenessUpdate(i int) {
 func (s *Sim) livenessExpired(i int, gen int32) {
 	m := &s.machines[i]
 	if gen != m.liveGen || !m.liveElig {
+		return
+	}
+	if extra := s.ctrlDownNow() - m.liveStall; extra > 0 {
+		m.liveStall += extra
+		s.schedule(s.now+extra, evLiveness, int32(i), gen, 0)
 		return
 	}
 	why := m.blockReason()
@@ -187,7 +214,7 @@ func (s *Sim) endCheck() {
 		if m.fenced {
 			others--
 		}
-		if len(m.osds) > 0 && m.machineSet && m.phase == PhaseRunning && m.hasNode && !m.ready && !m.alive() && (m.upOSDs == 0 || !m.powered) && !m.remediated && others == 0 && s.now-m.readyLT > s.P.LivenessBound {
+		if len(m.osds) > 0 && m.machineSet && m.phase == PhaseRunning && m.hasNode && !m.ready && !m.alive() && (m.upOSDs == 0 || !m.powered) && !m.remediated && others == 0 && s.now-m.readyLT > s.P.LivenessBound+s.ctrlDownNow() {
 			why := m.blockReason()
 			s.violate(6, fmt.Sprintf("%s dead and NotReady since %s, never fenced (blocked: %s)", m.Name, m.readyLT, why))
 		}

@@ -139,16 +139,17 @@ type Machine struct {
 	grantObs      Time
 	kindOverride  int8
 
-	fenced   bool
-	faultAt  Time
-	osds     []int32
-	upOSDs   int
-	healthy  int
-	mon      int
-	liveElig bool
-	liveGen  int32
-	blocked  string
-	safeWhy  string
+	fenced    bool
+	faultAt   Time
+	osds      []int32
+	upOSDs    int
+	healthy   int
+	mon       int
+	liveElig  bool
+	liveGen   int32
+	liveStall Time
+	blocked   string
+	safeWhy   string
 }
 
 // Sim is one simulation run.
@@ -308,9 +309,9 @@ func (s *Sim) dispatch(ev event) {
 	case evOSDBoot:
 		s.osdBoot(int(ev.a), ev.b)
 	case evOSDMarkDown:
-		s.osdGraceExpired(int(ev.a), ev.b)
+		s.osdGraceExpired(int(ev.a), ev.b, ev.c == 1)
 	case evOSDReportTimeout:
-		s.osdReportTimeout(int(ev.a), ev.b)
+		s.osdReportTimeout(int(ev.a), int32(ev.c))
 	case evOSDOut:
 		s.osdDownOut(int(ev.a), ev.b)
 	case evPGPeered:

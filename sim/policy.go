@@ -53,7 +53,7 @@ type Policy struct {
 	NoSerialize    bool // do not wait for the fenced machine to be back
 	NoStorageFence bool // fence without cutting the machine off first
 	NoWipeCheck    bool // wipe even the last current replicas
-	NoPGCheck      bool // cut off even when a PG drops below min_size
+	NoUpOSDCheck   bool // cut off and fence a node whose OSDs are up in the map
 }
 
 // Policies are the selectable policies, by name.
@@ -112,6 +112,12 @@ func (p *Policy) initialLabel(s *Sim, i int) bool {
 		return false
 	}
 	return p.wantLabel(s, i)
+}
+
+// usesOperator reports whether the policy needs the storage operator's
+// controllers to fence.
+func (p *Policy) usesOperator() bool {
+	return p.Label == labelPodReady || p.Label == labelPodScheduled || p.Gate == gateHealthOK || p.Gate == gateAllClean || p.Grants
 }
 
 func (p *Policy) initialMDB() int {
@@ -224,11 +230,14 @@ func (p *Policy) resync(s *Sim) {
 //  2. without mon quorum, grants only if the provider reports the instance
 //     powered off, or all its OSDs are down in the last OSD map (a frozen
 //     map cannot mark them up again), else waits and names the blocker;
-//  3. waits if cutting the machine's up OSDs off would leave a PG below
-//     min_size, or if quorum or any OSD's up/down state changed within two
-//     heartbeat graces (a failure may not be in the map yet) (invariant 3);
-//  4. cuts the machine off from storage: marks its OSDs down and blocklists
-//     them (invariant 5), then waits until the OSD map shows them down;
+//  3. waits while any of its OSDs is up in the OSD map: Ceph still counts
+//     it as a storage host (a kubelet/API partition, a stale label), and
+//     cutting serving OSDs off can take a PG below min_size when another
+//     failure is not detected yet (invariants 3 and 5); liveness only asks
+//     for nodes whose OSDs are all down;
+//  4. cuts the machine off from storage (blocklists its OSDs) so that it
+//     cannot come back and serve between the decision and the deletion
+//     (invariant 5), then re-checks;
 //  5. for a delete-with-wipe fence, falls back to reboot (bare metal) or a
 //     disk-keeping delete (cloud) unless every PG on the machine keeps
 //     min_size current replicas elsewhere (invariant 4);
@@ -285,14 +294,10 @@ func (s *Sim) safeStep(i int) string {
 		}
 		return "Ceph does not answer (no mon quorum), the instance is not reported powered off and its OSDs were up in the last OSD map"
 	}
+	if m.upOSDs > 0 && !pol.NoUpOSDCheck {
+		return "its OSDs are up in the OSD map: Ceph still counts it as a storage host, so it is not fenced"
+	}
 	if !m.storageFenced && !pol.NoStorageFence {
-		quiet := 2 * s.P.OSDHeartbeatGrace
-		if m.upOSDs > 0 && !pol.NoPGCheck && (s.now-s.ceph.quorumSince < quiet || s.now-s.ceph.lastOSDMove < quiet) {
-			return "the OSD map changed recently; waiting for failure detection to settle before cutting off up OSDs"
-		}
-		if pi := s.pgBelowMinIfCut(i); pi >= 0 && !pol.NoPGCheck {
-			return fmt.Sprintf("cutting %s off would leave PG %d below min_size", m.Name, pi)
-		}
 		s.safeStorageFence(i)
 		s.schedule(s.now+s.jit(s.P.PeeringTime), evSafeCheck, int32(i), m.readyGen, 0)
 		return ""
@@ -314,30 +319,6 @@ func (s *Sim) safeStep(i int) string {
 	}
 	s.safeGrant(i)
 	return ""
-}
-
-// pgBelowMinIfCut returns a PG that would drop below min_size if machine i's
-// up OSDs stopped serving, or -1.
-func (s *Sim) pgBelowMinIfCut(i int) int {
-	for _, oi := range s.machines[i].osds {
-		if !s.osds[oi].up {
-			continue
-		}
-		for _, pi := range s.osds[oi].pgs {
-			p := &s.pgs[pi]
-			up := s.pgUp(p)
-			rest := 0
-			for k := 0; k < s.P.PoolSize; k++ {
-				if up&(1<<k) != 0 && s.osds[p.slot[k]].m != int32(i) {
-					rest++
-				}
-			}
-			if rest < s.P.PoolMinSize {
-				return int(pi)
-			}
-		}
-	}
-	return -1
 }
 
 // pgWithoutCurrentElsewhere returns a PG on machine i that lacks min_size
