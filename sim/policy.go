@@ -289,6 +289,9 @@ func (s *Sim) safeStep(i int) string {
 	}
 	if !s.ceph.quorum {
 		if !m.powered || m.upOSDs == 0 {
+			if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
+				s.safeNoWipe(i, "Ceph does not answer, so the replicas cannot be checked")
+			}
 			s.safeGrant(i)
 			return ""
 		}
@@ -307,18 +310,24 @@ func (s *Sim) safeStep(i int) string {
 	}
 	if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
 		if pi := s.pgWithoutCurrentElsewhere(i); pi >= 0 {
-			k := FenceDelete
-			if s.cfg.Cluster.BareMetal {
-				k = FenceReboot
-			}
-			m.kindOverride = int8(k)
-			if s.rec != nil {
-				s.logf("safe", "%s: wiping would leave PG %d with fewer than min_size current replicas: fence kind %s instead", m.Name, pi, k)
-			}
+			s.safeNoWipe(i, fmt.Sprintf("wiping would leave PG %d with fewer than min_size current replicas", pi))
 		}
 	}
 	s.safeGrant(i)
 	return ""
+}
+
+// safeNoWipe replaces a delete-with-wipe fence by a reboot (bare metal) or
+// a disk-keeping delete (cloud).
+func (s *Sim) safeNoWipe(i int, why string) {
+	k := FenceDelete
+	if s.cfg.Cluster.BareMetal {
+		k = FenceReboot
+	}
+	s.machines[i].kindOverride = int8(k)
+	if s.rec != nil {
+		s.logf("safe", "%s: %s: fence kind %s instead", s.machines[i].Name, why, k)
+	}
 }
 
 // pgWithoutCurrentElsewhere returns a PG on machine i that lacks min_size
