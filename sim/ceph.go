@@ -1,0 +1,635 @@
+package sim
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// This file holds Ceph's rules: OSD failure detection (heartbeat grace and
+// reporters), down→out with mon_osd_min_in_ratio, mon quorum, PG placement
+// with a host failure domain, PG states, recovery and backfill, and health
+// checks computed from incrementally maintained counters. Nothing here
+// iterates over all PGs: a change to an OSD touches only its PGs.
+
+// maxSize is the largest supported pool size.
+const maxSize = 4
+
+// OSD is one ceph-osd daemon and its map state.
+type OSD struct {
+	m       int32
+	up      bool
+	in      bool
+	autoOut bool
+	canUp   bool
+	beacon  bool // the daemon runs and reaches the mons
+	silent  Time // when beacons stopped
+	gen     int32
+	downGen int32
+	failAt  Time
+	pgs     []int32
+}
+
+type pgState uint8
+
+// PG states, from Ceph's point of view.
+const (
+	stClean      pgState = iota // active+clean
+	stActive                    // active, degraded/undersized/recovering
+	stPeering                   // peering (inactive)
+	stInactive                  // undersized+peered: fewer than min_size up
+	stDown                      // down: no up replica has the latest writes
+	stIncomplete                // no replica anywhere has the latest writes
+	numPGStates
+)
+
+var pgStateNames = [numPGStates]string{"active+clean", "active+degraded", "peering", "undersized+peered", "down", "incomplete"}
+
+func (st pgState) active() bool { return st <= stActive }
+
+// PG is one placement group of the pool.
+type PG struct {
+	slot          [maxSize]int32
+	stale         [maxSize]Time
+	inactiveSince Time
+	gen           uint32
+	cur           uint8 // slots holding the latest writes
+	data          uint8 // slots holding (possibly stale) data
+	rec           uint8 // slots being recovered
+	state         pgState
+	degraded      bool
+	peering       bool
+	stuck         bool
+}
+
+type cephState struct {
+	quorum       bool
+	mons         []int32
+	monsUp       int
+	nOSDs        int
+	nIn          int
+	nDownIn      int
+	healthyHosts int
+	nState       [numPGStates]int
+	nInactive    int
+	nDegraded    int
+	nStuck       int
+	full         uint8
+}
+
+// Health check bits, named as Ceph names them.
+const (
+	chkOSDDown uint8 = 1 << iota
+	chkPGDegraded
+	chkPGAvailability
+	chkMonDown
+	chkNoAnswer
+)
+
+// Health is the overall status `ceph status` reports.
+type Health uint8
+
+// Health levels; HealthNoAnswer means `ceph status` got no answer (no quorum).
+const (
+	HealthOK Health = iota
+	HealthWarn
+	HealthNoAnswer
+)
+
+var healthNames = []string{"HEALTH_OK", "HEALTH_WARN", "NO_ANSWER"}
+
+// String returns Ceph's name for the status.
+func (h Health) String() string { return healthNames[h] }
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func (s *Sim) initCeph() {
+	c := s.cfg.Cluster
+	n := c.Machines * c.OSDsPerMachine
+	s.osds = make([]OSD, n)
+	s.ceph.nOSDs, s.ceph.nIn = n, n
+	for i := range s.osds {
+		o := &s.osds[i]
+		o.m = int32(i / c.OSDsPerMachine)
+		o.up, o.in, o.canUp, o.beacon = true, true, true, true
+		m := &s.machines[o.m]
+		m.osds = append(m.osds, int32(i))
+		m.upOSDs++
+		m.healthy++
+	}
+	for i := range s.machines {
+		if s.machines[i].healthy > 0 {
+			s.ceph.healthyHosts++
+		}
+	}
+	for i := 0; i < c.Mons; i++ {
+		s.ceph.mons = append(s.ceph.mons, int32(i))
+		s.machines[i].mon = i
+	}
+	s.ceph.monsUp, s.ceph.quorum = c.Mons, true
+	size := s.P.PoolSize
+	s.ceph.full = uint8(1<<size - 1)
+	if n == 0 {
+		c.PGs = 0
+	}
+	s.pgs = make([]PG, c.PGs)
+	per := (c.PGs*size)/max(n, 1) + 8
+	for i := range s.osds {
+		s.osds[i].pgs = make([]int32, 0, per)
+	}
+	for pi := range s.pgs {
+		p := &s.pgs[pi]
+		for k := range p.slot {
+			p.slot[k] = -1
+		}
+		for k := 0; k < size; k++ {
+			o := s.chooseOSD(pi, p, k)
+			p.slot[k] = int32(o)
+			s.osds[o].pgs = append(s.osds[o].pgs, int32(pi))
+		}
+		p.cur, p.data = s.ceph.full, s.ceph.full
+	}
+	s.ceph.nState[stClean] = c.PGs
+}
+
+// chooseOSD picks an "in" OSD for slot k of PG pi on a host no other slot
+// uses, walking a per-PG pseudo-random host sequence (a stand-in for CRUSH
+// straw2 with a host failure domain). It returns -1 when no host qualifies.
+func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
+	nh := len(s.machines)
+	per := s.cfg.Cluster.OSDsPerMachine
+	for try := 0; try < 4*nh+8; try++ {
+		hv := splitmix(uint64(pi)<<20 ^ uint64(try))
+		var h int
+		if try < 3*nh {
+			h = int(hv % uint64(nh))
+		} else {
+			h = (try - 3*nh) % nh
+		}
+		used := false
+		for j := range p.slot {
+			if j != k && p.slot[j] >= 0 && int(s.osds[p.slot[j]].m) == h {
+				used = true
+				break
+			}
+		}
+		if used || s.machines[h].phase == PhaseGone {
+			continue
+		}
+		start := int((hv >> 32) % uint64(per))
+		for r := 0; r < per; r++ {
+			o := h*per + (start+r)%per
+			if s.osds[o].in {
+				return o
+			}
+		}
+	}
+	return -1
+}
+
+func (s *Sim) osdCanUp(o *OSD) bool {
+	m := &s.machines[o.m]
+	return m.alive() && !m.storageFenced && m.link[linkPublic] && m.link[linkCluster]
+}
+
+// serving reports whether OSD i may serve client I/O: its daemon runs, it
+// is not blocklisted, it reaches the public network and the map says up.
+func (s *Sim) serving(i int) bool {
+	o := &s.osds[i]
+	m := &s.machines[o.m]
+	return o.up && m.alive() && !m.storageFenced && m.link[linkPublic]
+}
+
+func (s *Sim) hostHealth(o *OSD, was bool) {
+	now := o.up && o.canUp
+	if now == was {
+		return
+	}
+	m := &s.machines[o.m]
+	if now {
+		m.healthy++
+		if m.healthy == 1 {
+			s.ceph.healthyHosts++
+		}
+	} else {
+		m.healthy--
+		if m.healthy == 0 {
+			s.ceph.healthyHosts--
+		}
+	}
+}
+
+func (s *Sim) osdReeval(i int) {
+	o := &s.osds[i]
+	m := &s.machines[o.m]
+	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced; bc != o.beacon {
+		o.beacon = bc
+		o.silent = s.now
+		if !bc && o.up {
+			// Beacons stop: the mon marks it down after the report timeout
+			// even when no peer can report it.
+			s.schedule(s.now+s.P.MonOSDReportTimeout, evOSDReportTimeout, int32(i), o.gen, int64(o.downGen))
+		}
+	}
+	c := s.osdCanUp(o)
+	if c == o.canUp {
+		return
+	}
+	was := o.up && o.canUp
+	o.canUp = c
+	o.gen++
+	s.hostHealth(o, was)
+	if !c {
+		o.failAt = s.now
+		if o.up {
+			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
+		}
+	} else if !o.up {
+		s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
+	}
+}
+
+// osdGraceExpired: peers have missed heartbeats for osd_heartbeat_grace. The
+// mon marks the OSD down when reporters on enough distinct hosts exist;
+// otherwise it waits for mon_osd_report_timeout if the OSD cannot reach it.
+func (s *Sim) osdGraceExpired(i int, gen int32, again bool) {
+	o := &s.osds[i]
+	if o.gen != gen || !o.up || o.canUp || !s.ceph.quorum {
+		return
+	}
+	m := &s.machines[o.m]
+	rep := s.ceph.healthyHosts
+	if m.healthy > 0 {
+		rep--
+	}
+	if rep >= s.P.MonOSDMinDownReporters {
+		s.markDown(i, "reported failed by peers")
+		return
+	}
+	if !o.beacon && s.now-o.silent >= s.P.MonOSDReportTimeout {
+		s.markDown(i, "no beacon for mon_osd_report_timeout")
+		return
+	}
+	if s.rec != nil && o.beacon && !again {
+		s.logf("ceph", "osd.%d unreachable on the cluster network but only %d reporter host(s): stays up", i, rep)
+	}
+	// Peers keep reporting; re-check when more reporters may exist. An OSD
+	// without beacons is also caught by the report timeout.
+	s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), gen, 1)
+}
+
+func (s *Sim) osdReportTimeout(i int, downGen int32) {
+	o := &s.osds[i]
+	if o.downGen == downGen && o.up && !o.beacon && s.ceph.quorum {
+		s.markDown(i, "no beacon for mon_osd_report_timeout")
+	}
+}
+
+func (s *Sim) osdBoot(i int, gen int32) {
+	o := &s.osds[i]
+	if o.gen == gen && o.canUp && !o.up && s.ceph.quorum {
+		s.markUp(i)
+	}
+}
+
+func (s *Sim) osdDownOut(i int, gen int32) {
+	o := &s.osds[i]
+	if o.downGen != gen || o.up || !o.in {
+		return
+	}
+	if !s.ceph.quorum || float64(s.ceph.nIn-1) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) {
+		s.schedule(s.now+s.P.MonTickInterval, evOSDOut, int32(i), gen, 0)
+		return
+	}
+	s.markOut(i)
+}
+
+func (s *Sim) markDown(i int, why string) {
+	o := &s.osds[i]
+	was := o.up && o.canUp
+	o.up = false
+	o.downGen++
+	s.hostHealth(o, was)
+	if o.in {
+		s.ceph.nDownIn++
+	}
+	m := &s.machines[o.m]
+	m.upOSDs--
+	if s.rec != nil {
+		s.logf("ceph", "osd.%d down (%s)", i, why)
+	}
+	for _, p := range o.pgs {
+		s.pgChanged(int(p))
+	}
+	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
+	s.livenessUpdate(int(o.m))
+}
+
+func (s *Sim) markUp(i int) {
+	o := &s.osds[i]
+	o.up = true
+	s.hostHealth(o, false)
+	if o.in {
+		s.ceph.nDownIn--
+	}
+	m := &s.machines[o.m]
+	m.upOSDs++
+	if s.rec != nil {
+		s.logf("ceph", "osd.%d up", i)
+	}
+	if !o.in && o.autoOut {
+		o.in, o.autoOut = true, false
+		s.ceph.nIn++
+		if s.rec != nil {
+			s.logf("ceph", "osd.%d in (auto-marked out earlier)", i)
+		}
+	}
+	for _, p := range o.pgs {
+		s.pgChanged(int(p))
+	}
+	s.livenessUpdate(int(o.m))
+	s.backCheck(int(o.m))
+}
+
+// markOut marks a down OSD out and remaps its PGs: each slot moves to an OSD
+// on a host the PG does not use yet, which must then backfill. A slot whose
+// OSD has the latest writes stays when no up replica has them (the PG is
+// down and Ceph waits for that OSD rather than forget it).
+func (s *Sim) markOut(i int) {
+	o := &s.osds[i]
+	o.in, o.autoOut = false, true
+	s.ceph.nIn--
+	s.ceph.nDownIn--
+	moved := 0
+	for j := len(o.pgs) - 1; j >= 0; j-- {
+		pi := int(o.pgs[j])
+		p := &s.pgs[pi]
+		k := slotOf(p, i)
+		bit := uint8(1) << k
+		if p.cur&bit != 0 && (p.cur&^bit)&s.pgUp(p) == 0 {
+			continue
+		}
+		no := s.chooseOSD(pi, p, k)
+		if no < 0 || no == i {
+			continue
+		}
+		p.slot[k] = int32(no)
+		p.cur &^= bit
+		p.data &^= bit
+		o.pgs[j] = o.pgs[len(o.pgs)-1]
+		o.pgs = o.pgs[:len(o.pgs)-1]
+		s.osds[no].pgs = append(s.osds[no].pgs, int32(pi))
+		moved++
+		s.pgChanged(pi)
+	}
+	if s.rec != nil {
+		s.logf("ceph", "osd.%d out after mon_osd_down_out_interval; %d PGs remapped", i, moved)
+	}
+}
+
+func slotOf(p *PG, o int) int {
+	for k, v := range p.slot {
+		if int(v) == o {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("sim: osd.%d not in PG slots %v", o, p.slot))
+}
+
+// monsChanged recomputes mon quorum after a mon host changed.
+func (s *Sim) monsChanged() {
+	up := 0
+	for _, mi := range s.ceph.mons {
+		m := &s.machines[mi]
+		if m.alive() && m.link[linkPublic] {
+			up++
+		}
+	}
+	s.ceph.monsUp = up
+	q := up*2 > len(s.ceph.mons)
+	if q == s.ceph.quorum {
+		return
+	}
+	s.ceph.quorum = q
+	if s.rec != nil {
+		if q {
+			s.logf("ceph", "mon quorum regained (%d/%d)", up, len(s.ceph.mons))
+		} else {
+			s.logf("ceph", "mon quorum lost (%d/%d up): the OSD map is frozen", up, len(s.ceph.mons))
+		}
+	}
+	if !q {
+		return
+	}
+	for i := range s.osds {
+		o := &s.osds[i]
+		switch {
+		case o.up && !o.canUp:
+			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
+		case !o.up && o.canUp:
+			s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
+		}
+	}
+}
+
+// ---- PGs ----
+
+func (s *Sim) pgUp(p *PG) uint8 {
+	var up uint8
+	for k := 0; k < s.P.PoolSize; k++ {
+		if o := p.slot[k]; o >= 0 && s.osds[o].up {
+			up |= 1 << k
+		}
+	}
+	return up
+}
+
+// pgChanged starts peering after the PG's acting set changed.
+func (s *Sim) pgChanged(pi int) {
+	p := &s.pgs[pi]
+	p.gen++
+	p.rec = 0
+	p.peering = true
+	up := s.pgUp(p)
+	s.setPGState(pi, stPeering, bits.OnesCount8(up) < s.P.PoolSize || up&p.cur != s.ceph.full)
+	s.schedule(s.now+s.P.PeeringTime, evPGPeered, int32(pi), 0, int64(p.gen))
+}
+
+// pgSettle derives the PG's state after peering or recovery: active iff at
+// least min_size replicas are up and one of them has the latest writes.
+// While active, replicas that are not up miss writes and become stale.
+// Stale or empty up replicas recover (log) or backfill (data) from a
+// current one; recovery below min_size is allowed, as in Ceph.
+func (s *Sim) pgSettle(pi int) {
+	p := &s.pgs[pi]
+	up := s.pgUp(p)
+	u := bits.OnesCount8(up)
+	c := bits.OnesCount8(up & p.cur)
+	var st pgState
+	switch {
+	case p.cur == 0:
+		st = stIncomplete
+	case c == 0:
+		st = stDown
+	case u < s.P.PoolMinSize:
+		st = stInactive
+	default:
+		st = stActive
+	}
+	if st == stActive {
+		if stale := p.cur &^ up; stale != 0 {
+			for k := 0; k < s.P.PoolSize; k++ {
+				if stale&(1<<k) != 0 {
+					p.stale[k] = s.now
+				}
+			}
+			p.cur &= up
+		}
+	}
+	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 {
+		var longest float64
+		for k := 0; k < s.P.PoolSize; k++ {
+			if need&(1<<k) == 0 {
+				continue
+			}
+			mb := s.P.PGDataMB
+			if p.data&(1<<k) != 0 {
+				mb = min(mb, float64(s.now-p.stale[k])/float64(Second)*s.P.PGWriteMBps)
+			}
+			longest = max(longest, mb/s.P.RecoveryMBps)
+		}
+		p.rec = need
+		s.schedule(s.now+Time(longest*float64(Second))+1, evPGRecovered, int32(pi), 0, int64(p.gen))
+	}
+	deg := u < s.P.PoolSize || up&p.cur != s.ceph.full
+	if st == stActive && !deg && p.rec == 0 {
+		st = stClean
+	}
+	s.setPGState(pi, st, deg)
+}
+
+func (s *Sim) pgRecovered(pi int, gen uint32) {
+	p := &s.pgs[pi]
+	if p.gen != gen || p.rec == 0 {
+		return
+	}
+	done := p.rec & s.pgUp(p)
+	p.cur |= done
+	p.data |= done
+	p.rec = 0
+	s.pgSettle(pi)
+}
+
+func (s *Sim) pgStuck(pi int, since uint32) {
+	p := &s.pgs[pi]
+	if !p.state.active() && !p.stuck && uint32(p.inactiveSince) == since {
+		p.stuck = true
+		s.ceph.nStuck++
+	}
+}
+
+func (s *Sim) setPGState(pi int, st pgState, deg bool) {
+	p := &s.pgs[pi]
+	if old := p.state; old != st {
+		s.ceph.nState[old]--
+		s.ceph.nState[st]++
+		p.state = st
+		if old.active() && !st.active() {
+			s.ceph.nInactive++
+			p.inactiveSince = s.now
+			s.schedule(s.now+s.P.MonPGStuckThreshold, evPGStuck, int32(pi), 0, int64(uint32(s.now)))
+		} else if !old.active() && st.active() {
+			s.ceph.nInactive--
+			if p.stuck {
+				p.stuck = false
+				s.ceph.nStuck--
+			}
+		}
+	}
+	if deg != p.degraded {
+		p.degraded = deg
+		if deg {
+			s.ceph.nDegraded++
+		} else {
+			s.ceph.nDegraded--
+		}
+	}
+}
+
+// wipe destroys the data on machine i's OSDs (delete-with-wipe fence).
+func (s *Sim) wipe(i int) {
+	for _, oi := range s.machines[i].osds {
+		for _, pi := range s.osds[oi].pgs {
+			p := &s.pgs[pi]
+			bit := uint8(1) << slotOf(p, int(oi))
+			p.cur &^= bit
+			p.data &^= bit
+			if p.cur == 0 {
+				s.violate(4, fmt.Sprintf("PG %d lost its last replica with the latest writes when %s was wiped", pi, s.machines[i].Name))
+			}
+			s.pgChanged(int(pi))
+		}
+	}
+}
+
+// health returns the status and the set of raised checks, as `ceph status`
+// computes them: OSD_DOWN counts OSDs down and in; PG_DEGRADED counts
+// degraded or undersized PGs; PG_AVAILABILITY counts PGs not active
+// (peering, inactive, down, incomplete); MON_DOWN counts mons out of quorum.
+// Without quorum there is no answer.
+func (s *Sim) health() (Health, uint8) {
+	if !s.ceph.quorum {
+		return HealthNoAnswer, chkNoAnswer
+	}
+	var c uint8
+	if s.ceph.nDownIn > 0 {
+		c |= chkOSDDown
+	}
+	if s.ceph.nDegraded > 0 {
+		c |= chkPGDegraded
+	}
+	if s.ceph.nInactive > 0 {
+		c |= chkPGAvailability
+	}
+	if s.ceph.monsUp < len(s.ceph.mons) {
+		c |= chkMonDown
+	}
+	if c == 0 {
+		return HealthOK, 0
+	}
+	return HealthWarn, c
+}
+
+// allClean reports whether every PG is active+clean (Rook's gate).
+func (s *Sim) allClean() bool { return s.ceph.nState[stClean] == len(s.pgs) }
+
+func (s *Sim) healthText() string {
+	h, c := s.health()
+	if h != HealthWarn {
+		return h.String()
+	}
+	var b strings.Builder
+	b.WriteString("HEALTH_WARN")
+	if c&chkOSDDown != 0 {
+		fmt.Fprintf(&b, " OSD_DOWN(%d)", s.ceph.nDownIn)
+	}
+	if c&chkPGDegraded != 0 {
+		fmt.Fprintf(&b, " PG_DEGRADED(%d)", s.ceph.nDegraded)
+	}
+	if c&chkPGAvailability != 0 {
+		fmt.Fprintf(&b, " PG_AVAILABILITY(%d inactive", s.ceph.nInactive)
+		if s.ceph.nStuck > 0 {
+			fmt.Fprintf(&b, ", %d stuck inactive", s.ceph.nStuck)
+		}
+		b.WriteString(")")
+	}
+	if c&chkMonDown != 0 {
+		fmt.Fprintf(&b, " MON_DOWN(%d/%d)", len(s.ceph.mons)-s.ceph.monsUp, len(s.ceph.mons))
+	}
+	return b.String()
+}

@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"math/bits"
+	"testing"
+)
+
+// checkCounters recomputes every incrementally maintained counter from
+// scratch and compares.
+func checkCounters(t *testing.T, s *Sim, what string) {
+	t.Helper()
+	var nState [numPGStates]int
+	inactive, degraded := 0, 0
+	for pi := range s.pgs {
+		p := &s.pgs[pi]
+		nState[p.state]++
+		if !p.state.active() {
+			inactive++
+		}
+		up := s.pgUp(p)
+		if deg := bits.OnesCount8(up) < s.P.PoolSize || up&p.cur != s.ceph.full; deg != p.degraded && !p.peering {
+			t.Errorf("%s: PG %d degraded=%v, recomputed %v", what, pi, p.degraded, deg)
+		}
+		if p.degraded {
+			degraded++
+		}
+		for k := 0; k < s.P.PoolSize; k++ {
+			found := false
+			for _, q := range s.osds[p.slot[k]].pgs {
+				found = found || int(q) == pi
+			}
+			if !found {
+				t.Errorf("%s: PG %d slot %d osd.%d lacks it in its reverse index", what, pi, k, p.slot[k])
+			}
+		}
+	}
+	if nState != s.ceph.nState || inactive != s.ceph.nInactive || degraded != s.ceph.nDegraded {
+		t.Errorf("%s: PG counters %v/%d/%d, recomputed %v/%d/%d", what, s.ceph.nState, s.ceph.nInactive, s.ceph.nDegraded, nState, inactive, degraded)
+	}
+	downIn, in, hosts, fenced := 0, 0, 0, 0
+	for i := range s.machines {
+		m := &s.machines[i]
+		up, healthy := 0, 0
+		for _, oi := range m.osds {
+			o := &s.osds[oi]
+			if o.up {
+				up++
+			}
+			if o.up && o.canUp {
+				healthy++
+			}
+			if o.in {
+				in++
+				if !o.up {
+					downIn++
+				}
+			}
+		}
+		if up != m.upOSDs || healthy != m.healthy {
+			t.Errorf("%s: %s upOSDs/healthy %d/%d, recomputed %d/%d", what, m.Name, m.upOSDs, m.healthy, up, healthy)
+		}
+		if healthy > 0 {
+			hosts++
+		}
+		if m.fenced {
+			fenced++
+		}
+	}
+	if downIn != s.ceph.nDownIn || in != s.ceph.nIn || hosts != s.ceph.healthyHosts || fenced != s.nFenced {
+		t.Errorf("%s: downIn/in/hosts/fenced %d/%d/%d/%d, recomputed %d/%d/%d/%d", what, s.ceph.nDownIn, s.ceph.nIn, s.ceph.healthyHosts, s.nFenced, downIn, in, hosts, fenced)
+	}
+}
+
+// TestIncrementalCounters: the hot path keeps counters incrementally; after
+// every event of random runs they must equal a recomputation.
+func TestIncrementalCounters(t *testing.T) {
+	seed := testSeed(t)
+	for i := uint64(0); i < 40; i++ {
+		sc := RandomScenario(seed + i)
+		for _, pn := range PolicyNames() {
+			cfg := sc.Config(Policies[pn], sc.Seed)
+			cfg.KeepGoing = true
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; len(s.q.h) > 0 && !s.stopped; n++ {
+				ev := s.q.pop()
+				s.now = ev.at
+				s.dispatch(ev)
+				s.afterStep()
+				if n%7 == 0 {
+					checkCounters(t, s, sc.Name+"/"+pn)
+				}
+				if t.Failed() {
+					t.Fatalf("seed %d, policy %s, event %d at %s", sc.Seed, pn, n, s.now)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,940 @@
+// Package sim is a deterministic discrete-event model of Ceph health, OSD
+// failure, PG availability, MachineHealthCheck fencing and
+// MachineDisruptionBudget gating. One seeded RNG, a virtual clock, no
+// goroutines: the same configuration and seed give the same trace.
+//
+// Ceph's rules live in ceph.go, the controllers' rules (the policies) in
+// policy.go, the invariants in invariants.go; this file holds the machines,
+// the Kubernetes side and the event loop.
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// FenceKind is what MachineHealthCheck remediation does to a machine.
+type FenceKind uint8
+
+// Fence kinds.
+const (
+	// FenceDelete deletes the Machine; the disk (cloud volume) is kept and the
+	// OSDs move with it to the replacement.
+	FenceDelete FenceKind = iota
+	// FenceDeleteWipe deletes the Machine and wipes its disks.
+	FenceDeleteWipe
+	// FenceReboot power-cycles the host through its BMC (bare metal).
+	FenceReboot
+)
+
+var fenceKindNames = []string{"delete", "delete-wipe", "reboot"}
+
+// String returns the scenario-file name of the fence kind.
+func (k FenceKind) String() string { return fenceKindNames[k] }
+
+// Phase is a machine's lifecycle phase.
+type Phase uint8
+
+// Machine phases.
+const (
+	PhaseRunning Phase = iota
+	PhaseDeleting
+	PhaseProvisioning
+	PhaseRebooting
+	PhaseGone
+)
+
+var phaseNames = []string{"Running", "Deleting", "Provisioning", "Rebooting", "Gone"}
+
+// String returns the Machine API name of the phase.
+func (p Phase) String() string { return phaseNames[p] }
+
+const (
+	linkAPI = iota
+	linkPublic
+	linkCluster
+)
+
+// Cluster describes the simulated cluster.
+type Cluster struct {
+	// Machines is the number of storage machines (one OSD host each).
+	Machines int
+	// OSDsPerMachine is the number of OSDs on each machine.
+	OSDsPerMachine int
+	// PGs is the number of placement groups in the one pool.
+	PGs int
+	// Mons is the number of mons, placed on the first machines.
+	Mons int
+	// BareMetal ties OSDs to their node; on cloud they move with their volume.
+	BareMetal bool
+	// FenceKind is the MHC remediation for every machine.
+	FenceKind FenceKind
+	// OperatorOn is the machine running the storage operator (-1: control plane).
+	OperatorOn int
+	// Standalone lists machines not owned by a MachineSet (MHC skips them and
+	// nothing replaces them).
+	Standalone []int
+	// MachineSetScale is the MachineSet's replicas (0: all non-standalone
+	// machines). A deleted machine is replaced only while the set is below it.
+	MachineSetScale int
+}
+
+// Config is everything a run depends on.
+type Config struct {
+	// Name labels the run (the scenario's name).
+	Name string
+	// Cluster is the simulated cluster.
+	Cluster Cluster
+	// Params are the model's constants.
+	Params Params
+	// Policy is the fencing policy under test.
+	Policy *Policy
+	// Seed seeds the run's only RNG.
+	Seed uint64
+	// Faults is the fault schedule.
+	Faults []Fault
+	// Duration is the simulated time of the run.
+	Duration Time
+	// Record keeps the timeline and plot series (off for benchmarks).
+	Record bool
+	// KeepGoing continues after a violation (benchmarks, metrics).
+	KeepGoing bool
+	// RandomFailureEvery, when > 0, injects a random machine failure on
+	// average this often (exponential inter-arrival), each healing after
+	// RandomFailureFor on average.
+	RandomFailureEvery Time
+	// RandomFailureFor is the mean duration of a random failure.
+	RandomFailureFor Time
+}
+
+// Machine is a Machine, its Node and the host underneath.
+type Machine struct {
+	// Name is the Machine's name; a replacement gets a suffix (m4.1).
+	Name       string
+	gen        int32
+	machineSet bool
+	phase      Phase
+	powered    bool
+	powerLost  bool
+	hung       bool
+	booted     bool
+	link       [3]bool
+
+	hasNode  bool
+	hbOK     bool
+	hbGen    int32
+	ready    bool
+	readyLT  Time
+	readyGen int32
+	everUp   bool
+
+	labelled   bool
+	labelObs   Time
+	unhealthy  bool
+	refused    bool
+	remediated bool
+
+	storageFenced bool
+	granted       bool
+	grantObs      Time
+	kindOverride  int8
+
+	fenced    bool
+	faultAt   Time
+	osds      []int32
+	upOSDs    int
+	healthy   int
+	mon       int
+	liveElig  bool
+	liveGen   int32
+	liveStall Time
+	blocked   string
+	safeWhy   string
+}
+
+// Sim is one simulation run.
+type Sim struct {
+	cfg Config
+	P   Params
+	pol *Policy
+	rng *rand.Rand
+	now Time
+	q   queue
+	seq uint64
+	// Events counts processed events.
+	Events uint64
+
+	machines []Machine
+	osds     []OSD
+	pgs      []PG
+	ceph     cephState
+
+	mdbMax       int
+	mdbObs       Time
+	nLabelled    int
+	nLabelledRdy int
+	nUnhealthy   int
+	nTargets     int
+	nFenced      int
+
+	opHost    int
+	opUp      bool
+	opStarted bool
+	opStalled bool
+	opEpoch   int32
+	mhcStall  bool
+
+	inv     invState
+	metrics Metrics
+	rec     *Recorder
+	stopped bool
+}
+
+func (s *Sim) schedule(at Time, k evKind, a, b int32, c int64) {
+	s.seq++
+	s.q.push(event{at: at, seq: s.seq, kind: k, a: a, b: b, c: c})
+}
+
+// jit spreads d by the configured jitter using the run's RNG.
+func (s *Sim) jit(d Time) Time {
+	if s.P.Jitter == 0 || d == 0 {
+		return d
+	}
+	f := 1 + s.P.Jitter*(2*s.rng.Float64()-1)
+	return Time(float64(d) * f)
+}
+
+// New builds a simulation from cfg.
+func New(cfg Config) (*Sim, error) {
+	if err := cfg.Params.Validate(); err != nil {
+		return nil, err
+	}
+	c := cfg.Cluster
+	if c.Machines < 1 || c.OSDsPerMachine < 0 || c.PGs < 0 || c.Mons < 1 || c.Mons > c.Machines {
+		return nil, fmt.Errorf("bad cluster: %d machines, %d OSDs each, %d PGs, %d mons", c.Machines, c.OSDsPerMachine, c.PGs, c.Mons)
+	}
+	if c.OSDsPerMachine > 0 && c.PGs > 0 && c.Machines < cfg.Params.PoolSize {
+		return nil, fmt.Errorf("poolSize %d needs at least %d machines (host failure domain)", cfg.Params.PoolSize, cfg.Params.PoolSize)
+	}
+	if cfg.Policy == nil {
+		return nil, fmt.Errorf("no policy")
+	}
+	s := &Sim{cfg: cfg, P: cfg.Params, pol: cfg.Policy, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
+	if cfg.Record {
+		s.rec = &Recorder{}
+	}
+	s.machines = make([]Machine, c.Machines)
+	for i := range s.machines {
+		m := &s.machines[i]
+		m.Name = fmt.Sprintf("m%d", i+1)
+		m.machineSet = true
+		m.phase = PhaseRunning
+		m.powered, m.booted, m.hasNode, m.hbOK, m.ready, m.everUp = true, true, true, true, true, true
+		m.link = [3]bool{true, true, true}
+		m.mon = -1
+		m.kindOverride = -1
+		m.faultAt = -1
+	}
+	for _, i := range c.Standalone {
+		s.machines[i].machineSet = false
+	}
+	for i := range s.machines {
+		if s.machines[i].machineSet {
+			s.nTargets++
+		}
+	}
+	s.initCeph()
+	for i := range s.machines {
+		m := &s.machines[i]
+		if s.pol.initialLabel(s, i) {
+			s.setLabel(i, true, 0)
+		}
+		_ = m
+	}
+	s.mdbMax = s.pol.initialMDB()
+	s.mdbObs = 0
+	s.opHost = c.OperatorOn
+	s.opUp, s.opStarted = true, true
+	for i, f := range cfg.Faults {
+		s.schedule(f.At, evFault, int32(i), 0, 0)
+	}
+	if s.pol.Gate != gateNone && s.pol.Gate != gateClosed {
+		s.schedule(0, evMDBPoll, 0, 0, 0)
+	}
+	if cfg.RandomFailureEvery > 0 {
+		s.schedule(s.expo(cfg.RandomFailureEvery), evRandomFault, 0, 0, 0)
+	}
+	s.schedule(cfg.Duration, evEnd, 0, 0, 0)
+	s.metrics.init(s)
+	if s.rec != nil {
+		s.rec.start(s)
+	}
+	return s, nil
+}
+
+func (s *Sim) expo(mean Time) Time {
+	return s.now + Time(s.rng.ExpFloat64()*float64(mean)) + 1
+}
+
+// Run processes events until the end of the run or, unless KeepGoing, the
+// first step that breaks an invariant. It returns the result.
+func (s *Sim) Run() *Result {
+	for len(s.q.h) > 0 && !s.stopped {
+		ev := s.q.pop()
+		s.now = ev.at
+		s.Events++
+		s.dispatch(ev)
+		s.afterStep()
+	}
+	return s.result()
+}
+
+func (s *Sim) dispatch(ev event) {
+	switch ev.kind {
+	case evFault:
+		s.injectFault(s.cfg.Faults[ev.a])
+	case evHeal:
+		s.heal(FaultKind(ev.b), int(ev.a), int32(ev.c))
+	case evNodeNotReady:
+		m := &s.machines[ev.a]
+		if ev.b == m.hbGen && !m.hbOK && m.ready {
+			s.setReady(int(ev.a), false)
+		}
+	case evNodeBoot:
+		m := &s.machines[ev.a]
+		if ev.b == m.gen && m.phase == PhaseRunning && m.powered && !m.booted {
+			m.booted, m.hasNode = true, true
+			s.machineChanged(int(ev.a))
+		}
+	case evOSDBoot:
+		s.osdBoot(int(ev.a), ev.b)
+	case evOSDMarkDown:
+		s.osdGraceExpired(int(ev.a), ev.b, ev.c == 1)
+	case evOSDReportTimeout:
+		s.osdReportTimeout(int(ev.a), int32(ev.c))
+	case evOSDOut:
+		s.osdDownOut(int(ev.a), ev.b)
+	case evPGPeered:
+		p := &s.pgs[ev.a]
+		if uint32(ev.c) == p.gen && p.peering {
+			p.peering = false
+			s.pgSettle(int(ev.a))
+		}
+	case evPGRecovered:
+		s.pgRecovered(int(ev.a), uint32(ev.c))
+	case evPGStuck:
+		s.pgStuck(int(ev.a), uint32(ev.c))
+	case evMHCCheck:
+		s.mhcCheck(int(ev.a), ev.b)
+	case evLabelApply:
+		s.labelApply(int(ev.a), ev.b, ev.c)
+	case evMDBPoll:
+		s.mdbPoll()
+	case evMDBApply:
+		if s.opLive(int32(ev.a)) && Time(ev.c) > s.mdbObs {
+			s.setMDB(int(ev.b), Time(ev.c))
+		}
+	case evSafeCheck:
+		s.safeCheck(int(ev.a), ev.b)
+	case evSafeRevoke:
+		if s.opLive(ev.b) {
+			s.safeRevoke(int(ev.a))
+		}
+	case evMachineTerminated:
+		s.machineTerminated(int(ev.a), ev.b)
+	case evMachineReplaced:
+		s.machineReplaced(int(ev.a), ev.b)
+	case evRebootDone:
+		s.rebootDone(int(ev.a), ev.b)
+	case evOpEvict:
+		s.opEvict(int(ev.a), ev.b, int32(ev.c))
+	case evOpStart:
+		if int32(ev.c) == s.opEpoch {
+			s.opStarted = true
+			s.opHost = int(ev.a)
+			s.opRecompute()
+		}
+	case evLiveness:
+		s.livenessExpired(int(ev.a), ev.b)
+	case evRandomFault:
+		s.randomFault()
+	case evEnd:
+		s.endCheck()
+		s.stopped = true
+	}
+}
+
+// alive reports whether the host's OS runs (kubelet and daemons can run).
+func (m *Machine) alive() bool {
+	return m.phase == PhaseRunning && m.powered && !m.hung && m.booted
+}
+
+// machineChanged propagates a change of a machine's power, links or phase to
+// everything that depends on it. It touches only this machine's objects.
+func (s *Sim) machineChanged(i int) {
+	m := &s.machines[i]
+	hb := m.alive() && m.link[linkAPI] && m.hasNode
+	if hb != m.hbOK {
+		m.hbOK = hb
+		m.hbGen++
+		if hb {
+			if !m.ready {
+				s.setReady(i, true)
+			}
+		} else if m.ready {
+			s.schedule(s.now+s.P.NodeMonitorGracePeriod, evNodeNotReady, int32(i), m.hbGen, 0)
+		}
+	}
+	for _, o := range m.osds {
+		s.osdReeval(int(o))
+	}
+	if m.mon >= 0 {
+		s.monsChanged()
+	}
+	if s.opHost == i {
+		s.opRecompute()
+	}
+	s.pol.onMachineChange(s, i)
+	s.livenessUpdate(i)
+	s.backCheck(i)
+}
+
+// setReady moves the Node's Ready condition and its lastTransitionTime.
+func (s *Sim) setReady(i int, v bool) {
+	m := &s.machines[i]
+	if m.ready == v {
+		return
+	}
+	m.ready = v
+	m.readyLT = s.now
+	m.readyGen++
+	if m.labelled {
+		if v {
+			s.nLabelledRdy++
+		} else {
+			s.nLabelledRdy--
+		}
+	}
+	if s.rec != nil {
+		st := "Ready"
+		if !v {
+			st = "NotReady"
+		}
+		s.logf("node", "%s %s", m.Name, st)
+		s.rec.nodeState(s, i)
+	}
+	if v {
+		m.everUp = true
+		m.refused = false
+		if m.unhealthy {
+			m.unhealthy = false
+			s.nUnhealthy--
+		}
+	} else {
+		if m.machineSet && m.phase == PhaseRunning {
+			s.schedule(s.now+s.P.MHCUnhealthyTimeout+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
+		}
+		if s.opHost == i && !s.opUp {
+			s.schedule(s.now+s.P.PodEvictionTimeout, evOpEvict, int32(i), m.readyGen, 0)
+		}
+	}
+	if s.opHost == i {
+		s.opRecompute()
+	}
+	s.pol.onReadyChange(s, i)
+	s.livenessUpdate(i)
+	s.backCheck(i)
+}
+
+// setLabel sets the fencing label (MDB selector) on a machine.
+func (s *Sim) setLabel(i int, v bool, obs Time) {
+	m := &s.machines[i]
+	m.labelObs = obs
+	if m.labelled == v {
+		return
+	}
+	m.labelled = v
+	d := 1
+	if !v {
+		d = -1
+	}
+	s.nLabelled += d
+	if m.ready {
+		s.nLabelledRdy += d
+	}
+	if s.rec != nil && s.now > 0 {
+		if v {
+			s.logf("label", "%s labelled (observed %s)", m.Name, obs)
+		} else {
+			s.logf("label", "%s unlabelled (observed %s)", m.Name, obs)
+		}
+	}
+}
+
+func (s *Sim) setMDB(v int, obs Time) {
+	s.mdbObs = obs
+	if v == s.mdbMax {
+		return
+	}
+	s.mdbMax = v
+	if s.rec != nil {
+		s.logf("mdb", "maxUnavailable=%d (observed %s)", v, obs)
+	}
+}
+
+// mdbAllowed is the MDB's disruptionsAllowed, computed as the
+// machine-remediation-operator does: currentHealthy - desiredHealthy + 1,
+// where desiredHealthy = expected - maxUnavailable; the +1 lets the unhealthy
+// machine itself be remediated when the budget is exactly met.
+func (s *Sim) mdbAllowed() int {
+	if s.nLabelled == 0 {
+		return 0
+	}
+	return s.nLabelledRdy - (s.nLabelled - s.mdbMax) + 1
+}
+
+// ---- faults ----
+
+func (s *Sim) injectFault(f Fault) {
+	if f.Kind.controller() {
+		s.controllerFault(f.Kind, true)
+		if f.For > 0 {
+			s.schedule(s.now+f.For, evHeal, -1, int32(f.Kind), 0)
+		}
+		return
+	}
+	m := &s.machines[f.Machine]
+	if s.rec != nil {
+		if f.For > 0 {
+			s.logf("fault", "%s %s for %s", f.Kind, m.Name, f.For.Dur())
+		} else {
+			s.logf("fault", "%s %s", f.Kind, m.Name)
+		}
+	}
+	s.applyFault(f.Kind, f.Machine)
+	if f.For > 0 {
+		s.schedule(s.now+f.For, evHeal, int32(f.Machine), int32(f.Kind), int64(m.gen))
+	}
+}
+
+func (s *Sim) applyFault(k FaultKind, i int) {
+	m := &s.machines[i]
+	if m.phase == PhaseGone {
+		return
+	}
+	if k.breaks() && m.ready {
+		m.faultAt = s.now
+	}
+	switch k {
+	case FaultPowerOff:
+		m.powered, m.powerLost, m.booted = false, true, false
+	case FaultPowerOn:
+		m.powerLost = false
+		s.powerOn(i)
+	case FaultHang:
+		m.hung = true
+	case FaultUnhang:
+		m.hung = false
+	case FaultAPICut, FaultAPIHeal:
+		m.link[linkAPI] = k == FaultAPIHeal
+	case FaultPublicCut, FaultPublicHeal:
+		m.link[linkPublic] = k == FaultPublicHeal
+	case FaultClusterCut, FaultClusterHeal:
+		m.link[linkCluster] = k == FaultClusterHeal
+	case FaultNICCut, FaultNICHeal:
+		v := k == FaultNICHeal
+		m.link = [3]bool{v, v, v}
+	}
+	s.machineChanged(i)
+}
+
+func (s *Sim) powerOn(i int) {
+	m := &s.machines[i]
+	if m.powered || m.phase != PhaseRunning {
+		return
+	}
+	m.powered, m.booted = true, false
+	s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
+}
+
+func (s *Sim) heal(k FaultKind, i int, gen int32) {
+	if i < 0 {
+		s.controllerFault(k, false)
+		return
+	}
+	m := &s.machines[i]
+	if m.gen != gen {
+		return
+	}
+	h := k.healer()
+	if s.rec != nil {
+		s.logf("fault", "%s %s", h, m.Name)
+	}
+	s.applyFault(h, i)
+}
+
+func (s *Sim) controllerFault(k FaultKind, on bool) {
+	switch k {
+	case FaultOperatorStall:
+		s.opStalled = on
+		s.opRecompute()
+	case FaultMHCStall:
+		s.mhcStall = on
+		if !on {
+			for i := range s.machines {
+				m := &s.machines[i]
+				if !m.ready && m.phase == PhaseRunning && m.machineSet {
+					s.schedule(s.now+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
+				}
+			}
+		}
+	}
+	if s.rec != nil {
+		if on {
+			s.logf("fault", "%s", k)
+		} else {
+			s.logf("fault", "%s", k.healer())
+		}
+	}
+}
+
+// randomFault injects one random machine failure (benchmarks and soak runs).
+func (s *Sim) randomFault() {
+	i := s.rng.IntN(len(s.machines))
+	kinds := [...]FaultKind{FaultPowerOff, FaultPowerOff, FaultHang, FaultAPICut, FaultClusterCut, FaultNICCut}
+	k := kinds[s.rng.IntN(len(kinds))]
+	m := &s.machines[i]
+	if m.phase == PhaseRunning {
+		s.applyFault(k, i)
+		s.schedule(s.expo(s.cfg.RandomFailureFor), evHeal, int32(i), int32(k), int64(m.gen))
+	}
+	s.schedule(s.expo(s.cfg.RandomFailureEvery), evRandomFault, 0, 0, 0)
+}
+
+// ---- operator (runs the label, MDB and safe controllers) ----
+
+func (s *Sim) opRecompute() {
+	up := s.opStarted && !s.opStalled
+	if up && s.opHost >= 0 {
+		h := &s.machines[s.opHost]
+		up = h.alive() && h.link[linkAPI] && h.link[linkPublic]
+	}
+	if up == s.opUp {
+		return
+	}
+	s.opUp = up
+	s.opEpoch++
+	if s.rec != nil {
+		where := "control plane"
+		if s.opHost >= 0 {
+			where = s.machines[s.opHost].Name
+		}
+		if up {
+			s.logf("operator", "operator reconciling (on %s)", where)
+		} else {
+			s.logf("operator", "operator stalled (on %s)", where)
+		}
+	}
+	if up {
+		s.pol.resync(s)
+		return
+	}
+	if s.pol.HAOperator && s.opHost >= 0 && s.opStarted {
+		s.schedule(s.now+s.P.OperatorFailoverTime, evOpEvict, int32(s.opHost), -1, int64(s.opEpoch))
+	}
+	if s.opHost >= 0 && !s.machines[s.opHost].ready && s.opStarted {
+		h := &s.machines[s.opHost]
+		at := h.readyLT + s.P.PodEvictionTimeout
+		if at < s.now {
+			at = s.now
+		}
+		s.schedule(at, evOpEvict, int32(s.opHost), h.readyGen, 0)
+	}
+}
+
+// opLive reports whether a write issued by the operator in epoch e still lands.
+func (s *Sim) opLive(e int32) bool { return s.opUp && e == s.opEpoch }
+
+func (s *Sim) opEvict(host int, gen int32, epoch int32) {
+	h := &s.machines[host]
+	if s.opHost != host || s.opUp {
+		return
+	}
+	if gen == -1 {
+		s.opFailover(host, epoch)
+		return
+	}
+	if h.readyGen != gen || h.ready {
+		return
+	}
+	next := -1
+	for i := range s.machines {
+		if c := &s.machines[i]; i != host && c.ready && c.link[linkAPI] && c.link[linkPublic] {
+			next = i
+			break
+		}
+	}
+	s.opStarted = false
+	s.opHost = next
+	s.opEpoch++
+	if s.rec != nil {
+		s.logf("operator", "operator pod evicted from %s, restarting", h.Name)
+	}
+	s.schedule(s.now+s.P.OperatorStartTime, evOpStart, int32(next), 0, int64(s.opEpoch))
+}
+
+// opFailover: with a highly available operator (leader election across
+// nodes), a standby on a healthy machine takes the lease when the leader
+// cannot reach the API or Ceph.
+func (s *Sim) opFailover(host int, epoch int32) {
+	if epoch != s.opEpoch {
+		return
+	}
+	for i := range s.machines {
+		c := &s.machines[i]
+		if i != host && c.ready && c.alive() && c.link[linkAPI] && c.link[linkPublic] {
+			if s.rec != nil {
+				s.logf("operator", "leader on %s lost the API or Ceph; standby on %s takes the lease", s.machines[host].Name, c.Name)
+			}
+			s.opHost = i
+			s.opRecompute()
+			return
+		}
+	}
+	s.schedule(s.now+s.P.OperatorFailoverTime, evOpEvict, int32(host), -1, int64(s.opEpoch))
+}
+
+// ---- MachineHealthCheck and MachineSet ----
+
+func (s *Sim) mhcCheck(i int, gen int32) {
+	m := &s.machines[i]
+	if s.mhcStall || m.readyGen != gen || m.ready || m.phase != PhaseRunning || !m.machineSet {
+		return
+	}
+	if due := s.unhealthyAt(i); s.now < due {
+		s.schedule(due+s.P.MHCLag, evMHCCheck, int32(i), gen, 0)
+		return
+	}
+	if !m.unhealthy {
+		m.unhealthy = true
+		s.nUnhealthy++
+		if s.rec != nil {
+			if m.everUp {
+				s.logf("mhc", "%s unhealthy: Ready=False since %s", m.Name, m.readyLT)
+			} else {
+				s.logf("mhc", "%s unhealthy: no Ready node %s after creation (nodeStartupTimeout)", m.Name, s.P.MHCNodeStartupTimeout.Dur())
+			}
+		}
+	}
+	if s.pol.Grants {
+		return // external remediation: the safe controller acts on the request
+	}
+	retry := func(why string) {
+		m.blocked = why
+		if !m.refused && s.rec != nil {
+			s.logf("mhc", "%s remediation refused: %s (retry every %s)", m.Name, why, s.P.MHCRetryInterval.Dur())
+		}
+		m.refused = true
+		s.schedule(s.now+s.P.MHCRetryInterval, evMHCCheck, int32(i), gen, 0)
+	}
+	if s.nUnhealthy*100 > s.P.MHCMaxUnhealthyPct*s.nTargets {
+		retry("maxUnhealthy exceeded")
+		return
+	}
+	if m.labelled && s.pol.Gate != gateNone {
+		if s.mdbAllowed() <= 0 {
+			retry("MachineDisruptionBudget allows 0 disruptions")
+			return
+		}
+	}
+	s.fence(i, "MachineHealthCheck")
+}
+
+// unhealthyAt is when the MHC deems machine i unhealthy: unhealthyTimeout
+// after the Ready condition's last transition, or nodeStartupTimeout after
+// creation for a machine whose node never became Ready.
+func (s *Sim) unhealthyAt(i int) Time {
+	m := &s.machines[i]
+	if !m.everUp {
+		return m.readyLT + s.P.MHCNodeStartupTimeout
+	}
+	return m.readyLT + s.P.MHCUnhealthyTimeout
+}
+
+func (s *Sim) kindOf(i int) FenceKind {
+	if k := s.machines[i].kindOverride; k >= 0 {
+		return FenceKind(k)
+	}
+	return s.cfg.Cluster.FenceKind
+}
+
+// fence performs MHC remediation on machine i.
+func (s *Sim) fence(i int, by string) {
+	m := &s.machines[i]
+	kind := s.kindOf(i)
+	if s.rec != nil {
+		s.logf("FENCE", "%s %s by %s (labelled=%v, MDB maxUnavailable=%d observed %s)", m.Name, kind, by, m.labelled, s.mdbMax, s.mdbObs)
+		s.rec.fence(s, i, kind)
+	}
+	s.checkFence(i, kind)
+	s.metrics.Fences++
+	m.remediated = true
+	m.refused = false
+	s.setFenced(i)
+	if m.unhealthy {
+		m.unhealthy = false
+		s.nUnhealthy--
+	}
+	switch kind {
+	case FenceReboot:
+		m.phase = PhaseRebooting
+		m.booted = false
+		s.schedule(s.now+s.P.RebootTime, evRebootDone, int32(i), m.gen, 0)
+	default:
+		if kind == FenceDeleteWipe {
+			s.wipe(i)
+		}
+		m.phase = PhaseDeleting
+		m.hasNode = false
+		s.schedule(s.now+s.P.ProviderDeleteTime, evMachineTerminated, int32(i), m.gen, 0)
+	}
+	if m.ready {
+		m.ready = false
+		if m.labelled {
+			s.nLabelledRdy--
+		}
+	}
+	if s.rec != nil {
+		s.rec.nodeState(s, i)
+	}
+	s.machineChanged(i)
+}
+
+func (s *Sim) machineTerminated(i int, gen int32) {
+	m := &s.machines[i]
+	if m.gen != gen || m.phase != PhaseDeleting {
+		return
+	}
+	m.powered, m.booted = false, false
+	m.phase = PhaseProvisioning
+	if !m.machineSet || s.inSet() > s.scale() {
+		m.phase = PhaseGone
+		m.machineSet = false
+		s.nTargets--
+	}
+	if s.rec != nil {
+		s.logf("machine", "%s instance terminated", m.Name)
+		s.rec.nodeState(s, i)
+	}
+	s.machineChanged(i)
+	if m.phase == PhaseProvisioning {
+		d := s.P.MachineProvisionTime
+		if s.cfg.Cluster.BareMetal {
+			d = s.P.BareMetalReprovisionTime
+		}
+		s.schedule(s.now+s.jit(d), evMachineReplaced, int32(i), gen, 0)
+	}
+}
+
+// inSet counts the MachineSet's machines that exist (not Gone).
+func (s *Sim) inSet() int {
+	n := 0
+	for i := range s.machines {
+		if s.machines[i].machineSet && s.machines[i].phase != PhaseGone {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Sim) scale() int {
+	if s.cfg.Cluster.MachineSetScale > 0 {
+		return s.cfg.Cluster.MachineSetScale
+	}
+	return len(s.machines) - len(s.cfg.Cluster.Standalone)
+}
+
+// machineReplaced brings up the MachineSet's replacement; on cloud the OSDs
+// follow their volumes to it, on bare metal the host is reprovisioned.
+func (s *Sim) machineReplaced(i int, gen int32) {
+	m := &s.machines[i]
+	if m.gen != gen || m.phase != PhaseProvisioning {
+		return
+	}
+	m.gen++
+	m.phase = PhaseRunning
+	m.powered, m.powerLost, m.hung, m.booted = true, false, false, false
+	m.link = [3]bool{true, true, true}
+	m.storageFenced, m.granted, m.remediated, m.everUp = false, false, false, false
+	m.kindOverride = -1
+	m.blocked, m.safeWhy = "", ""
+	m.Name = fmt.Sprintf("%s.%d", baseName(m.Name), m.gen)
+	if s.rec != nil {
+		s.logf("machine", "%s created by MachineSet", m.Name)
+		s.rec.nodeState(s, i)
+	}
+	s.setLabel(i, s.pol.initialLabel(s, i), s.now)
+	s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
+	m.readyLT = s.now
+	m.readyGen++
+	s.schedule(s.unhealthyAt(i)+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
+	s.pol.onReadyChange(s, i)
+	s.machineChanged(i)
+}
+
+func baseName(n string) string {
+	for j := 0; j < len(n); j++ {
+		if n[j] == '.' {
+			return n[:j]
+		}
+	}
+	return n
+}
+
+func (s *Sim) rebootDone(i int, gen int32) {
+	m := &s.machines[i]
+	if m.gen != gen || m.phase != PhaseRebooting {
+		return
+	}
+	m.phase = PhaseRunning
+	m.hung = false
+	m.powered = false
+	if s.rec != nil {
+		s.logf("machine", "%s power cycle done", m.Name)
+		s.rec.nodeState(s, i)
+	}
+	if !m.powerLost {
+		s.powerOn(i)
+	}
+	s.machineChanged(i)
+}
+
+// setFenced marks an OSD machine "fenced or not yet back" (invariant 1).
+func (s *Sim) setFenced(i int) {
+	m := &s.machines[i]
+	if len(m.osds) == 0 || m.fenced {
+		return
+	}
+	m.fenced = true
+	s.nFenced++
+	if s.nFenced == 1 {
+		s.livenessAll()
+	}
+}
+
+// backCheck clears "fenced or not yet back" once the machine runs, its node
+// is Ready and all its OSDs are up.
+func (s *Sim) backCheck(i int) {
+	m := &s.machines[i]
+	if !m.fenced || m.phase != PhaseRunning || !m.ready || m.upOSDs != len(m.osds) || m.storageFenced {
+		return
+	}
+	m.fenced = false
+	s.nFenced--
+	if s.nFenced == 0 {
+		s.livenessAll()
+	}
+	if s.rec != nil {
+		s.logf("machine", "%s back: node Ready, all OSDs up", m.Name)
+	}
+}

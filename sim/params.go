@@ -1,0 +1,305 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Time is a point on the virtual clock, in milliseconds since the start of a run.
+type Time int64
+
+// Common durations on the virtual clock.
+const (
+	Millisecond Time = 1
+	Second           = 1000 * Millisecond
+	Minute           = 60 * Second
+	Hour             = 60 * Minute
+	Day              = 24 * Hour
+)
+
+// String formats t as [Dd]HH:MM:SS.mmm.
+func (t Time) String() string {
+	neg := ""
+	if t < 0 {
+		neg, t = "-", -t
+	}
+	d := t / Day
+	t -= d * Day
+	h, m, s, ms := t/Hour, (t%Hour)/Minute, (t%Minute)/Second, t%Second
+	if d > 0 {
+		return fmt.Sprintf("%s%dd%02d:%02d:%02d.%03d", neg, d, h, m, s, ms)
+	}
+	return fmt.Sprintf("%s%02d:%02d:%02d.%03d", neg, h, m, s, ms)
+}
+
+// Dur formats t as a Go-style duration ("5m0s").
+func (t Time) Dur() string { return (time.Duration(t) * time.Millisecond).String() }
+
+// ParseDuration parses a Go duration ("90s", "5m", "1h30m") or a number of days ("30d").
+func ParseDuration(s string) (Time, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasSuffix(s, "d") {
+		n, err := strconv.ParseFloat(strings.TrimSuffix(s, "d"), 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		return Time(n * float64(Day)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q (want e.g. 20s, 10m, 4h, 30d)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %q", s)
+	}
+	return Time(d / time.Millisecond), nil
+}
+
+// Params holds every constant of the model. Defaults come from Ceph and
+// Kubernetes documentation where a default exists (named in each comment);
+// the rest are assumptions about the platform, chosen to be typical.
+type Params struct {
+	// OSDHeartbeatGrace is Ceph's osd_heartbeat_grace (20 s): peers report an
+	// OSD down after missing its heartbeats for this long.
+	OSDHeartbeatGrace Time
+	// MonOSDMinDownReporters is mon_osd_min_down_reporters (2): reports from
+	// this many distinct hosts (mon_osd_reporter_subtree_level=host) are needed.
+	MonOSDMinDownReporters int
+	// MonOSDReportTimeout is mon_osd_report_timeout (900 s): the mon marks an
+	// OSD down on its own when it has sent no beacon for this long.
+	MonOSDReportTimeout Time
+	// MonOSDDownOutInterval is mon_osd_down_out_interval (600 s): a down OSD
+	// is marked out after this long.
+	MonOSDDownOutInterval Time
+	// MonOSDMinInRatio is mon_osd_min_in_ratio (0.75): the mon does not mark
+	// OSDs out automatically below this fraction of OSDs in.
+	MonOSDMinInRatio float64
+	// MonTickInterval is mon_tick_interval (5 s): how often the mon retries a
+	// refused down→out.
+	MonTickInterval Time
+	// MonPGStuckThreshold is mon_pg_stuck_threshold (60 s): an inactive PG is
+	// reported stuck after this long.
+	MonPGStuckThreshold Time
+	// OSDBootTime is the time from an OSD daemon start to "up" in the OSD map.
+	OSDBootTime Time
+	// PeeringTime is how long a PG peers after its acting set changes.
+	PeeringTime Time
+	// PoolSize is the pool's size (3, Ceph's osd_pool_default_size).
+	PoolSize int
+	// PoolMinSize is the pool's min_size (2, osd_pool_default_min_size).
+	PoolMinSize int
+	// PGDataMB is the data held by one PG replica.
+	PGDataMB float64
+	// PGWriteMBps is the client write rate into one active PG; a replica that
+	// misses writes needs that much log-based recovery.
+	PGWriteMBps float64
+	// RecoveryMBps is the recovery/backfill bandwidth given to one PG.
+	RecoveryMBps float64
+
+	// NodeMonitorGracePeriod is kube-controller-manager's
+	// --node-monitor-grace-period (40 s; raised to 50 s in recent releases):
+	// a node is NotReady after its kubelet has not posted status this long.
+	NodeMonitorGracePeriod Time
+	// PodEvictionTimeout is the default tolerationSeconds (300 s) for the
+	// not-ready/unreachable taints: pods on a NotReady node are deleted then.
+	PodEvictionTimeout Time
+	// NodeBootTime is power-on to kubelet posting Ready.
+	NodeBootTime Time
+	// MHCUnhealthyTimeout is the MachineHealthCheck unhealthyConditions
+	// timeout (300 s), measured from the Ready condition's lastTransitionTime.
+	MHCUnhealthyTimeout Time
+	// MHCNodeStartupTimeout is MachineHealthCheck nodeStartupTimeout (10 min,
+	// cluster-api's default): a new machine without a Ready node is remediated.
+	MHCNodeStartupTimeout Time
+	// MHCMaxUnhealthyPct is MachineHealthCheck maxUnhealthy in percent (100):
+	// remediation stops while more targets than this are unhealthy.
+	MHCMaxUnhealthyPct int
+	// MHCRetryInterval is how soon the MHC retries a remediation that the
+	// MachineDisruptionBudget refused.
+	MHCRetryInterval Time
+	// MHCLag is the MHC controller's reconcile lag.
+	MHCLag Time
+	// ProviderDeleteTime is from Machine deletion to the instance being gone.
+	ProviderDeleteTime Time
+	// MachineProvisionTime is the MachineSet's time to create a replacement
+	// instance (cloud), before it boots.
+	MachineProvisionTime Time
+	// BareMetalReprovisionTime is the time to deprovision and reprovision a
+	// bare-metal host (delete fence), before it boots.
+	BareMetalReprovisionTime Time
+	// RebootTime is a power cycle through the BMC (reboot fence), before boot.
+	RebootTime Time
+
+	// OperatorLag is the reconcile lag of the storage operator's controllers
+	// (labels, MDB, the safe policy): a decision observed at t is written at t+lag.
+	OperatorLag Time
+	// OperatorStartTime is from the operator pod's eviction to its replacement
+	// reconciling.
+	OperatorStartTime Time
+	// OperatorFailoverTime is how long a standby operator replica waits
+	// before taking the leader lease from a leader that lost the API or Ceph
+	// (controller-runtime leader election: 15 s lease, 10 s renew deadline,
+	// 2 s retry; about 30 s). Only policies with an HA operator use it.
+	OperatorFailoverTime Time
+	// CephStatusInterval is how often the operator polls `ceph status`.
+	CephStatusInterval Time
+	// Jitter is the relative random spread applied to lags and boot times.
+	Jitter float64
+
+	// LivenessBound is invariant 6's bound: a NotReady node with all OSDs down
+	// must be fenced within this time.
+	LivenessBound Time
+}
+
+// DefaultParams returns the documented defaults.
+func DefaultParams() Params {
+	return Params{
+		OSDHeartbeatGrace:        20 * Second,
+		MonOSDMinDownReporters:   2,
+		MonOSDReportTimeout:      900 * Second,
+		MonOSDDownOutInterval:    600 * Second,
+		MonOSDMinInRatio:         0.75,
+		MonTickInterval:          5 * Second,
+		MonPGStuckThreshold:      60 * Second,
+		OSDBootTime:              10 * Second,
+		PeeringTime:              2 * Second,
+		PoolSize:                 3,
+		PoolMinSize:              2,
+		PGDataMB:                 10240,
+		PGWriteMBps:              0.05,
+		RecoveryMBps:             50,
+		NodeMonitorGracePeriod:   40 * Second,
+		PodEvictionTimeout:       300 * Second,
+		NodeBootTime:             60 * Second,
+		MHCUnhealthyTimeout:      300 * Second,
+		MHCNodeStartupTimeout:    10 * Minute,
+		MHCMaxUnhealthyPct:       100,
+		MHCRetryInterval:         30 * Second,
+		MHCLag:                   1 * Second,
+		ProviderDeleteTime:       30 * Second,
+		MachineProvisionTime:     4 * Minute,
+		BareMetalReprovisionTime: 20 * Minute,
+		RebootTime:               3 * Minute,
+		OperatorLag:              5 * Second,
+		OperatorStartTime:        30 * Second,
+		OperatorFailoverTime:     30 * Second,
+		CephStatusInterval:       15 * Second,
+		Jitter:                   0.1,
+		LivenessBound:            30 * Minute,
+	}
+}
+
+type paramKind uint8
+
+const (
+	pDur paramKind = iota
+	pInt
+	pFloat
+)
+
+type paramDesc struct {
+	name string
+	kind paramKind
+	dur  func(*Params) *Time
+	i    func(*Params) *int
+	f    func(*Params) *float64
+}
+
+// paramTable maps scenario `params:` keys to fields.
+var paramTable = []paramDesc{
+	{name: "osdHeartbeatGrace", dur: func(p *Params) *Time { return &p.OSDHeartbeatGrace }},
+	{name: "monOsdMinDownReporters", kind: pInt, i: func(p *Params) *int { return &p.MonOSDMinDownReporters }},
+	{name: "monOsdReportTimeout", dur: func(p *Params) *Time { return &p.MonOSDReportTimeout }},
+	{name: "monOsdDownOutInterval", dur: func(p *Params) *Time { return &p.MonOSDDownOutInterval }},
+	{name: "monOsdMinInRatio", kind: pFloat, f: func(p *Params) *float64 { return &p.MonOSDMinInRatio }},
+	{name: "monTickInterval", dur: func(p *Params) *Time { return &p.MonTickInterval }},
+	{name: "monPgStuckThreshold", dur: func(p *Params) *Time { return &p.MonPGStuckThreshold }},
+	{name: "osdBootTime", dur: func(p *Params) *Time { return &p.OSDBootTime }},
+	{name: "peeringTime", dur: func(p *Params) *Time { return &p.PeeringTime }},
+	{name: "poolSize", kind: pInt, i: func(p *Params) *int { return &p.PoolSize }},
+	{name: "poolMinSize", kind: pInt, i: func(p *Params) *int { return &p.PoolMinSize }},
+	{name: "pgDataMB", kind: pFloat, f: func(p *Params) *float64 { return &p.PGDataMB }},
+	{name: "pgWriteMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.PGWriteMBps }},
+	{name: "recoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.RecoveryMBps }},
+	{name: "nodeMonitorGracePeriod", dur: func(p *Params) *Time { return &p.NodeMonitorGracePeriod }},
+	{name: "podEvictionTimeout", dur: func(p *Params) *Time { return &p.PodEvictionTimeout }},
+	{name: "nodeBootTime", dur: func(p *Params) *Time { return &p.NodeBootTime }},
+	{name: "mhcUnhealthyTimeout", dur: func(p *Params) *Time { return &p.MHCUnhealthyTimeout }},
+	{name: "mhcNodeStartupTimeout", dur: func(p *Params) *Time { return &p.MHCNodeStartupTimeout }},
+	{name: "mhcMaxUnhealthyPct", kind: pInt, i: func(p *Params) *int { return &p.MHCMaxUnhealthyPct }},
+	{name: "mhcRetryInterval", dur: func(p *Params) *Time { return &p.MHCRetryInterval }},
+	{name: "mhcLag", dur: func(p *Params) *Time { return &p.MHCLag }},
+	{name: "providerDeleteTime", dur: func(p *Params) *Time { return &p.ProviderDeleteTime }},
+	{name: "machineProvisionTime", dur: func(p *Params) *Time { return &p.MachineProvisionTime }},
+	{name: "bareMetalReprovisionTime", dur: func(p *Params) *Time { return &p.BareMetalReprovisionTime }},
+	{name: "rebootTime", dur: func(p *Params) *Time { return &p.RebootTime }},
+	{name: "operatorLag", dur: func(p *Params) *Time { return &p.OperatorLag }},
+	{name: "operatorStartTime", dur: func(p *Params) *Time { return &p.OperatorStartTime }},
+	{name: "operatorFailoverTime", dur: func(p *Params) *Time { return &p.OperatorFailoverTime }},
+	{name: "cephStatusInterval", dur: func(p *Params) *Time { return &p.CephStatusInterval }},
+	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
+	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
+}
+
+// ParamNames lists the keys accepted under a scenario's `params:`.
+func ParamNames() []string {
+	n := make([]string, len(paramTable))
+	for i, d := range paramTable {
+		n[i] = d.name
+	}
+	sort.Strings(n)
+	return n
+}
+
+// SetParam sets the parameter named name from its text value.
+func (p *Params) SetParam(name, val string) error {
+	for _, d := range paramTable {
+		if d.name != name {
+			continue
+		}
+		switch d.kind {
+		case pDur:
+			t, err := ParseDuration(val)
+			if err != nil {
+				return err
+			}
+			*d.dur(p) = t
+		case pInt:
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s: want a non-negative integer, got %q", name, val)
+			}
+			*d.i(p) = n
+		case pFloat:
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil || f < 0 {
+				return fmt.Errorf("%s: want a non-negative number, got %q", name, val)
+			}
+			*d.f(p) = f
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown parameter %q (known: %s)", name, strings.Join(ParamNames(), ", "))
+}
+
+// Validate checks relations between parameters.
+func (p *Params) Validate() error {
+	switch {
+	case p.PoolSize < 1 || p.PoolSize > maxSize:
+		return fmt.Errorf("poolSize must be 1..%d", maxSize)
+	case p.PoolMinSize < 1 || p.PoolMinSize > p.PoolSize:
+		return fmt.Errorf("poolMinSize must be 1..poolSize")
+	case p.RecoveryMBps <= 0:
+		return fmt.Errorf("recoveryMBps must be > 0")
+	case p.MonOSDMinInRatio > 1:
+		return fmt.Errorf("monOsdMinInRatio must be <= 1")
+	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.MHCRetryInterval <= 0:
+		return fmt.Errorf("cephStatusInterval, monTickInterval and mhcRetryInterval must be > 0")
+	case p.Jitter > 0.5:
+		return fmt.Errorf("jitter must be <= 0.5")
+	}
+	return nil
+}

@@ -1,0 +1,322 @@
+package sim
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strings"
+)
+
+// Entry is one line of a run's timeline.
+type Entry struct {
+	// At is the virtual time.
+	At Time
+	// Cat is the category (fault, node, ceph, health, FENCE, ...).
+	Cat string
+	// Text is the message.
+	Text string
+}
+
+type stateSample struct {
+	at    Time
+	state string
+}
+
+type floatSample struct {
+	at Time
+	v  float64
+}
+
+type fenceMark struct {
+	at   Time
+	m    int
+	kind string
+}
+
+// Recorder keeps the timeline and the plot series of a recorded run.
+type Recorder struct {
+	// Entries is the timeline, in order.
+	Entries []Entry
+	names   []string
+	nodes   [][]stateSample
+	health  []stateSample
+	avail   []floatSample
+	fences  []fenceMark
+}
+
+func (r *Recorder) start(s *Sim) {
+	r.nodes = make([][]stateSample, len(s.machines))
+	for i := range s.machines {
+		r.names = append(r.names, baseName(s.machines[i].Name))
+		r.nodes[i] = []stateSample{{0, "Ready"}}
+	}
+	r.health = []stateSample{{0, "HEALTH_OK"}}
+	r.avail = []floatSample{{0, 1}}
+}
+
+func (s *Sim) logf(cat, format string, a ...any) {
+	s.rec.Entries = append(s.rec.Entries, Entry{At: s.now, Cat: cat, Text: fmt.Sprintf(format, a...)})
+}
+
+func (r *Recorder) nodeState(s *Sim, i int) {
+	m := &s.machines[i]
+	st := "NotReady"
+	switch {
+	case m.phase != PhaseRunning:
+		st = m.phase.String()
+	case m.storageFenced:
+		st = "CutOff"
+	case m.ready:
+		st = "Ready"
+	}
+	ns := r.nodes[i]
+	if ns[len(ns)-1].state != st {
+		r.nodes[i] = append(ns, stateSample{s.now, st})
+	}
+}
+
+func (r *Recorder) fence(s *Sim, i int, k FenceKind) {
+	r.fences = append(r.fences, fenceMark{s.now, i, k.String()})
+}
+
+// Metrics are a run's figures of merit.
+type Metrics struct {
+	// Fences counts MHC remediations.
+	Fences int
+	// Unavailable is the time some PG was not active or Ceph had no quorum.
+	Unavailable Time
+	// FirstFault is the time of the first fault (-1: none).
+	FirstFault Time
+	// RecoveredAt is when health last turned HEALTH_OK after the first fault
+	// (-1: not OK at the end).
+	RecoveredAt Time
+
+	unavail    bool
+	since      Time
+	lastChecks uint8
+	lastH      Health
+}
+
+func (mt *Metrics) init(s *Sim) {
+	mt.FirstFault, mt.RecoveredAt = -1, 0
+	for _, f := range s.cfg.Faults {
+		if mt.FirstFault < 0 || f.At < mt.FirstFault {
+			mt.FirstFault = f.At
+		}
+	}
+}
+
+func (mt *Metrics) step(s *Sim) {
+	h, c := s.health()
+	if c != mt.lastChecks {
+		mt.lastChecks = c
+		if s.rec != nil {
+			s.logf("health", "%s", s.healthText())
+			s.rec.health = append(s.rec.health, stateSample{s.now, h.String()})
+		}
+	}
+	if h != mt.lastH {
+		mt.lastH = h
+		if h == HealthOK {
+			mt.RecoveredAt = s.now
+		} else {
+			mt.RecoveredAt = -1
+		}
+	}
+	un := !s.ceph.quorum || s.ceph.nInactive > 0
+	if un != mt.unavail {
+		if mt.unavail {
+			mt.Unavailable += s.now - mt.since
+		}
+		mt.unavail, mt.since = un, s.now
+	}
+	if s.rec != nil && len(s.pgs) > 0 {
+		v := 1 - float64(s.ceph.nInactive)/float64(len(s.pgs))
+		if !s.ceph.quorum {
+			v = 0
+		}
+		a := s.rec.avail
+		if last := a[len(a)-1]; last.v != v {
+			if last.at == s.now {
+				a[len(a)-1].v = v
+			} else {
+				s.rec.avail = append(a, floatSample{s.now, v})
+			}
+		}
+	}
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	// Name is the scenario's name.
+	Name string
+	// Policy is the policy's name.
+	Policy string
+	// Seed is the RNG seed.
+	Seed uint64
+	// Violations are the broken invariants of the step that stopped the run.
+	Violations []Violation
+	// End is the virtual time the run stopped.
+	End Time
+	// Events is the number of events processed.
+	Events uint64
+	// Health is `ceph status` at the end.
+	Health string
+	// Blockers name what keeps Ceph from HEALTH_OK at the end.
+	Blockers []string
+	// Metrics are the run's figures of merit.
+	Metrics Metrics
+	// Recovery is the time from the first fault to the final HEALTH_OK (-1: never).
+	Recovery Time
+	// Rec is the recorded timeline and plot series (nil unless recorded).
+	Rec     *Recorder
+	cluster Cluster
+	faults  []Fault
+}
+
+func (s *Sim) result() *Result {
+	mt := s.metrics
+	if mt.unavail {
+		mt.Unavailable += s.now - mt.since
+	}
+	r := &Result{Name: s.cfg.Name, Policy: s.pol.Name, Seed: s.cfg.Seed, Violations: s.inv.viols, End: s.now,
+		Events: s.Events, Health: s.healthText(), Blockers: s.blockers(), Metrics: mt, Rec: s.rec,
+		cluster: s.cfg.Cluster, faults: s.cfg.Faults, Recovery: -1}
+	if mt.RecoveredAt >= 0 && mt.FirstFault >= 0 {
+		r.Recovery = mt.RecoveredAt - mt.FirstFault
+		if r.Recovery < 0 {
+			r.Recovery = 0
+		}
+	}
+	return r
+}
+
+// Invariants returns the numbers of the violated invariants, sorted, unique.
+func (r *Result) Invariants() []int {
+	var n []int
+	for _, v := range r.Violations {
+		n = append(n, v.Inv)
+	}
+	return n
+}
+
+// Verdict is "pass" or the violated invariants ("inv1,inv4").
+func (r *Result) Verdict() string { return verdictString(r.Invariants()) }
+
+// Text renders the timeline and verdict (the golden-file format).
+func (r *Result) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# scenario %s, policy %s, seed %d\n", r.Name, r.Policy, r.Seed)
+	if r.Rec != nil {
+		for _, e := range r.Rec.Entries {
+			fmt.Fprintf(&b, "%s  %-9s %s\n", e.At, e.Cat, e.Text)
+		}
+	}
+	b.WriteString(r.Summary())
+	return b.String()
+}
+
+// Summary renders the verdict, violations, end state and metrics.
+func (r *Result) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# verdict: %s\n", r.Verdict())
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "# violation: %s\n", v)
+	}
+	rec := "never"
+	if r.Recovery >= 0 {
+		rec = r.Recovery.Dur()
+	}
+	fmt.Fprintf(&b, "# end %s: %s; fences %d; data unavailable %.1f min; recovery %s\n",
+		r.End, r.Health, r.Metrics.Fences, float64(r.Metrics.Unavailable)/float64(Minute), rec)
+	for _, bl := range r.Blockers {
+		fmt.Fprintf(&b, "# blocker: %s\n", bl)
+	}
+	return b.String()
+}
+
+var stateColors = map[string]string{
+	"Ready": "#4caf50", "NotReady": "#ff9800", "CutOff": "#9c27b0", "Deleting": "#f44336",
+	"Rebooting": "#e91e63", "Provisioning": "#9e9e9e", "Gone": "#000000",
+	"HEALTH_OK": "#4caf50", "HEALTH_WARN": "#ffc107", "NO_ANSWER": "#212121",
+}
+
+// SVG plots node states, Ceph health, PG availability and fence events.
+func (r *Result) SVG() string {
+	const w, left, rowH = 1000.0, 90.0, 18.0
+	rc := r.Rec
+	if rc == nil {
+		return ""
+	}
+	end := float64(r.End)
+	if end <= 0 {
+		end = 1
+	}
+	x := func(t Time) float64 { return left + (w-left-10)*float64(t)/end }
+	nrows := len(rc.nodes) + 1
+	chartTop := 30 + float64(nrows)*rowH + 20
+	chartH := 90.0
+	h := chartTop + chartH + 60
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13">%s — policy %s — seed %d — verdict %s</text>`+"\n", html.EscapeString(r.Name), r.Policy, r.Seed, r.Verdict())
+	bar := func(row int, label string, ss []stateSample) {
+		y := 30 + float64(row)*rowH
+		fmt.Fprintf(&b, `<text x="4" y="%.0f">%s</text>`+"\n", y+12, html.EscapeString(label))
+		for i, smp := range ss {
+			t1 := r.End
+			if i+1 < len(ss) {
+				t1 = ss[i+1].at
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"><title>%s %s</title></rect>`+"\n",
+				x(smp.at), y, math.Max(x(t1)-x(smp.at), 0.5), rowH-3, stateColors[smp.state], html.EscapeString(label), smp.state)
+		}
+	}
+	for i, ns := range rc.nodes {
+		bar(i, rc.names[i], ns)
+	}
+	bar(len(rc.nodes), "ceph health", rc.health)
+	for _, f := range rc.fences {
+		y := 30 + float64(f.m)*rowH
+		fmt.Fprintf(&b, `<path d="M%.1f %.0f l-5 -8 h10 z" fill="#b71c1c"><title>fence %s %s at %s</title></path>`+"\n", x(f.at), y+2, rc.names[f.m], f.kind, f.at)
+	}
+	fmt.Fprintf(&b, `<text x="4" y="%.0f">PGs active</text>`+"\n", chartTop+chartH/2)
+	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#ccc"/>`+"\n", left, chartTop, w-left-10, chartH)
+	var pts []string
+	prev := 1.0
+	for _, a := range rc.avail {
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(a.at), chartTop+chartH*(1-prev)), fmt.Sprintf("%.1f,%.1f", x(a.at), chartTop+chartH*(1-a.v)))
+		prev = a.v
+	}
+	pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.End), chartTop+chartH*(1-prev)))
+	fmt.Fprintf(&b, `<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="%s"/>`+"\n", strings.Join(pts, " "))
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="24" x2="%.1f" y2="%.0f" stroke="#d50000" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
+			x(v.At), x(v.At), chartTop+chartH, html.EscapeString(v.String()))
+	}
+	ticks := 8
+	for i := 0; i <= ticks; i++ {
+		t := Time(float64(r.End) * float64(i) / float64(ticks))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(t), chartTop+chartH+16, shortTime(t))
+	}
+	lx := left
+	for _, k := range []string{"Ready", "NotReady", "CutOff", "Deleting", "Rebooting", "Provisioning", "HEALTH_WARN", "NO_ANSWER"} {
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", lx, h-22, stateColors[k], lx+13, h-13, k)
+		lx += 13 + float64(len(k))*6.5 + 12
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+func shortTime(t Time) string {
+	if t >= Day {
+		return fmt.Sprintf("%.1fd", float64(t)/float64(Day))
+	}
+	return fmt.Sprintf("%d:%02d", t/Hour, (t%Hour)/Minute)
+}
+
+// HTML wraps the plot and the timeline in one page.
+func (r *Result) HTML() string {
+	return "<!doctype html><meta charset=utf-8><title>" + html.EscapeString(r.Name+" "+r.Policy) + "</title>\n" +
+		r.SVG() + "<pre>" + html.EscapeString(r.Text()) + "</pre>\n"
+}
