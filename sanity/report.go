@@ -57,6 +57,17 @@ func (r *Result) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
+// attention are the rules that failed or warned, in report order.
+func (r *Result) attention() []RuleResult {
+	var out []RuleResult
+	for _, rr := range r.Rules {
+		if rr.Verdict == VerdictFail || rr.Verdict == VerdictWarn {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
 func (r *Result) verdictWord() string {
 	if r.Passed() {
 		return "CONFORMS"
@@ -84,6 +95,13 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "| seed | %d |\n| started | %s |\n| duration | %s (%d RPCs) |\n| rules | %s |\n\n", r.Seed, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond), r.Calls, r.Summary())
 	if r.SetupError != "" {
 		fmt.Fprintf(&b, "**Setup failed:** %s\n\n", mdCell(r.SetupError))
+	}
+	if att := r.attention(); len(att) > 0 {
+		fmt.Fprintf(&b, "## Needs attention\n\n| rule | level | verdict | reason |\n|---|---|---|---|\n")
+		for _, rr := range att {
+			fmt.Fprintf(&b, "| %s | %s | **%s** | %s |\n", rr.ID, rr.Level, rr.Verdict, mdCell(rr.Reason))
+		}
+		fmt.Fprintf(&b, "\n## All rules\n\n")
 	}
 	fmt.Fprintf(&b, "| rule | level | verdict | what a conforming driver does | reason |\n|---|---|---|---|---|\n")
 	for _, rr := range r.Rules {
@@ -124,7 +142,7 @@ th{background:#f4f4f4} .meta td:first-child{font-weight:600;width:10em}
 .v{font-weight:700;white-space:nowrap} .fail{color:#b3261e} .warn{color:#9a6700} .pass{color:#176f2c} .info{color:#0b57d0} .skip,.notrun{color:#777}
 tr.fail{background:#fdecea} tr.warn{background:#fff8e1}
 details{margin:.2em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;margin:.3em 0}
-.muted{color:#777;font-size:12px}
+.muted{color:#777;font-size:12px} td code{white-space:nowrap}
 </style></head><body>
 <h1>fenceproof sanity: <span class="{{if .R.Passed}}conforms{{else}}notconform{{end}}">{{.Word}}</span></h1>
 <table class="meta">
@@ -137,8 +155,13 @@ details{margin:.2em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;
 <tr><td>rules</td><td>{{.R.Summary}}</td></tr>
 {{if .R.SetupError}}<tr class="fail"><td>setup</td><td>{{.R.SetupError}}</td></tr>{{end}}
 </table>
+{{with .Attention}}<h2>Needs attention</h2>
+<table><tr><th>rule</th><th>level</th><th>verdict</th><th>reason</th></tr>
+{{range .}}<tr class="{{lower .Verdict}}"><td><a href="#{{.ID}}"><code>{{.ID}}</code></a></td><td>{{.Level}}</td><td class="v {{lower .Verdict}}">{{.Verdict}}</td><td>{{.Title}}<pre>{{.Reason}}</pre></td></tr>
+{{end}}</table>{{end}}
+<h2>All rules</h2>
 <table><tr><th>rule</th><th>level</th><th>verdict</th><th>what a conforming driver does</th><th>reason and cases</th></tr>
-{{range .R.Rules}}<tr class="{{lower .Verdict}}"><td><code>{{.ID}}</code></td><td>{{.Level}}</td><td class="v {{lower .Verdict}}">{{.Verdict}}</td>
+{{range .R.Rules}}<tr class="{{lower .Verdict}}" id="{{.ID}}"><td><code>{{.ID}}</code></td><td>{{.Level}}</td><td class="v {{lower .Verdict}}">{{.Verdict}}</td>
 <td>{{.Title}}<div class="muted">{{.Spec}}</div></td>
 <td>{{.Reason}}{{if .Cases}}<details><summary>{{len .Cases}} case(s), {{ms .Duration}}</summary>{{range .Cases}}<div><b>{{.Name}}</b> {{.State}} {{ms .Duration}}{{if .Message}}<pre>{{.Message}}</pre>{{end}}</div>{{end}}</details>{{end}}</td></tr>
 {{end}}</table>
@@ -149,7 +172,8 @@ details{margin:.2em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;
 // WriteHTML writes a self-contained HTML page of the result.
 func (r *Result) WriteHTML(w io.Writer) error {
 	return htmlReport.Execute(w, struct {
-		R    *Result
-		Word string
-	}{r, r.verdictWord()})
+		R         *Result
+		Word      string
+		Attention []RuleResult
+	}{r, r.verdictWord(), r.attention()})
 }
