@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
 )
 
 // Documentation ranges (RFC 5737, RFC 3849): the only blocks the suite fences

@@ -5,8 +5,8 @@ import (
 	"net/netip"
 
 	"github.com/csi-addons/spec/lib/go/identity"
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
 // GetFenceClients rules.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
 // Concurrency rules: a CO may send the same or different requests at once;

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/csi-addons/spec/lib/go/identity"
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
 // Identity rules: what the driver says about itself must match what it serves.

@@ -6,8 +6,8 @@ import (
 	"net/netip"
 	"slices"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
 // Lifecycle rules: fence, unfence and list agree with each other exactly.

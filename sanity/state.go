@@ -13,7 +13,7 @@ import (
 
 	"github.com/csi-addons/spec/lib/go/fence"
 	"github.com/csi-addons/spec/lib/go/identity"
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"

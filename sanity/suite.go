@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
-	. "github.com/onsi/gomega" //nolint:revive
+	. "github.com/onsi/gomega"
 )
 
 // GinkgoTest registers every rule of the suite in the caller's Ginkgo tree,

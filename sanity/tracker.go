@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/ginkgo/v2"
 )
 
 // tracker remembers every block the suite asked to fence, in order, so that

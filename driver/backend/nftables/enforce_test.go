@@ -321,7 +321,6 @@ func TestEnforcement(t *testing.T) {
 func TestGetFenceClientsSeesPeers(t *testing.T) {
 	top := newTopology(t)
 	c, _ := startDriver(t, top)
-	var conns []net.Conn
 	for _, src := range []netip.Addr{fenced4, sibling6} {
 		conn, err := top.dial(src)
 		if err != nil {
@@ -331,7 +330,6 @@ func TestGetFenceClientsSeesPeers(t *testing.T) {
 		if err := roundTrip(conn); err != nil {
 			t.Fatal(err)
 		}
-		conns = append(conns, conn)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
