@@ -12,6 +12,9 @@ SIM_SEED      ?= 1
 SIM_POLICIES  := seed rook mhc-only safe
 
 BENCH_TARGETS += bench-sim
+# The rehearsal takes seconds and checks the CLI end to end against every
+# scenario's expected verdicts, so `make test` runs it too.
+TEST_TARGETS += rehearse
 
 .PHONY: rehearse bench-sim
 rehearse: $(FENCEPROOF) ## DR rehearsal: scenarios x policies, explore, compare (reports/sim-*)
