@@ -144,7 +144,8 @@ flags:`)
 		return exitUsageConfig
 	}
 	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{
-		LabelFilter: *labelFilter, Focus: focus, Skip: skip, JUnitPath: *junit, Verbose: *verbose, NoColor: *noColor,
+		LabelFilter: *labelFilter, Focus: focus, Skip: skip, JUnitPath: *junit, Verbose: *verbose,
+		NoColor: *noColor || !isTerminal(os.Stdout),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
@@ -269,6 +270,12 @@ func driverLogger(reportsDir string) (*slog.Logger, error) {
 		return nil, err
 	}
 	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), nil
+}
+
+// isTerminal reports whether f is a terminal, so colours go only to people.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func randomSecret() string {

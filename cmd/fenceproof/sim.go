@@ -181,7 +181,7 @@ func simExplore(args []string) int {
 			fmt.Printf("   %s\n", v)
 		}
 		y := sim.ScenarioYAML(f.Scenario)
-		p, err := writeReport(*reports, fmt.Sprintf("explore-%s-%d.yaml", pol.Name, f.Seed), y)
+		p, err := writeReport(filepath.Join(*reports, "sim-explore-"+pol.Name), fmt.Sprintf("seed-%d.yaml", f.Seed), y)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 			return 2
