@@ -125,12 +125,12 @@ flags:`)
 	}
 
 	if cfg.Endpoint == "" {
-		ref, err := startReference(ctx, &cfg, *backend, faults, *reportsDir)
+		stopRef, err := startReference(ctx, &cfg, *backend, faults, *reportsDir)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sanity: reference driver: %v\n", err)
 			return exitUsageConfig
 		}
-		defer ref.Stop()
+		defer stopRef()
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
@@ -190,12 +190,25 @@ func printRules(ctx context.Context, cfg sanity.Config, labelFilter string) int 
 
 // startReference starts the in-repo reference driver on a private unix
 // socket and points cfg at it. Unless the user configured secrets and
-// parameters, it invents some, so that the error-table rules run too.
-func startReference(ctx context.Context, cfg *sanity.Config, backend string, faults []string, reportsDir string) (*driver.Driver, error) {
+// parameters, it invents some, so that the error-table rules run too. The
+// returned function stops the driver and removes its socket and state.
+func startReference(ctx context.Context, cfg *sanity.Config, backend string, faults []string, reportsDir string) (func(), error) {
 	dir, err := os.MkdirTemp("", "fenceproof-sanity-")
 	if err != nil {
 		return nil, err
 	}
+	d, err := newReference(ctx, cfg, backend, faults, reportsDir, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return func() {
+		d.Stop()
+		_ = os.RemoveAll(dir)
+	}, nil
+}
+
+func newReference(ctx context.Context, cfg *sanity.Config, backend string, faults []string, reportsDir, dir string) (*driver.Driver, error) {
 	root := os.Geteuid() == 0
 	netns := ""
 	switch backend {
@@ -249,7 +262,7 @@ func startReference(ctx context.Context, cfg *sanity.Config, backend string, fau
 	if netns != "" {
 		where += " in a private network namespace"
 	}
-	fmt.Printf("fenceproof sanity: reference driver on %s (%s, state %s, logs %s)\n", cfg.Endpoint, where, filepath.Join(dir, "fences.db"), filepath.Join(reportsDir, "sanity-driver.log"))
+	fmt.Printf("fenceproof sanity: reference driver on %s (%s, logs %s)\n", cfg.Endpoint, where, filepath.Join(reportsDir, "sanity-driver.log"))
 	return d, nil
 }
 
