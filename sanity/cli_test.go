@@ -446,3 +446,25 @@ func TestListRulesNeedsNoDriver(t *testing.T) {
 		}
 	}
 }
+
+func TestFocusAndSkipSelectRules(t *testing.T) {
+	r := sanityRun(t, time.Minute, "--driver-backend", "memory", "--focus", `\[CIDR-00[12]\]`, "--skip", "IPv6")
+	if r.exit != 0 {
+		t.Fatalf("exit %d:\n%s", r.exit, tail(r.out))
+	}
+	for _, rr := range r.result.Rules {
+		want := sanity.VerdictNotRun
+		if rr.ID == "CIDR-001" || rr.ID == "CIDR-002" {
+			want = sanity.VerdictPass
+		}
+		if rr.Verdict != want {
+			t.Errorf("%s is %s, want %s", rr.ID, rr.Verdict, want)
+		}
+	}
+	c, _ := r.result.Rule("CIDR-001")
+	for _, cs := range c.Cases {
+		if strings.Contains(cs.Name, "IPv6") && cs.State != "skipped" {
+			t.Errorf("case %q ran although --skip IPv6", cs.Name)
+		}
+	}
+}
