@@ -13,16 +13,18 @@ IS_ROOT    := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 export GOFLAGS ?= -buildvcs=false
 
 # Parts append to these: TEST_TARGETS run by `make test`, BENCH_TARGETS by
-# `make bench`, E2E_TARGETS by `make e2e`, DEB_PACKAGES installed by `make deps`.
-TEST_TARGETS  :=
-BENCH_TARGETS :=
-E2E_TARGETS   :=
-DEB_PACKAGES  :=
+# `make bench`, E2E_TARGETS by `make e2e`; DEB_PACKAGES are installed by
+# `make deps` (every target), E2E_DEB_PACKAGES only by `make e2e-deps`.
+TEST_TARGETS     :=
+BENCH_TARGETS    :=
+E2E_TARGETS      :=
+DEB_PACKAGES     :=
+E2E_DEB_PACKAGES :=
 
 include $(sort $(wildcard mk/*.mk))
 
 .DEFAULT_GOAL := help
-.PHONY: help build deps test bench e2e clean FORCE
+.PHONY: help build deps e2e-deps test bench e2e clean FORCE
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | \
@@ -34,26 +36,33 @@ $(FENCEPROOF): FORCE
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/fenceproof
 
-# deps installs the Debian packages the parts need, only when root and only
-# those missing; without root it says what is missing and goes on.
-deps: ## install missing Debian packages (root) and Go modules
-	@missing=""; for p in $(sort $(DEB_PACKAGES)); do \
+# apt_install installs the Debian packages in $(1) that are missing, only
+# when root; without root it says what is missing and goes on.
+define apt_install
+	@missing=""; for p in $(sort $(1)); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$(IS_ROOT)" = 1 ]; then \
 	    echo "deps: apt-get install$$missing"; \
-	    (apt-get install -y -qq --no-install-recommends $$missing >/dev/null 2>&1 || \
+	    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null 2>&1 || \
 	     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing)) ; \
-	  else echo "deps: not root, cannot install:$$missing (tests that need them will skip and say so)"; fi; \
+	  else echo "deps: not root, cannot install:$$missing (what needs them will skip or fail and say so)"; fi; \
 	fi
+endef
+
+deps: ## install missing Debian packages (root) and Go modules
+	$(call apt_install,$(DEB_PACKAGES))
 	$(GO) mod download
+
+e2e-deps: deps ## also install what the kind suites need (Docker, debootstrap, ...)
+	$(call apt_install,$(E2E_DEB_PACKAGES))
 
 test: deps $(TEST_TARGETS) ## run all tests (unit, nftables-in-netns, suite vs reference driver, simulator goldens)
 
 bench: deps $(BENCH_TARGETS) ## print benchmark ratios measured in one run
 
-e2e: deps $(E2E_TARGETS) ## run the kind end-to-end suites (root, Docker, ~20 GB disk)
+e2e: e2e-deps $(E2E_TARGETS) ## run the kind end-to-end suites (root, Docker, ~20 GB disk)
 
 clean: ## remove build output and generated reports
 	rm -rf $(BIN) $(REPORTS)/*.xml $(REPORTS)/*.html $(REPORTS)/*.md $(REPORTS)/*.json $(REPORTS)/*.svg

@@ -9,12 +9,12 @@ export CLUSTER KEEP_CLUSTER
 
 # docker.io and debootstrap are also installed by the scripts when root and
 # missing; jq and patch are used on the host by the image build.
-DEB_PACKAGES += docker.io debootstrap jq patch
+E2E_DEB_PACKAGES += docker.io debootstrap jq patch
 
 E2E_TARGETS += e2e-smoke
 .PHONY: cluster-image cluster cluster-down e2e-smoke
 
-cluster-image: ## build the offline kind node image and our images (cached; ~20 min cold, seconds warm)
+cluster-image: e2e-deps ## build the offline kind node image and our images (cached; ~20 min cold, seconds warm)
 	@fixtures/cluster/build-image.sh
 
 cluster: cluster-image ## create (or reuse) kind cluster $(CLUSTER): 1 control plane + 2 workers, Cilium, CoreDNS
