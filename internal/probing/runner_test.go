@@ -75,7 +75,9 @@ func expectedAll(ps []Endpoint) *reach.Matrix {
 	return m
 }
 
-func truth(req Request) bool { return !(req.Case.Protocol == corev1.ProtocolTCP && req.From.Pod == "p0") }
+func truth(req Request) bool {
+	return !(req.Case.Protocol == corev1.ProtocolTCP && req.From.Pod == "p0")
+}
 
 func TestRunMatchesAndRunsInParallel(t *testing.T) {
 	ps := peers(9)
