@@ -1,0 +1,63 @@
+// Command probe is the tiny network endpoint of the end-to-end suites: it runs
+// in every test pod, serves TCP and UDP, and makes one fresh connection on
+// request so a suite can measure reachability.
+//
+//	probe serve --tcp 80,81 --udp 80,81
+//	probe connect --proto tcp|udp --to HOST:PORT --timeout 1s
+//
+// serve listens on all addresses. TCP: on accept it writes "ok <hostname>\n"
+// and closes. UDP: it replies "ok <hostname>\n" to each datagram.
+//
+// connect makes one fresh connection (UDP: sends a datagram and waits for the
+// reply) and prints one JSON line
+//
+//	{"to":"10.0.0.1:80","proto":"tcp","ok":true,"error":"","reply":"ok pod-b","ms":3}
+//
+// It exits 0 when the target was reached, 1 when not, 2 on a usage error.
+// The suites (suites/smoke, suites/isolation) rely on this contract.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes of connect and of usage errors.
+const (
+	exitOK          = 0
+	exitUnreachable = 1
+	exitUsage       = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(args[1:], stderr)
+	case "connect":
+		return runConnect(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		usage(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "probe: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  probe serve --tcp 80,81 --udp 80,81
+  probe connect --proto tcp|udp --to HOST:PORT [--timeout 1s]
+`)
+}
