@@ -50,6 +50,7 @@ type NamedPort struct {
 type Model struct {
 	namespaces map[string]labels.Set
 	policies   []policy
+	profile    Profile
 }
 
 type policy struct {
@@ -84,11 +85,11 @@ type portMatch struct {
 	name     string
 }
 
-// New compiles policies; namespaces maps every namespace the endpoints live
-// in to its labels. Malformed policies (bad selector, CIDR, port range) are
-// errors rather than guesses.
+// New compiles policies under the Upstream profile; namespaces maps every
+// namespace the endpoints live in to its labels. Malformed policies (bad
+// selector, CIDR, port range) are errors rather than guesses.
 func New(namespaces map[string]map[string]string, policies []networkingv1.NetworkPolicy) (*Model, error) {
-	m := &Model{namespaces: map[string]labels.Set{}}
+	m := &Model{namespaces: map[string]labels.Set{}, profile: Upstream}
 	for ns, l := range namespaces {
 		s := labels.Set{}
 		for k, v := range l {
@@ -304,6 +305,9 @@ func (m *Model) ruleMatches(policyNS string, r rule, other, dst Endpoint, port i
 
 func (m *Model) peerMatches(policyNS string, p peer, e Endpoint) bool {
 	if p.ipBlock != nil {
+		if e.Namespace != "" && !m.profile.IPBlockMatchesPods {
+			return false
+		}
 		if !e.IP.IsValid() || !p.ipBlock.cidr.Contains(e.IP) {
 			return false
 		}

@@ -181,3 +181,38 @@ func TestNewRejectsMalformedPolicies(t *testing.T) {
 		})
 	}
 }
+
+func TestCiliumProfileIPBlockMatchesOnlyExternalPeers(t *testing.T) {
+	pols := []networkingv1.NetworkPolicy{
+		ingress("y", sel(), from(networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8"}})),
+		egress("x", sel("pod", "a"), networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0"}}}}),
+	}
+	up, err := New(namespaces, pols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := up.WithProfile(Cilium)
+	tests := []struct {
+		src, dst     Endpoint
+		upstream, ci bool
+	}{
+		{xb, ya, true, false},
+		{in, ya, true, true},
+		{xa, xb, true, false},
+		{xa, ext, true, true},
+	}
+	for _, tc := range tests {
+		if got := up.Allowed(tc.src, tc.dst, 80, tcp); got != tc.upstream {
+			t.Errorf("upstream %s -> %s: %v", tc.src.Name, tc.dst.Name, got)
+		}
+		if got := ci.Allowed(tc.src, tc.dst, 80, tcp); got != tc.ci {
+			t.Errorf("cilium %s -> %s: %v", tc.src.Name, tc.dst.Name, got)
+		}
+	}
+	if p, err := ProfileByName("cilium"); err != nil || p != Cilium {
+		t.Errorf("ProfileByName(cilium) = %v, %v", p, err)
+	}
+	if _, err := ProfileByName("flannel"); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}

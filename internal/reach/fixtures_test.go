@@ -68,16 +68,20 @@ func (w world) generate(t *testing.T, spec string) []networkingv1.NetworkPolicy 
 }
 
 func (w world) predict(t *testing.T, pols []networkingv1.NetworkPolicy) *Matrix {
+	return w.predictAs(t, pols, netpolmodel.Upstream)
+}
+
+func (w world) predictAs(t *testing.T, pols []networkingv1.NetworkPolicy, p netpolmodel.Profile) *Matrix {
 	t.Helper()
 	m, err := netpolmodel.New(w.topo.NamespaceLabels(), pols)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Predict(m, w.names, w.peers, w.cases)
+	return Predict(m.WithProfile(p), w.names, w.peers, w.cases)
 }
 
 // TestFixtureCases checks every case's pinned cells against the generator
-// and the model, with no cluster.
+// and the model under every profile, with no cluster.
 func TestFixtureCases(t *testing.T) {
 	w := newWorld(t)
 	cases, err := LoadCases(filepath.Join(fixtures, "cases.yaml"))
@@ -87,16 +91,18 @@ func TestFixtureCases(t *testing.T) {
 	if len(cases) < 10 {
 		t.Fatalf("only %d cases loaded", len(cases))
 	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			if len(c.Cells) == 0 {
-				t.Fatal("a case must pin at least one cell")
-			}
-			m := w.predict(t, w.generate(t, c.Spec))
-			for _, msg := range Check(m, c.Cells) {
-				t.Error(msg)
-			}
-		})
+	for _, p := range []netpolmodel.Profile{netpolmodel.Upstream, netpolmodel.Cilium} {
+		for _, c := range cases {
+			t.Run(p.Name+"/"+c.Name, func(t *testing.T) {
+				if len(c.Cells) == 0 {
+					t.Fatal("a case must pin at least one cell")
+				}
+				m := w.predictAs(t, w.generate(t, c.Spec), p)
+				for _, msg := range Check(m, c.Cells, p.Name) {
+					t.Error(msg)
+				}
+			})
+		}
 	}
 }
 

@@ -33,6 +33,10 @@ func TestParsePortProto(t *testing.T) {
 }
 
 func TestParseCell(t *testing.T) {
+	p, err := ParseCell("a/x -> b/y tcp/80 . cilium")
+	if err != nil || p.Profile != "cilium" || p.String() != "a/x -> b/y tcp/80 . cilium" {
+		t.Errorf("profile cell: %+v %v", p, err)
+	}
 	c, err := ParseCell("a/x -> b/y udp/81 X")
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +104,7 @@ func TestTablesAndDiff(t *testing.T) {
 			t.Errorf("mismatch %d = %q, want %q", i, ms[i], want[i])
 		}
 	}
-	if msgs := Check(o, []Cell{{"other/c", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked}, {"x", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked}}); len(msgs) != 2 {
+	if msgs := Check(o, []Cell{{"other/c", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, ""}, {"x", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, ""}, {"other/c", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, "other"}}, "upstream"); len(msgs) != 2 {
 		t.Errorf("Check = %v, want two failures", msgs)
 	}
 	if o.Count(Unknown) != 1 || o.Size() != 18 {
