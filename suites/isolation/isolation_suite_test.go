@@ -25,7 +25,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -168,6 +167,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 var _ = AfterSuite(func(ctx SpecContext) {
 	if len(report.r.Cases) > 0 {
+		fmt.Fprintf(os.Stderr, "\nisolation: full matrix time per case (%d pods x %d pods x %d port/protocols, first pass; goal < 60s):\n",
+			len(world.names), len(world.names), len(world.cases))
+		for _, c := range report.r.Cases {
+			verdict := "PASS"
+			if !c.Passed() {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(os.Stderr, "  %-20s %8s  %s\n", c.Name, c.MatrixTime.Round(time.Millisecond), verdict)
+		}
 		paths, err := report.r.WriteFiles(*flagReports, "isolation")
 		Expect(err).NotTo(HaveOccurred())
 		for _, p := range paths {
@@ -190,10 +198,9 @@ func detectProfile(ctx context.Context, cs kubernetes.Interface, name string) (n
 	if name != "auto" {
 		return netpolmodel.ProfileByName(name)
 	}
-	var ds *appsv1.DaemonSet
-	ds, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "cilium", metav1.GetOptions{})
+	_, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "cilium", metav1.GetOptions{})
 	switch {
-	case err == nil && ds != nil:
+	case err == nil:
 		return netpolmodel.Cilium, nil
 	case apierrors.IsNotFound(err):
 		return netpolmodel.Upstream, nil
