@@ -3,7 +3,7 @@
 // numbered and named ports, endPort ranges, protocols and policy types.
 //
 // Traffic from A to B is allowed when A's egress allows it and B's ingress
-// allows it. A direction is allowed when no policy of that type selects the
+// allows it, or when A and B are the same pod. A direction is allowed when no policy of that type selects the
 // pod, or when at least one rule of a policy selecting it matches the peer
 // and the port. Peers outside the cluster (no namespace) are never selected
 // by a policy and match only ipBlock peers.
@@ -242,8 +242,13 @@ func compilePort(p networkingv1.NetworkPolicyPort) (portMatch, error) {
 }
 
 // Allowed reports whether a connection from src to dst on port/protocol is
-// allowed by both src's egress and dst's ingress.
+// allowed by both src's egress and dst's ingress. A pod always reaches
+// itself: loopback follows no policy, as the upstream netpol e2e tests
+// expect (Reachability.AllowLoopback) and network plugins behave.
 func (m *Model) Allowed(src, dst Endpoint, port int32, proto corev1.Protocol) bool {
+	if src.Namespace != "" && src.Namespace == dst.Namespace && src.Name == dst.Name {
+		return true
+	}
 	return m.EgressAllowed(src, dst, port, proto) && m.IngressAllowed(src, dst, port, proto)
 }
 

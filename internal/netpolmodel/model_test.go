@@ -91,6 +91,8 @@ func TestAllowed(t *testing.T) {
 			{xa, xb, 80, tcp, true}, {ext, xa, 80, udp, true}, {xa, ext, 80, tcp, true}}},
 		{"deny-all ingress leaves egress alone", []networkingv1.NetworkPolicy{ingress("x", sel())}, []probe{
 			{xb, xa, 80, tcp, false}, {ya, xa, 80, tcp, false}, {ext, xb, 80, tcp, false}, {xa, ya, 80, tcp, true}}},
+		{"a pod always reaches itself", []networkingv1.NetworkPolicy{ingress("x", sel()), egress("x", sel())}, []probe{
+			{xa, xa, 80, tcp, true}, {xa, xa, 80, udp, true}, {xa, xb, 80, tcp, false}, {xb, xb, 81, tcp, true}}},
 		{"pod selector alone means the policy's namespace", []networkingv1.NetworkPolicy{ingress("x", sel("pod", "a"), from(networkingv1.NetworkPolicyPeer{PodSelector: sel("pod", "b")}))}, []probe{
 			{xb, xa, 80, tcp, true}, {yb, xa, 80, tcp, false}, {ya, xa, 80, tcp, false}, {ya, xb, 80, tcp, true}}},
 		{"namespace selector alone admits the whole namespace", []networkingv1.NetworkPolicy{ingress("x", sel("pod", "a"), from(networkingv1.NetworkPolicyPeer{NamespaceSelector: sel("team", "a")}))}, []probe{
