@@ -162,7 +162,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 			Settle:   *flagSettle,
 		},
 	}
-	report.r = reachreport.Report{Suite: "data-plane isolation", Target: cluster.Kubeconfig + " (profile " + profile.Name + ")", Started: time.Now()}
+	report.r = reachreport.Report{Suite: "data-plane isolation", Target: fmt.Sprintf("%s; network plugin profile %s (ipBlock matches pod addresses: %v)", cluster.Kubeconfig, profile.Name, profile.IPBlockMatchesPods), Started: time.Now()}
 }, NodeTimeout(25*time.Minute))
 
 var _ = AfterSuite(func(ctx SpecContext) {

@@ -97,6 +97,11 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 		rc.Failures = append(rc.Failures, fmt.Sprintf("the cluster's policies do not predict what the generated ones do: %v", ms))
 	}
 	rc.Failures = append(rc.Failures, reach.Check(intended, r.cells, world.profile.Name)...)
+	for _, c := range r.cells {
+		if c.Profile == world.profile.Name {
+			rc.Notes = append(rc.Notes, "pinned for the "+c.Profile+" profile only: "+c.String())
+		}
+	}
 
 	observed, st := world.runner.Run(ctx, world.probes, world.cases, expected)
 	rc.Expected, rc.Observed = expected, observed
