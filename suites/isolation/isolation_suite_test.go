@@ -124,8 +124,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	start := time.Now()
 	var pods []*corev1.Pod
+	Expect(deleteNamespaces(ctx, cs, topo)).To(Succeed(), "remove namespaces left by an earlier run")
 	for _, ns := range topo.Namespaces {
-		Expect(e2e.DeleteNamespace(ctx, cs, ns.Name, 2*time.Minute)).To(Succeed(), "remove %s left by an earlier run", ns.Name)
 		_, err := envfuncs.CreateNamespace(ns.Name, envfuncs.WithLabels(ns.Labels))(ctx, cluster.Config)
 		Expect(err).NotTo(HaveOccurred())
 		for _, p := range ns.Pods {
@@ -185,13 +185,28 @@ var _ = AfterSuite(func(ctx SpecContext) {
 		}
 	}
 	if world != nil && !*flagKeepNS {
-		for _, ns := range world.topo.Namespaces {
-			Expect(e2e.DeleteNamespace(ctx, world.cs, ns.Name, 2*time.Minute)).To(Succeed())
-		}
-		logf("deleted the suite's namespaces")
+		start := time.Now()
+		Expect(deleteNamespaces(ctx, world.cs, world.topo)).To(Succeed())
+		logf("deleted the suite's namespaces in %s", time.Since(start).Round(time.Millisecond))
 	}
 	Expect(cluster.Teardown(ctx)).To(Succeed())
 }, NodeTimeout(10*time.Minute))
+
+// deleteNamespaces deletes the topology's namespaces at once and waits
+// until all are gone.
+func deleteNamespaces(ctx context.Context, cs kubernetes.Interface, topo reach.Topology) error {
+	errs := make(chan error, len(topo.Namespaces))
+	for _, ns := range topo.Namespaces {
+		go func() { errs <- e2e.DeleteNamespace(ctx, cs, ns.Name, 5*time.Minute) }()
+	}
+	var first error
+	for range topo.Namespaces {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
 
 // detectProfile picks the model's network plugin profile.
 func detectProfile(ctx context.Context, cs kubernetes.Interface, name string) (netpolmodel.Profile, error) {
