@@ -209,7 +209,8 @@ func (c *Cluster) createOrReuse(ctx context.Context, opts Options) error {
 	return c.loadImages(ctx)
 }
 
-// loadImages loads every archive `make cluster-image` wrote for our images.
+// loadImages loads the archives `make cluster-image` wrote for our images
+// from this checkout's sources (.cache/own-images, a link into the cache).
 func (c *Cluster) loadImages(ctx context.Context) error {
 	paths, err := findPaths()
 	if err != nil {
@@ -342,7 +343,7 @@ func findPaths() (paths, error) {
 		kind:          filepath.Join(cache, "out", "kind", "kind"),
 		kindConfig:    filepath.Join(repo, "fixtures", "cluster", "kind-config.yaml"),
 		dockerWrapper: filepath.Join(repo, "fixtures", "cluster", "docker-wrapper"),
-		ownImages:     filepath.Join(cache, "out", "own"),
+		ownImages:     filepath.Join(repo, ".cache", "own-images"),
 	}
 	if _, err := os.Stat(p.kind); err != nil {
 		return p, fmt.Errorf("e2e: no kind binary at %s: run `make cluster-image` (or pass --kubeconfig for an existing cluster)", p.kind)
