@@ -1,0 +1,183 @@
+// Package probing measures a reachability matrix by running a probe for
+// every (source, destination, port/protocol) cell in parallel. The prober is
+// an interface: in a cluster it execs the probe binary in the source pod
+// (ExecProber), in unit tests it is a fake.
+package probing
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fenceproof/fenceproof/internal/reach"
+)
+
+// Endpoint is a probe pod.
+type Endpoint struct {
+	// Name is "namespace/pod", the matrix label.
+	Name string
+	// Namespace and Pod locate the pod that runs the client side.
+	Namespace, Pod string
+	// IP is the address other pods connect to.
+	IP netip.Addr
+}
+
+// Request is one probe: a fresh connection from From to To.
+type Request struct {
+	From, To Endpoint
+	Case     reach.PortProto
+}
+
+// Result is what one probe saw.
+type Result struct {
+	Reachable bool
+	Reply     string
+	Error     string
+}
+
+// Prober runs one probe. An error means the probe could not be run at all
+// (exec failed, bad output), not that the target was unreachable.
+type Prober interface {
+	Probe(ctx context.Context, req Request) (Result, error)
+}
+
+// Runner measures matrices.
+type Runner struct {
+	Prober Prober
+	// Parallel is how many probes run at once (at least 1).
+	Parallel int
+	// Settle is how long cells that disagree with the expected matrix are
+	// re-probed after the first pass, for policies the network plugin has
+	// not programmed yet. Zero: one pass.
+	Settle time.Duration
+	// Interval between settle rounds; one second when zero.
+	Interval time.Duration
+}
+
+// Stats describe one measurement.
+type Stats struct {
+	// Probes is the number of probes run, retries included.
+	Probes int
+	// Retries is how many cells were probed a second time.
+	Retries int
+	// Errors is how many probes could not be run.
+	Errors int
+	// Rounds is the number of passes (1 + settle rounds).
+	Rounds int
+	// Duration of the whole measurement.
+	Duration time.Duration
+	// FirstPass is the duration of the full first pass over the matrix.
+	FirstPass time.Duration
+	// LastError is the last error a probe returned, for diagnosis.
+	LastError string
+}
+
+// Run probes every cell. A cell that disagrees with expected (or whose
+// probe failed) is retried once at once and the second result counts; when
+// expected is nil only failed probes are retried. With Settle set, cells
+// still disagreeing are re-probed until they agree or Settle has passed.
+// Cells whose probe could not be run are Unknown.
+func (r Runner) Run(ctx context.Context, peers []Endpoint, cases []reach.PortProto, expected *reach.Matrix) (*reach.Matrix, Stats) {
+	start := time.Now()
+	names := make([]string, len(peers))
+	for i, p := range peers {
+		names[i] = p.Name
+	}
+	observed := reach.NewMatrix(names, cases)
+	var cells []cell
+	for c := range cases {
+		for i := range peers {
+			for j := range peers {
+				cells = append(cells, cell{c, i, j})
+			}
+		}
+	}
+	var st counters
+	r.pass(ctx, peers, cases, expected, observed, cells, &st)
+	stats := Stats{Rounds: 1, FirstPass: time.Since(start)}
+	interval := r.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	for expected != nil && r.Settle > 0 {
+		pending := disagreeing(expected, observed, cells)
+		if len(pending) == 0 || time.Since(start)+interval > stats.FirstPass+r.Settle {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			pending = nil
+		case <-time.After(interval):
+		}
+		if len(pending) == 0 {
+			break
+		}
+		r.pass(ctx, peers, cases, expected, observed, pending, &st)
+		stats.Rounds++
+	}
+	stats.Probes, stats.Retries, stats.Errors = int(st.probes.Load()), int(st.retries.Load()), int(st.errors.Load())
+	if e, ok := st.lastErr.Load().(string); ok {
+		stats.LastError = e
+	}
+	stats.Duration = time.Since(start)
+	return observed, stats
+}
+
+type cell struct{ c, i, j int }
+
+type counters struct {
+	probes, retries, errors atomic.Int64
+	lastErr                 atomic.Value
+}
+
+func disagreeing(expected, observed *reach.Matrix, cells []cell) []cell {
+	var out []cell
+	for _, x := range cells {
+		if observed.At(x.c, x.i, x.j) != expected.At(x.c, x.i, x.j) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (r Runner) pass(ctx context.Context, peers []Endpoint, cases []reach.PortProto, expected, observed *reach.Matrix, cells []cell, st *counters) {
+	n := max(r.Parallel, 1)
+	work := make(chan cell)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for x := range work {
+				req := Request{From: peers[x.i], To: peers[x.j], Case: cases[x.c]}
+				v := r.probe(ctx, req, st)
+				if v == reach.Unknown || (expected != nil && v != expected.At(x.c, x.i, x.j)) {
+					st.retries.Add(1)
+					v = r.probe(ctx, req, st)
+				}
+				observed.SetAt(x.c, x.i, x.j, v)
+			}
+		}()
+	}
+	for _, x := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- x
+	}
+	close(work)
+	wg.Wait()
+}
+
+func (r Runner) probe(ctx context.Context, req Request, st *counters) reach.Verdict {
+	st.probes.Add(1)
+	res, err := r.Prober.Probe(ctx, req)
+	if err != nil {
+		st.errors.Add(1)
+		st.lastErr.Store(req.From.Name + " -> " + req.To.Name + " " + req.Case.String() + ": " + err.Error())
+		return reach.Unknown
+	}
+	return reach.Of(res.Reachable)
+}

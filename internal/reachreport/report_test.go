@@ -1,0 +1,93 @@
+package reachreport
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fenceproof/fenceproof/internal/reach"
+)
+
+func matrices() (*reach.Matrix, *reach.Matrix) {
+	cases := []reach.PortProto{{Port: 80, Protocol: corev1.ProtocolTCP}}
+	e := reach.NewMatrix([]string{"a/x", "b/y"}, cases)
+	o := reach.NewMatrix([]string{"a/x", "b/y"}, cases)
+	for i := range 2 {
+		for j := range 2 {
+			e.SetAt(0, i, j, reach.Blocked)
+			o.SetAt(0, i, j, reach.Blocked)
+		}
+	}
+	o.SetAt(0, 1, 0, reach.Allowed)
+	return e, o
+}
+
+const wrongCell = "tcp/80 b/y -> a/x: expected X (blocked), observed . (allowed)"
+
+func TestPassed(t *testing.T) {
+	e, o := matrices()
+	tests := []struct {
+		name string
+		c    Case
+		pass bool
+	}{
+		{"equal", Case{Expected: e, Observed: e}, true},
+		{"mismatch", Case{Expected: e, Observed: o}, false},
+		{"expected mismatch caught", Case{Expected: e, Observed: o, WantMismatches: []string{wrongCell}}, true},
+		{"expected mismatch missed", Case{Expected: e, Observed: e, WantMismatches: []string{wrongCell}}, false},
+		{"not measured", Case{Expected: e}, false},
+		{"other failure", Case{Expected: e, Observed: e, Failures: []string{"pinned cell"}}, false},
+		{"shape", Case{Expected: e, Observed: reach.NewMatrix([]string{"a/x"}, e.Cases)}, false},
+	}
+	for _, tc := range tests {
+		if got := tc.c.Passed(); got != tc.pass {
+			t.Errorf("%s: Passed() = %v (%v), want %v", tc.name, got, tc.c.Problems(), tc.pass)
+		}
+	}
+}
+
+func TestWriteFiles(t *testing.T) {
+	e, o := matrices()
+	r := Report{Suite: "isolation", Target: "kind-test", Started: time.Unix(0, 0), Cases: []Case{
+		{Name: "ok", Description: "fine", Expected: e, Observed: e, Duration: time.Second},
+		{Name: "bad", Description: "one pod too many", Expected: e, Observed: o, Duration: 2 * time.Second},
+	}}
+	dir := t.TempDir()
+	paths, err := r.WriteFiles(dir, "isolation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2 {
+		t.Fatalf("paths %v", paths)
+	}
+	x, err := os.ReadFile(filepath.Join(dir, "isolation.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js junitSuites
+	if err := xml.Unmarshal(x, &js); err != nil {
+		t.Fatal(err)
+	}
+	s := js.Suites[0]
+	if s.Tests != 2 || s.Failures != 1 || s.Cases[0].Failure != nil || s.Cases[1].Failure == nil {
+		t.Fatalf("junit %+v", s)
+	}
+	if !strings.Contains(s.Cases[1].Failure.Text, "mismatch: "+wrongCell) || !strings.Contains(s.Cases[1].Failure.Text, "1 b/y X.") {
+		t.Errorf("failure does not name the cell or show the difference table:\n%s", s.Cases[1].Failure.Text)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "isolation.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**1/2 cases passed.**", "EXPECTED", "OBSERVED", "DIFFERENCE", wrongCell, "| [bad](#bad) one pod too many | FAIL |"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+// Package isolation is the data-plane isolation end-to-end suite (seed 002):
+// application specs become NetworkPolicies (internal/isolation), a model
+// predicts the reachability matrix from the policies in the cluster
+// (internal/netpolmodel), probes in 9 pods measure it over fresh TCP and UDP
+// connections (internal/probing, cmd/probe), and the report diffs them
+// (internal/reach, internal/reachreport) under reports/.
+//
+//	make e2e-isolation               # creates or reuses the kind cluster, runs, cleans up
+//	go test ./suites/isolation -args --kubeconfig=PATH   # an existing cluster
+//
+// Without FENCEPROOF_E2E=1 or --kubeconfig, `go test ./...` skips it and
+// says why.
+package isolation
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
+
+	"github.com/fenceproof/fenceproof/internal/e2e"
+	"github.com/fenceproof/fenceproof/internal/netpolmodel"
+	"github.com/fenceproof/fenceproof/internal/probing"
+	"github.com/fenceproof/fenceproof/internal/reach"
+	"github.com/fenceproof/fenceproof/internal/reachreport"
+)
+
+var (
+	flagFixtures  = flag.String("isolation.fixtures", "../../fixtures/isolation", "directory of the topology, cases, app specs and the wrong policy")
+	flagReports   = flag.String("isolation.reports", "../../reports", "where the JUnit and Markdown reports are written")
+	flagParallel  = flag.Int("isolation.parallel", 48, "probes run at once")
+	flagTimeout   = flag.Duration("isolation.probe-timeout", time.Second, "connection timeout of one probe")
+	flagSettle    = flag.Duration("isolation.settle", 20*time.Second, "how long disagreeing cells are re-probed while the network plugin programs policies")
+	flagProfile   = flag.String("isolation.profile", "auto", "network plugin profile of the model: upstream, cilium, or auto (cilium when kube-system has a cilium DaemonSet)")
+	flagWrong     = flag.String("isolation.wrong-policy", envOr("ISOLATION_WRONG_POLICY", "expect"), "the wrong-policy spec: expect (it must show exactly its cell) or fail (a plain case, so the suite fails and shows the cell); default $ISOLATION_WRONG_POLICY")
+	flagKeepNS    = flag.Bool("isolation.keep-namespaces", false, "keep the suite's namespaces and pods after the run")
+	flagProbePath = flag.String("isolation.probe-command", "/usr/local/bin/probe", "path of the probe binary in "+e2e.ProbeImage)
+)
+
+var (
+	cfg     *envconf.Config
+	cluster *e2e.Cluster
+	world   *testWorld
+	report  = &suiteReport{}
+)
+
+func TestMain(m *testing.M) {
+	cfg = e2e.MustParseFlags()
+	os.Exit(m.Run())
+}
+
+func TestIsolation(t *testing.T) {
+	if !e2e.Enabled(cfg) {
+		t.Skip("data-plane isolation e2e suite skipped: it needs a cluster. Set " + e2e.EnvEnable +
+			"=1 to create or reuse the kind cluster, or pass -args --kubeconfig=PATH; `make e2e-isolation` does it for you")
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "data-plane isolation")
+}
+
+// testWorld is the deployed topology and what probes and predicts on it.
+type testWorld struct {
+	topo    reach.Topology
+	cases   []reach.PortProto
+	names   []string
+	ips     map[string]netip.Addr
+	peers   []netpolmodel.Endpoint
+	probes  []probing.Endpoint
+	profile netpolmodel.Profile
+	cs      kubernetes.Interface
+	runner  probing.Runner
+}
+
+type suiteReport struct {
+	mu sync.Mutex
+	r  reachreport.Report
+}
+
+func (s *suiteReport) add(c reachreport.Case) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.r.Cases = append(s.r.Cases, c)
+}
+
+func logf(format string, args ...any) {
+	GinkgoWriter.Printf(time.Now().Format("15:04:05")+" "+format+"\n", args...)
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf})
+	Expect(err).NotTo(HaveOccurred())
+
+	topo, err := reach.LoadTopology(filepath.Join(*flagFixtures, "topology.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	cases, err := topo.Cases()
+	Expect(err).NotTo(HaveOccurred())
+
+	// Exec is an API request: lift client-go's default 5 QPS so probes run
+	// in parallel.
+	rc := rest.CopyConfig(cluster.Config.Client().RESTConfig())
+	rc.QPS, rc.Burst = 1000, 2000
+	cs, err := kubernetes.NewForConfig(rc)
+	Expect(err).NotTo(HaveOccurred())
+
+	profile, err := detectProfile(ctx, cs, *flagProfile)
+	Expect(err).NotTo(HaveOccurred())
+	logf("network plugin profile of the model: %s", profile.Name)
+
+	start := time.Now()
+	var pods []*corev1.Pod
+	Expect(deleteNamespaces(ctx, cs, topo)).To(Succeed(), "remove namespaces left by an earlier run")
+	for _, ns := range topo.Namespaces {
+		_, err := envfuncs.CreateNamespace(ns.Name, envfuncs.WithLabels(ns.Labels))(ctx, cluster.Config)
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range ns.Pods {
+			pod := e2e.ProbePod(ns.Name, p.Name, "", p.Labels)
+			pod.Spec.Containers[0].Command[0] = *flagProbePath
+			pods = append(pods, pod)
+		}
+	}
+	running, err := e2e.CreatePodsAndWait(ctx, cs, 3*time.Minute, pods...)
+	Expect(err).NotTo(HaveOccurred())
+	ips := map[string]netip.Addr{}
+	var probes []probing.Endpoint
+	for _, p := range running {
+		ip, err := netip.ParseAddr(p.Status.PodIP)
+		Expect(err).NotTo(HaveOccurred())
+		name := p.Namespace + "/" + p.Name
+		ips[name] = ip
+		logf("  %-20s %-15s on %s", name, ip, p.Spec.NodeName)
+	}
+	for _, n := range topo.PeerNames() {
+		ns, pod := splitName(n)
+		probes = append(probes, probing.Endpoint{Name: n, Namespace: ns, Pod: pod, IP: ips[n]})
+	}
+	peers, err := topo.Endpoints(ips)
+	Expect(err).NotTo(HaveOccurred())
+	logf("deployed %d probe pods in %d namespaces in %s", len(running), len(topo.Namespaces), time.Since(start).Round(time.Millisecond))
+
+	world = &testWorld{
+		topo: topo, cases: cases, names: topo.PeerNames(), ips: ips, peers: peers, probes: probes,
+		profile: profile, cs: cs,
+		runner: probing.Runner{
+			Prober:   &probing.ExecProber{Config: rc, Client: cs, Command: *flagProbePath, Timeout: *flagTimeout},
+			Parallel: *flagParallel,
+			Settle:   *flagSettle,
+		},
+	}
+	report.r = reachreport.Report{Suite: "data-plane isolation", Target: fmt.Sprintf("%s; network plugin profile %s (ipBlock matches pod addresses: %v)", cluster.Kubeconfig, profile.Name, profile.IPBlockMatchesPods), Started: time.Now()}
+}, NodeTimeout(25*time.Minute))
+
+var _ = AfterSuite(func(ctx SpecContext) {
+	if len(report.r.Cases) > 0 {
+		fmt.Fprintf(os.Stderr, "\nisolation: full matrix time per case (%d pods x %d pods x %d port/protocols, first pass; goal < 60s):\n",
+			len(world.names), len(world.names), len(world.cases))
+		for _, c := range report.r.Cases {
+			verdict := "PASS"
+			if !c.Passed() {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(os.Stderr, "  %-20s %8s  %s\n", c.Name, c.MatrixTime.Round(time.Millisecond), verdict)
+		}
+		paths, err := report.r.WriteFiles(*flagReports, "isolation")
+		Expect(err).NotTo(HaveOccurred())
+		for _, p := range paths {
+			abs, _ := filepath.Abs(p)
+			logf("report: %s", abs)
+			fmt.Fprintf(os.Stderr, "isolation report: %s\n", abs)
+		}
+	}
+	if world != nil && !*flagKeepNS {
+		start := time.Now()
+		Expect(deleteNamespaces(ctx, world.cs, world.topo)).To(Succeed())
+		logf("deleted the suite's namespaces in %s", time.Since(start).Round(time.Millisecond))
+	}
+	Expect(cluster.Teardown(ctx)).To(Succeed())
+}, NodeTimeout(10*time.Minute))
+
+// deleteNamespaces deletes the topology's namespaces at once and waits
+// until all are gone.
+func deleteNamespaces(ctx context.Context, cs kubernetes.Interface, topo reach.Topology) error {
+	errs := make(chan error, len(topo.Namespaces))
+	for _, ns := range topo.Namespaces {
+		go func() { errs <- e2e.DeleteNamespace(ctx, cs, ns.Name, 5*time.Minute) }()
+	}
+	var first error
+	for range topo.Namespaces {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// detectProfile picks the model's network plugin profile.
+func detectProfile(ctx context.Context, cs kubernetes.Interface, name string) (netpolmodel.Profile, error) {
+	if name != "auto" {
+		return netpolmodel.ProfileByName(name)
+	}
+	_, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "cilium", metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return netpolmodel.Cilium, nil
+	case apierrors.IsNotFound(err):
+		return netpolmodel.Upstream, nil
+	}
+	return netpolmodel.Profile{}, fmt.Errorf("detect the network plugin: %w", err)
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func splitName(n string) (ns, pod string) {
+	for i := range n {
+		if n[i] == '/' {
+			return n[:i], n[i+1:]
+		}
+	}
+	return "", n
+}

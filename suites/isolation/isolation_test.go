@@ -1,0 +1,269 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fenceproof/fenceproof/internal/isolation"
+	"github.com/fenceproof/fenceproof/internal/netpolmodel"
+	"github.com/fenceproof/fenceproof/internal/reach"
+	"github.com/fenceproof/fenceproof/internal/reachreport"
+)
+
+// wrongCell is the one cell the deliberately wrong policy opens.
+const wrongCell = "tcp/80 iso-app/stranger -> iso-mods/m0: expected X (blocked), observed . (allowed)"
+
+// run is one case as the suite executes it.
+type run struct {
+	name, description, spec string
+	cells                   []reach.Cell
+	// tamper changes the cluster after the generated policies are applied
+	// (the wrong policy); expected then follows the generated policies.
+	tamper func(ctx context.Context) error
+	// wantMismatches makes the case one that must show exactly these.
+	wantMismatches []string
+}
+
+// result is what a case measured.
+type result struct {
+	app                isolation.Application
+	generated          []networkingv1.NetworkPolicy
+	expected, observed *reach.Matrix
+	rc                 reachreport.Case
+}
+
+func loadApp(spec string) isolation.Application {
+	tmpl, err := os.ReadFile(filepath.Join(*flagFixtures, spec))
+	Expect(err).NotTo(HaveOccurred())
+	data, err := reach.Render(tmpl, world.ips)
+	Expect(err).NotTo(HaveOccurred())
+	app, err := isolation.Parse(data)
+	Expect(err).NotTo(HaveOccurred())
+	return app
+}
+
+func predict(pols []networkingv1.NetworkPolicy) *reach.Matrix {
+	m, err := netpolmodel.New(world.topo.NamespaceLabels(), pols)
+	Expect(err).NotTo(HaveOccurred())
+	return reach.Predict(m.WithProfile(world.profile), world.names, world.peers, world.cases)
+}
+
+// clusterPolicies lists the policies in the topology's namespaces.
+func clusterPolicies(ctx context.Context) []networkingv1.NetworkPolicy {
+	var out []networkingv1.NetworkPolicy
+	for _, ns := range world.topo.Namespaces {
+		l, err := world.cs.NetworkingV1().NetworkPolicies(ns.Name).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		out = append(out, l.Items...)
+	}
+	return out
+}
+
+// execute applies the case's application, predicts, probes and records the
+// case in the report; it returns the result without asserting on it.
+func execute(ctx context.Context, r run, app isolation.Application) result {
+	start := time.Now()
+	generated, err := isolation.Apply(ctx, world.cs, app)
+	Expect(err).NotTo(HaveOccurred())
+	if r.tamper != nil {
+		Expect(r.tamper(ctx)).To(Succeed())
+	}
+	intended := predict(generated)
+	inCluster := predict(clusterPolicies(ctx))
+	rc := reachreport.Case{Name: r.name, Description: r.description, WantMismatches: r.wantMismatches}
+	for _, p := range generated {
+		rc.Notes = append(rc.Notes, "policy "+p.Namespace+"/"+p.Name)
+	}
+	expected := inCluster
+	if r.tamper != nil {
+		// The cluster holds a policy the spec does not ask for: the spec's
+		// intent is the expectation.
+		expected = intended
+		ms, _ := reach.Diff(intended, inCluster)
+		rc.Notes = append(rc.Notes, fmt.Sprintf("the model on the tampered cluster policies predicts %d differing cell(s): %v", len(ms), ms))
+	} else if ms, _ := reach.Diff(intended, inCluster); len(ms) > 0 {
+		rc.Failures = append(rc.Failures, fmt.Sprintf("the cluster's policies do not predict what the generated ones do: %v", ms))
+	}
+	rc.Failures = append(rc.Failures, reach.Check(intended, r.cells, world.profile.Name)...)
+	for _, c := range r.cells {
+		if c.Profile == world.profile.Name {
+			rc.Notes = append(rc.Notes, "pinned for the "+c.Profile+" profile only: "+c.String())
+		}
+	}
+
+	observed, st := world.runner.Run(ctx, world.probes, world.cases, expected)
+	rc.Expected, rc.Observed = expected, observed
+	rc.Duration, rc.MatrixTime = time.Since(start), st.FirstPass
+	rc.Notes = append(rc.Notes, fmt.Sprintf("full matrix %dx%dx%d: first pass %s, total %s, %d probes, %d retried, %d settle rounds, %d probe errors",
+		len(world.names), len(world.names), len(world.cases), st.FirstPass.Round(time.Millisecond), st.Duration.Round(time.Millisecond),
+		st.Probes, st.Retries, st.Rounds-1, st.Errors))
+	if st.LastError != "" {
+		rc.Notes = append(rc.Notes, "last probe error: "+st.LastError)
+	}
+	report.add(rc)
+
+	logf("case %s: full matrix (%d pods x %d pods x %d port/protocols) time %s (first pass; %s with retries and settling)",
+		r.name, len(world.names), len(world.names), len(world.cases), st.FirstPass.Round(time.Millisecond), st.Duration.Round(time.Millisecond))
+	AddReportEntry("matrix time "+r.name, st.FirstPass.Round(time.Millisecond).String())
+	GinkgoWriter.Printf("EXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s\n", expected.Tables(), observed.Tables(), reach.DiffTables(expected, observed))
+	return result{app: app, generated: generated, expected: expected, observed: observed, rc: rc}
+}
+
+func expectPassed(res result) {
+	Expect(res.rc.Problems()).To(BeEmpty(), "case %s\nEXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s",
+		res.rc.Name, res.expected.Tables(), res.observed.Tables(), reach.DiffTables(res.expected, res.observed))
+}
+
+// casesErr is why the case file could not be read; the table then has one
+// entry that fails with it.
+var casesErr error
+
+func caseEntries() []TableEntry {
+	path := filepath.Join(*flagFixtures, "cases.yaml")
+	cs, err := reach.LoadCases(path)
+	if err != nil {
+		casesErr = err
+		return []TableEntry{Entry("the case file "+path, reach.SpecCase{})}
+	}
+	var out []TableEntry
+	for _, c := range cs {
+		out = append(out, Entry(c.Name+": "+c.Description, NodeTimeout(5*time.Minute), c))
+	}
+	return out
+}
+
+var _ = Describe("data-plane isolation", func() {
+	DescribeTable("matrix cases",
+		func(ctx SpecContext, c reach.SpecCase) {
+			Expect(casesErr).NotTo(HaveOccurred())
+			r := run{name: c.Name, description: c.Description, spec: c.Spec, cells: c.Cells}
+			expectPassed(execute(ctx, r, loadApp(c.Spec)))
+		},
+		caseEntries(),
+	)
+
+	It("gives identical matrices for the legacy workloadSelector and its equivalent location", func(ctx SpecContext) {
+		legacy := execute(ctx, run{name: "legacy", description: "the legacy workloadSelector", spec: "apps/legacy.yaml"}, loadApp("apps/legacy.yaml"))
+		expectPassed(legacy)
+		located := execute(ctx, run{name: "legacy-equivalent", description: "the location equivalent to the legacy workloadSelector", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
+		expectPassed(located)
+		for _, pair := range [][2]*reach.Matrix{{legacy.expected, located.expected}, {legacy.observed, located.observed}} {
+			ms, err := reach.Diff(pair[0], pair[1])
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ms).To(BeEmpty(), "legacy and location matrices differ")
+		}
+		Expect(legacy.generated).To(Equal(located.generated), "the generated policies differ")
+	}, NodeTimeout(5*time.Minute))
+
+	It("updates the policies in place when the application's selector changes, without redeploying modules, and the probes converge", func(ctx SpecContext) {
+		before := execute(ctx, run{name: "selector-before", description: "before the selector change (app namespace's workload)", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
+		expectPassed(before)
+		modules := podIdentities(ctx, "iso-mods")
+		policies := policyUIDs(ctx, "iso-mods")
+
+		app := before.app
+		app.Selector = loadApp("apps/other-namespace.yaml").Selector
+		after := execute(ctx, run{name: "selector-after", description: "after changing the selector to the other namespace's workload",
+			spec: "apps/other-namespace.yaml", cells: mustCells(
+				"iso-other/workload -> iso-mods/m0 tcp/80 .",
+				"iso-app/workload -> iso-mods/m0 tcp/80 X",
+			)}, app)
+		expectPassed(after)
+		Expect(podIdentities(ctx, "iso-mods")).To(Equal(modules), "module pods were recreated or restarted")
+		Expect(policyUIDs(ctx, "iso-mods")).To(Equal(policies), "policies were recreated instead of updated")
+		ms, _ := reach.Diff(before.expected, after.expected)
+		Expect(ms).NotTo(BeEmpty(), "the selector change changed nothing: the spec proves nothing")
+	}, NodeTimeout(5*time.Minute))
+
+	It("catches a deliberately wrong policy at its exact cell", func(ctx SpecContext) {
+		r := run{
+			name: "wrong-policy", description: "a deliberately wrong entry policy admits one pod too many",
+			spec: "apps/app-workload.yaml", tamper: applyWrongPolicy,
+			wantMismatches: []string{wrongCell},
+		}
+		if *flagWrong == "fail" {
+			r.wantMismatches = nil
+		}
+		res := execute(ctx, r, loadApp(r.spec))
+		ms, err := reach.Diff(res.expected, res.observed)
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("wrong policy: %d mismatching cell(s): %v\n", len(ms), ms)
+		expectPassed(res)
+	}, NodeTimeout(5*time.Minute))
+})
+
+func mustCells(ss ...string) []reach.Cell {
+	var out []reach.Cell
+	for _, s := range ss {
+		c, err := reach.ParseCell(s)
+		Expect(err).NotTo(HaveOccurred())
+		out = append(out, c)
+	}
+	return out
+}
+
+// applyWrongPolicy replaces the generated entry policy with the fixture.
+func applyWrongPolicy(ctx context.Context) error {
+	data, err := os.ReadFile(filepath.Join(*flagFixtures, "wrong-entry-policy.yaml"))
+	if err != nil {
+		return err
+	}
+	var wrong networkingv1.NetworkPolicy
+	if err := yaml.UnmarshalStrict(data, &wrong); err != nil {
+		return err
+	}
+	api := world.cs.NetworkingV1().NetworkPolicies(wrong.Namespace)
+	cur, err := api.Get(ctx, wrong.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cur.Spec = wrong.Spec
+	_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+	return err
+}
+
+type podIdentity struct {
+	UID      types.UID
+	Restarts int32
+}
+
+func podIdentities(ctx context.Context, ns string) map[string]podIdentity {
+	l, err := world.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]podIdentity{}
+	for _, p := range l.Items {
+		out[p.Name] = podIdentity{UID: p.UID, Restarts: restarts(p)}
+	}
+	return out
+}
+
+func restarts(p corev1.Pod) int32 {
+	var n int32
+	for _, s := range p.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
+}
+
+func policyUIDs(ctx context.Context, ns string) []string {
+	l, err := world.cs.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, p := range l.Items {
+		out = append(out, p.Name+"="+string(p.UID))
+	}
+	slices.Sort(out)
+	return out
+}
