@@ -1,24 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"time"
-)
 
-// Result is the JSON line `probe connect` prints.
-type Result struct {
-	To    string `json:"to"`
-	Proto string `json:"proto"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error"`
-	Reply string `json:"reply"`
-	Ms    int64  `json:"ms"`
-}
+	"github.com/fenceproof/fenceproof/internal/probeline"
+)
 
 // runConnect implements `probe connect`.
 func runConnect(args []string, stdout, stderr io.Writer) int {
@@ -46,8 +37,7 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	r := connect(*proto, *to, *timeout)
-	line, _ := json.Marshal(r)
-	fmt.Fprintln(stdout, string(line))
+	fmt.Fprintln(stdout, r.String())
 	if r.OK {
 		return exitOK
 	}
@@ -56,8 +46,8 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 
 // connect makes one fresh connection and reads the reply; OK means the
 // server's reply arrived within timeout.
-func connect(proto, to string, timeout time.Duration) Result {
-	r := Result{To: to, Proto: proto}
+func connect(proto, to string, timeout time.Duration) probeline.Line {
+	r := probeline.Line{To: to, Proto: proto}
 	start := time.Now()
 	reply, err := exchange(proto, to, timeout, start.Add(timeout))
 	r.Ms = time.Since(start).Milliseconds()

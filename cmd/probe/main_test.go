@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fenceproof/fenceproof/internal/probeline"
 )
 
 // startServer serves one TCP and one UDP port (chosen by the kernel) on
@@ -41,11 +44,11 @@ func freePort(t *testing.T) string {
 }
 
 // runConnectJSON runs `probe connect` and decodes its JSON line.
-func runConnectJSON(t *testing.T, args ...string) (int, Result) {
+func runConnectJSON(t *testing.T, args ...string) (int, probeline.Line) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(append([]string{"connect"}, args...), &out, &errb)
-	var r Result
+	var r probeline.Line
 	if code != exitUsage {
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		if len(lines) != 1 {

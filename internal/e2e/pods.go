@@ -3,10 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/fenceproof/fenceproof/internal/probeline"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -124,14 +125,7 @@ func Exec(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface, namesp
 }
 
 // ProbeResult is the JSON line of `probe connect` (see cmd/probe).
-type ProbeResult struct {
-	To    string `json:"to"`
-	Proto string `json:"proto"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error"`
-	Reply string `json:"reply"`
-	Ms    int64  `json:"ms"`
-}
+type ProbeResult = probeline.Line
 
 // Connect runs `probe connect` in a probe pod: one fresh connection from it
 // to to ("HOST:PORT") over proto ("tcp" or "udp"). An unreachable target is a
@@ -140,10 +134,9 @@ type ProbeResult struct {
 func Connect(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface, namespace, pod, proto, to string, timeout time.Duration) (ProbeResult, error) {
 	stdout, stderr, err := Exec(ctx, cfg, cs, namespace, pod, "",
 		"/usr/local/bin/probe", "connect", "--proto", proto, "--to", to, "--timeout", timeout.String())
-	var r ProbeResult
-	line := strings.TrimSpace(stdout)
-	if jerr := json.Unmarshal([]byte(line), &r); jerr != nil {
-		return r, fmt.Errorf("probe connect in %s/%s: output %q, stderr %q, exec error %v", namespace, pod, line, stderr, err)
+	r, perr := probeline.Parse([]byte(stdout))
+	if perr != nil {
+		return r, fmt.Errorf("probe connect in %s/%s: %v, stderr %q, exec error %v", namespace, pod, perr, stderr, err)
 	}
 	return r, nil
 }

@@ -3,12 +3,13 @@ package probing
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fenceproof/fenceproof/internal/probeline"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -62,29 +63,11 @@ func (p *ExecProber) Probe(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-// connectLine is the JSON line `probe connect` prints.
-type connectLine struct {
-	To    string `json:"to"`
-	Proto string `json:"proto"`
-	OK    *bool  `json:"ok"`
-	Error string `json:"error"`
-	Reply string `json:"reply"`
-	Ms    int64  `json:"ms"`
-}
-
 // ParseConnect reads the last JSON line `probe connect` printed.
 func ParseConnect(out []byte) (Result, error) {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
-	if last == "" {
-		return Result{}, fmt.Errorf("probe printed nothing")
+	l, err := probeline.Parse(out)
+	if err != nil {
+		return Result{}, err
 	}
-	var l connectLine
-	if err := json.Unmarshal([]byte(last), &l); err != nil {
-		return Result{}, fmt.Errorf("probe output %q: %w", last, err)
-	}
-	if l.OK == nil {
-		return Result{}, fmt.Errorf("probe output %q has no ok field", last)
-	}
-	return Result{Reachable: *l.OK, Reply: l.Reply, Error: l.Error}, nil
+	return Result{Reachable: l.OK, Reply: l.Reply, Error: l.Error}, nil
 }
