@@ -206,15 +206,20 @@ type client struct {
 	f fence.FenceControllerClient
 }
 
+// cidrList wraps strings as the request's CIDR messages.
+func cidrList(ss []string) []*fence.CIDR {
+	cs := make([]*fence.CIDR, len(ss))
+	for i, s := range ss {
+		cs[i] = &fence.CIDR{Cidr: s}
+	}
+	return cs
+}
+
 func (c client) fence(t *testing.T, ss ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var cs []*fence.CIDR
-	for _, s := range ss {
-		cs = append(cs, &fence.CIDR{Cidr: s})
-	}
-	if _, err := c.f.FenceClusterNetwork(ctx, &fence.FenceClusterNetworkRequest{Cidrs: cs}); err != nil {
+	if _, err := c.f.FenceClusterNetwork(ctx, &fence.FenceClusterNetworkRequest{Cidrs: cidrList(ss)}); err != nil {
 		t.Fatalf("fence %v: %v", ss, err)
 	}
 }
@@ -223,11 +228,7 @@ func (c client) unfence(t *testing.T, ss ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var cs []*fence.CIDR
-	for _, s := range ss {
-		cs = append(cs, &fence.CIDR{Cidr: s})
-	}
-	if _, err := c.f.UnfenceClusterNetwork(ctx, &fence.UnfenceClusterNetworkRequest{Cidrs: cs}); err != nil {
+	if _, err := c.f.UnfenceClusterNetwork(ctx, &fence.UnfenceClusterNetworkRequest{Cidrs: cidrList(ss)}); err != nil {
 		t.Fatalf("unfence %v: %v", ss, err)
 	}
 }
