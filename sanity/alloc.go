@@ -131,6 +131,15 @@ func (s *State) mustBeSafe(cidrs []string) {
 	if s.cfg.Destructive {
 		return
 	}
+	if bad := outsideDocRanges(cidrs); len(bad) > 0 {
+		Fail(fmt.Sprintf("refusing to fence %v: outside the documentation ranges and --destructive is not set", bad))
+	}
+}
+
+// outsideDocRanges returns the CIDRs that would fence an address outside
+// the documentation ranges. Strings that are not CIDRs fence nothing.
+func outsideDocRanges(cidrs []string) []string {
+	var bad []string
 	for _, c := range cidrs {
 		p, err := netip.ParsePrefix(c)
 		if err != nil {
@@ -143,7 +152,8 @@ func (s *State) mustBeSafe(cidrs []string) {
 			}
 		}
 		if !safe {
-			Fail(fmt.Sprintf("refusing to fence %s: outside the documentation ranges and --destructive is not set", c))
+			bad = append(bad, c)
 		}
 	}
+	return bad
 }

@@ -123,3 +123,26 @@ func TestPassedOnlyCountsMust(t *testing.T) {
 		t.Error("a failed MUST rule passed")
 	}
 }
+
+func TestOnlyDocumentationRangesAreSafe(t *testing.T) {
+	cases := map[string]bool{
+		"192.0.2.0/24": true, "192.0.2.77/24": true, "198.51.100.7/32": true, "203.0.113.0/28": true,
+		"2001:db8:fe00::/64": true, "2001:DB8::1/128": true, "not-a-cidr": true, "300.1.1.1/32": true,
+		"192.0.2.0/23": false, "10.0.0.0/8": false, "240.0.0.0/4": false, "0.0.0.0/0": false,
+		"2001:db8::/31": false, "::/0": false, "198.51.101.0/24": false,
+	}
+	for c, safe := range cases {
+		if got := len(outsideDocRanges([]string{c})) == 0; got != safe {
+			t.Errorf("%s: safe=%v, want %v", c, got, safe)
+		}
+	}
+}
+
+// TestCanonicalIsStable guards the comparison every List rule relies on.
+func TestCanonicalIsStable(t *testing.T) {
+	for in, want := range map[string]string{"2001:DB8::/32": "2001:db8::/32", "192.0.2.0/24": "192.0.2.0/24", "junk": "junk"} {
+		if got := canonical(in); got != want {
+			t.Errorf("canonical(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
