@@ -321,7 +321,7 @@ func (s *Server) reply(ss *session, line string) bool {
 type SetResult struct {
 	Generation uint64   `json:"generation"`
 	CIDRs      []string `json:"cidrs"`
-	Closed     int      `json:"closed"`       // open sessions from newly fenced sources that were closed
+	Closed     int      `json:"closed"`      // open sessions from newly fenced sources that were closed
 	TNs        int64    `json:"enforced_ns"` // when the new list took effect (unix ns)
 }
 
