@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fenceproof/fenceproof/driver/backend/memory"
 	"github.com/fenceproof/fenceproof/driver/fault"
 )
 
@@ -173,6 +174,36 @@ var faultCases = []faultCase{
 		h.d.Stop()
 		return len(start(t, o).list(t)) == 0
 	}},
+	{spec: "ack-before-enforce=1h", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.0/24")
+		applied, _ := h.d.backend.(*memory.Backend).Applied()
+		return !slices.Contains(applied, netip.MustParsePrefix("192.0.2.0/24"))
+	}},
+}
+
+// TestAckBeforeEnforceEnforcesLate pins the fault's second half: the fence is
+// acknowledged unenforced and enforced after the delay, with the set stored
+// by then (a later Unfence is not undone).
+func TestAckBeforeEnforceEnforcesLate(t *testing.T) {
+	h := start(t, Options{Faults: []string{"ack-before-enforce=300ms"}})
+	mem := h.d.backend.(*memory.Backend)
+	if err := h.fence(t, "192.0.2.0/24"); err != nil {
+		t.Fatal(err)
+	}
+	if applied, _ := mem.Applied(); len(applied) != 0 {
+		t.Fatalf("enforced at once: %v", applied)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		applied, _ := mem.Applied()
+		if slices.Equal(applied, []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never enforced: %v", applied)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestFaultsChangeBehaviour(t *testing.T) {

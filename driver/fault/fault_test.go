@@ -37,17 +37,19 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for spec, want := range map[string]string{
-		"bogus":              "unknown fault",
-		"race=1":             "takes no argument",
-		"delay":              "want delay=RPC:DURATION",
-		"delay=Fence":        "want delay=RPC:DURATION",
-		"delay=Fence:soon":   "bad duration",
-		"delay=Fence:-1s":    "bad duration",
-		"delay=Nope:1s":      "unknown RPC",
-		"code=Fence:NOPE":    "unknown or OK",
-		"code=Fence:OK":      "unknown or OK",
-		"code=Fence":         "want code=RPC:CODE",
-		"code=Frobnicate:OK": "unknown RPC",
+		"bogus":                   "unknown fault",
+		"race=1":                  "takes no argument",
+		"delay":                   "want delay=RPC:DURATION",
+		"delay=Fence":             "want delay=RPC:DURATION",
+		"delay=Fence:soon":        "bad duration",
+		"delay=Fence:-1s":         "bad duration",
+		"delay=Nope:1s":           "unknown RPC",
+		"code=Fence:NOPE":         "unknown or OK",
+		"code=Fence:OK":           "unknown or OK",
+		"code=Fence":              "want code=RPC:CODE",
+		"code=Frobnicate:OK":      "unknown RPC",
+		"ack-before-enforce=soon": "ack-before-enforce=DURATION",
+		"ack-before-enforce=-1s":  "ack-before-enforce=DURATION",
 	} {
 		_, err := Parse([]string{spec})
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -70,7 +72,7 @@ func TestEveryNameParses(t *testing.T) {
 			t.Errorf("Parse(%q) = %v", spec, err)
 		}
 	}
-	if len(Names()) != 32 {
-		t.Errorf("got %d fault names, want 32", len(Names()))
+	if len(Names()) != 33 {
+		t.Errorf("got %d fault names, want 33", len(Names()))
 	}
 }

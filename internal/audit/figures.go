@@ -75,6 +75,9 @@ func (r *Result) figures(audit []refstore.AuditRecord, in Input) {
 		span(ev.StartNs)
 		span(ev.TNs)
 	}
+	for _, rec := range in.Enforce {
+		span(rec.TNs)
+	}
 	if r.Start == Never {
 		r.Start = 0
 	}
@@ -190,6 +193,9 @@ func (e *Episode) sources(audit []refstore.AuditRecord, windows []Window, segSta
 			s.AfterRate = rate(s.After, e.LiftNs, segEnd)
 		} else {
 			s.DuringRate = rate(s.During, e.AckNs, segEnd)
+		}
+		if !s.Fenced {
+			s.FirstAfterNs = 0 // gap and resumption are the fenced sources' figures
 		}
 		if s.FirstAfterNs > 0 {
 			s.ResumeMs = float64(s.FirstAfterNs-unfenceAck) / 1e6
