@@ -72,6 +72,7 @@ func (s *Server) startAdmin() error {
 			ul.Close()
 			return fmt.Errorf("admin listen %s: %w", s.o.AdminTCP, err)
 		}
+		s.adminTCP = tl.Addr()
 		s.serveAdmin(tl, s.adminHandler(true))
 	}
 	return nil

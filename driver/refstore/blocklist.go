@@ -22,7 +22,7 @@ type Blocklist struct {
 }
 
 // Contains reports whether addr (unmapped) lies in a fenced prefix.
-func (b *Blocklist) Contains(addr netip.Addr) bool {
+func (b Blocklist) Contains(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	for _, p := range b.Prefixes {
 		if p.Contains(addr) {
@@ -33,7 +33,7 @@ func (b *Blocklist) Contains(addr netip.Addr) bool {
 }
 
 // Strings returns the prefixes in canonical text form.
-func (b *Blocklist) Strings() []string {
+func (b Blocklist) Strings() []string {
 	out := make([]string, len(b.Prefixes))
 	for i, p := range b.Prefixes {
 		out[i] = p.String()

@@ -90,6 +90,7 @@ type Server struct {
 
 	lis      net.Listener
 	admins   []*http.Server
+	adminTCP net.Addr
 	sockPath string
 	token    string
 	wg       sync.WaitGroup
@@ -162,6 +163,9 @@ func (s *Server) Start() error {
 
 // Addr is the data listener's address (after Start).
 func (s *Server) Addr() net.Addr { return s.lis.Addr() }
+
+// AdminTCPAddr is the TCP admin listener's address, or nil without one.
+func (s *Server) AdminTCPAddr() net.Addr { return s.adminTCP }
 
 // Stop closes the listeners and every session and waits for the session
 // goroutines. The blocklist stays persisted. Safe to call more than once.
