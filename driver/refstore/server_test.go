@@ -39,7 +39,10 @@ func startServer(t *testing.T, dir string, mod ...func(*Options)) *Server {
 
 type tlog struct{ t *testing.T }
 
-func (w *tlog) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w *tlog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 // sockDir returns a short temporary directory (unix socket paths are limited
 // to 108 bytes).
