@@ -190,6 +190,26 @@ func fenceUnfence(r *rig, hold time.Duration) {
 
 func TestIntegrationFaithfulDriverIsClean(t *testing.T) {
 	r := newRig(t)
+	r.waitOK("worker-a", 1)
+	r.waitOK("worker-b", 1)
+	// GetFenceClients reports refstore's clients by id with /32 addresses.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := r.fc.GetFenceClients(ctx, &fence.GetFenceClientsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range cl.GetClients() {
+		var as []string
+		for _, a := range c.GetAddresses() {
+			as = append(as, a.GetCidr())
+		}
+		got[c.GetId()] = strings.Join(as, ",")
+	}
+	if len(got) != 2 || got["worker-a"] != "127.0.0.2/32" || got["worker-b"] != "127.0.0.3/32" {
+		t.Fatalf("GetFenceClients: %v, want worker-a 127.0.0.2/32 and worker-b 127.0.0.3/32", got)
+	}
 	fenceUnfence(r, 500*time.Millisecond)
 	res := r.finish()
 	if !res.OK() {
@@ -263,5 +283,45 @@ func TestIntegrationAckBeforeEnforceIsCaught(t *testing.T) {
 	}
 	if e := res.Episodes[0]; e.EnforceDeltaMs <= 0 {
 		t.Errorf("with the fault refstore enforces after the ack; got %.3f ms", e.EnforceDeltaMs)
+	}
+}
+
+// restartWhileFenced fences B, restarts the driver (same state file) while
+// B is fenced, waits, then unfences.
+func restartWhileFenced(r *rig, restartFaults ...string) {
+	r.waitOK("worker-b", 20)
+	r.fence("127.0.0.3/32")
+	r.drv.Stop()
+	r.conn.Close()
+	r.startDriver(restartFaults...)
+	time.Sleep(500 * time.Millisecond)
+	r.waitOK("worker-a", 20)
+}
+
+func TestIntegrationDriverRestartKeepsTheFence(t *testing.T) {
+	r := newRig(t)
+	restartWhileFenced(r)
+	r.unfence("127.0.0.3/32")
+	r.waitOK("worker-b", 10)
+	res := r.finish()
+	if !res.OK() {
+		t.Fatalf("restart with the fence stored must stay clean: %s", res.Summary())
+	}
+	if len(res.Restarts) != 2 || len(res.Restarts[1].Missing) != 0 || strings.Join(res.Restarts[1].Restored, ",") != "127.0.0.3/32" {
+		t.Fatalf("restarts %+v", res.Restarts)
+	}
+}
+
+func TestIntegrationForgetfulRestartIsCaught(t *testing.T) {
+	r := newRig(t)
+	restartWhileFenced(r, "forget-on-restart")
+	r.waitOK("worker-b", 5) // the forgetful driver let B back in
+	res := r.finish()
+	v := res.First()
+	if res.OK() || v.Kind != audit.KindWriteAfterFence || v.Client != "worker-b" {
+		t.Fatalf("a driver that forgets a fence on restart must fail on a worker-b write: %s", res.Summary())
+	}
+	if len(res.Restarts) != 2 || strings.Join(res.Restarts[1].Missing, ",") != "127.0.0.3/32" {
+		t.Fatalf("the restart must be listed as forgetting 127.0.0.3/32: %+v", res.Restarts)
 	}
 }

@@ -8,7 +8,7 @@
 //
 // Apply retries connection failures (refstore restarting) until its context
 // ends; a refusal of the content is returned at once. A background resync
-// compares refstore's list with the last applied set every ResyncInterval
+// compares refstore's list with the last applied set every DefaultResync
 // and re-applies it if refstore lost or changed it (e.g. its state file was
 // wiped), so enforcement converges on the driver's store.
 package refstore
@@ -29,8 +29,8 @@ import (
 	rs "github.com/fenceproof/fenceproof/driver/refstore"
 )
 
-// ResyncInterval is how often the backend checks refstore's list.
-const ResyncInterval = 10 * time.Second
+// DefaultResync is how often the backend checks refstore's list.
+const DefaultResync = 10 * time.Second
 
 // Backend is the refstore backend.
 type Backend struct {
@@ -45,8 +45,14 @@ type Backend struct {
 }
 
 // New connects lazily to the admin endpoint (unix:///path.sock, or
-// tcp://host:port with the token read from tokenFile).
+// tcp://host:port with the token read from tokenFile) and checks refstore's
+// list every DefaultResync.
 func New(endpoint, tokenFile string, log *slog.Logger) (*Backend, error) {
+	return NewWithResync(endpoint, tokenFile, DefaultResync, log)
+}
+
+// NewWithResync is New with another resync period.
+func NewWithResync(endpoint, tokenFile string, resync time.Duration, log *slog.Logger) (*Backend, error) {
 	token := ""
 	if tokenFile != "" {
 		raw, err := os.ReadFile(tokenFile)
@@ -60,7 +66,7 @@ func New(endpoint, tokenFile string, log *slog.Logger) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{c: c, log: log, stop: make(chan struct{}), done: make(chan struct{})}
-	go b.resyncLoop()
+	go b.resyncLoop(resync)
 	return b, nil
 }
 
@@ -105,9 +111,9 @@ func (b *Backend) apply(ctx context.Context, want []string) error {
 	}
 }
 
-func (b *Backend) resyncLoop() {
+func (b *Backend) resyncLoop(every time.Duration) {
 	defer close(b.done)
-	t := time.NewTicker(ResyncInterval)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
