@@ -156,8 +156,9 @@ func (s *Server) Start() error {
 	s.lis = lis
 	s.wg.Add(1)
 	go s.acceptLoop()
+	b := s.current()
 	s.log.Info("refstore listening", "addr", lis.Addr().String(), "admin", s.o.Admin, "admin_tcp", s.o.AdminTCP,
-		"audit", s.o.AuditPath, "state", s.o.StatePath, "generation", s.block.Generation, "blocklist", s.block.Strings())
+		"audit", s.o.AuditPath, "state", s.o.StatePath, "generation", b.Generation, "blocklist", boundList(b.Strings()))
 	return nil
 }
 
