@@ -162,7 +162,11 @@ func (r *rig) finish() *audit.Result {
 	if testing.Verbose() {
 		r.t.Log("\n" + res.Markdown(r.t.Name()) + res.TimelineText())
 	}
-	if err := res.WriteReports(r.dir, "audit", "integration"); err != nil {
+	dir, name := r.dir, "audit"
+	if d := os.Getenv("FP_AUDIT_REPORTS"); d != "" { // make audit-demo
+		dir, name = d, "audit-local-"+strings.TrimPrefix(r.t.Name(), "TestIntegration")
+	}
+	if err := res.WriteReports(dir, name, "Write audit: "+r.t.Name()); err != nil {
 		r.t.Fatal(err)
 	}
 	return res
