@@ -110,6 +110,11 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{o: o, log: o.Logger, sessions: map[*session]struct{}{}}
+	for _, p := range []string{o.AuditPath, o.StatePath, o.RefusalsPath, o.EnforcePath, strings.TrimPrefix(o.Admin, "unix://")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+	}
 	if o.AdminTokenFile != "" {
 		raw, err := os.ReadFile(o.AdminTokenFile)
 		if err != nil {

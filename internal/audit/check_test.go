@@ -216,3 +216,24 @@ func TestFiguresAroundAFence(t *testing.T) {
 		t.Errorf("report:\n%s\n%s", res.Markdown("x"), res.TimelineText())
 	}
 }
+
+func TestFailedWhileUnfencedCountsOnlyInsideTheRun(t *testing.T) {
+	const A = "10.0.1.7:1"
+	in := Input{
+		Audit: []refstore.AuditRecord{write("a", A, 2, 200), write("a", A, 4, 400)},
+		Writers: []writer.Attempt{
+			{Client: "a", Seq: 1, SendNs: 100, TNs: 101, Outcome: "error", Reason: "connect: refused"}, // before the service was up
+			{Client: "a", Seq: 2, Local: A, SendNs: 199, TNs: 201, Outcome: "ok", Server: 200},
+			{Client: "a", Seq: 3, Local: A, SendNs: 300, TNs: 301, Outcome: "error", Reason: "receive: EOF"}, // lost
+			{Client: "a", Seq: 4, Local: A, SendNs: 399, TNs: 401, Outcome: "ok", Server: 400},
+			{Client: "a", Seq: 5, SendNs: 500, TNs: 501, Outcome: "error", Reason: "connect: refused"}, // after the service stopped
+		},
+	}
+	res := Check(in, Options{})
+	if !res.OK() || len(res.Clients) != 1 {
+		t.Fatal(res.Summary())
+	}
+	if c := res.Clients[0]; c.FailedUnfenced != 1 || c.Errors != 3 || c.OK != 2 || c.Lost != 0 {
+		t.Fatalf("%+v, want 1 failure counted of 3 errors", c)
+	}
+}

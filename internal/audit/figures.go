@@ -238,8 +238,32 @@ func (r *Result) clients(audit []refstore.AuditRecord, in Input) {
 			get(v.Client).Lost++
 		}
 	}
+	// Failures before a client's first acknowledged write (the service was
+	// not up yet) and after the last audited write (it was shut down first)
+	// are outside the run and not counted as failures of an unfenced client.
+	firstOK := map[string]int64{}
+	var lastAudit int64
+	for _, rec := range audit {
+		lastAudit = max(lastAudit, rec.TNs)
+	}
+	for _, a := range in.Writers {
+		if a.Outcome == writer.OutcomeOK && (firstOK[a.Client] == 0 || a.SendNs < firstOK[a.Client]) {
+			firstOK[a.Client] = a.SendNs
+		}
+	}
+	outside := 0
 	for _, a := range in.Writers {
 		c := get(a.Client)
+		if a.Outcome != writer.OutcomeOK && (firstOK[a.Client] == 0 || a.SendNs < firstOK[a.Client] || a.SendNs > lastAudit) {
+			outside++
+			switch a.Outcome {
+			case writer.OutcomeRefused:
+				c.Refused++
+			default:
+				c.Errors++
+			}
+			continue
+		}
 		switch a.Outcome {
 		case writer.OutcomeOK:
 			c.OK++
@@ -252,6 +276,9 @@ func (r *Result) clients(audit []refstore.AuditRecord, in Input) {
 		if addr, ok := attemptAddr(a, byClient); ok && !r.mayRefuse(addr, a.SendNs, a.TNs, in.Driver, 0) {
 			c.FailedUnfenced++
 		}
+	}
+	if outside > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d failed attempts before their writer's first acknowledged write or after the last audited write were not counted as lost", outside))
 	}
 	for _, c := range m {
 		for _, a := range c.Addresses {
