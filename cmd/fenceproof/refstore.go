@@ -14,10 +14,13 @@ import (
 )
 
 func init() {
-	register("refstore", "run the reference storage service (audited writes, storage-side fence)", runRefstore)
+	register("refstore", "run the reference storage service (audited writes, storage-side fence); 'refstore ctl' calls its admin API", runRefstore)
 }
 
 func runRefstore(args []string) int {
+	if len(args) > 0 && args[0] == "ctl" {
+		return runRefstoreCtl(args[1:])
+	}
 	fs := flag.NewFlagSet("refstore", flag.ContinueOnError)
 	var o refstore.Options
 	logFmt := fs.String("log-format", "json", "json | text")
