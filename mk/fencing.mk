@@ -10,3 +10,13 @@ test-fencing-core: ## only the refstore, writer, refstore backend and oracle tes
 audit-demo: ## local fence/unfence against refstore, faithful and ack-before-enforce drivers; reports in $(REPORTS)/audit-local-*
 	FP_AUDIT_REPORTS=$(abspath $(REPORTS)) $(GO) test -count=1 -run 'TestIntegration' ./internal/audit/
 	@ls $(REPORTS)/audit-local-*.md
+
+BENCH_TARGETS += bench-refstore
+REFSTORE_BENCHTIME ?= 2s
+.PHONY: bench-refstore
+bench-refstore: ## refstore acknowledged writes/s (fsync per write) with 1 and 8 sessions, and their ratio
+	@out=$$($(GO) test -run '^$$' -bench BenchmarkWrites -benchtime $(REFSTORE_BENCHTIME) ./driver/refstore/ 2>/dev/null | grep '^Benchmark'); \
+	echo "$$out"; \
+	echo "$$out" | awk '{ for (i = 1; i < NF; i++) if ($$(i+1) == "writes/s") w[$$1] = $$i } \
+	  END { for (k in w) { if (k ~ /sessions=1-/ || k ~ /sessions=1$$/) one = w[k]; if (k ~ /sessions=8/) eight = w[k] } \
+	        if (one && eight) printf "ratio writes/s 8 sessions / 1 session: %.2f\n", eight / one }'
