@@ -1,6 +1,7 @@
 package refstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -46,6 +47,9 @@ type jsonLog struct {
 }
 
 func openJSONLog(path string, fsync bool) (*jsonLog, error) {
+	if err := repairTail(path); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -96,4 +100,37 @@ func (l *jsonLog) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.f.Close()
+}
+
+// repairTail cuts a torn last line (a crash while appending; that record was
+// never acknowledged, since the OK follows the fsync of the whole line) so
+// the next record does not run into it. Only regular files are touched.
+func repairTail(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n := min(fi.Size(), 64<<10)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, fi.Size()-n); err != nil {
+		return err
+	}
+	if buf[n-1] == '\n' {
+		return nil
+	}
+	cut := int64(0)
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		cut = fi.Size() - n + int64(i) + 1
+	} else if fi.Size() > n {
+		return fmt.Errorf("%s: the last %d bytes hold no newline; not a JSON-lines log", path, n)
+	}
+	if err := f.Truncate(cut); err != nil {
+		return err
+	}
+	return f.Sync()
 }

@@ -457,3 +457,21 @@ func TestMalformedRequestsGetERRAndAClose(t *testing.T) {
 		t.Fatalf("%d records audited from malformed requests", n)
 	}
 }
+
+// TestTornAuditTailIsCutOnStart: a crash while appending leaves a partial
+// last line (never acknowledged); the next start cuts it so the log stays
+// one JSON record per line.
+func TestTornAuditTailIsCutOnStart(t *testing.T) {
+	dir := sockDir(t)
+	good := `{"client":"a","addr":"127.0.0.2:1","seq":1,"t_ns":1}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "audit.log"), []byte(good+`{"client":"a","addr":"127.0.0.2:1","se`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, dir)
+	a := dial(t, s, srcA)
+	a.mustOK(FormatWrite("a", 2, ""))
+	recs := readAudit(t, filepath.Join(dir, "audit.log"))
+	if len(recs) != 2 || recs[0].Seq != 1 || recs[1].Seq != 2 {
+		t.Fatalf("audit after a torn tail: %+v", recs)
+	}
+}

@@ -237,6 +237,9 @@ func ReadDriverLog(path string) ([]DriverEvent, []string, error) {
 	if skipped > 0 {
 		warn = append(warn, fmt.Sprintf("%s: %d non-JSON lines skipped", path, skipped))
 	}
+	if err == nil && len(out) == 0 {
+		warn = append(warn, fmt.Sprintf("%s: no Fence, Unfence or ready line: is this the reference driver's JSON log?", path))
+	}
 	return out, warn, err
 }
 
