@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ func runRefstoreCtl(args []string) int {
 	tokenFile := fs.String("token-file", "", "bearer token file for a tcp:// endpoint")
 	timeout := fs.Duration("timeout", 30*time.Second, "deadline of the call")
 	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: fenceproof refstore ctl [--admin EP] [--token-file F] blocklist | clients | stats | set [CIDR ...]")
+		fmt.Fprintln(os.Stderr, "usage: fenceproof refstore ctl [--admin EP] [--token-file F] blocklist | clients | stats | set [CIDR ...] | dump audit|enforce|refusals")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +62,10 @@ func runRefstoreCtl(args []string) int {
 		out, err = c.Stats(ctx)
 	case verb == "set":
 		out, err = c.SetBlocklist(ctx, rest)
+	case verb == "dump" && len(rest) == 1 && slices.Contains(refstore.LogNames, rest[0]):
+		if err = c.CopyLog(ctx, rest[0], os.Stdout); err == nil {
+			return 0
+		}
 	default:
 		fs.Usage()
 		return 2

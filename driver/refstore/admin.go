@@ -22,7 +22,11 @@ const (
 	PathClients   = "/v1/clients"   // GET: ClientsBody
 	PathStats     = "/v1/stats"     // GET: Stats
 	PathHealth    = "/healthz"      // GET: "ok"
+	PathLogs      = "/v1/logs/"     // GET /v1/logs/{audit,enforce,refusals}: the file as it is now
 )
+
+// LogNames are the logs GET /v1/logs/NAME serves.
+var LogNames = []string{"audit", "enforce", "refusals"}
 
 // maxAdminBody bounds a PUT body.
 const maxAdminBody = 8 << 20
@@ -123,6 +127,21 @@ func (s *Server) adminHandler(needToken bool) http.Handler {
 	mux.HandleFunc("GET "+PathStats, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Stats())
 	})
+	mux.HandleFunc("GET "+PathLogs+"{name}", func(w http.ResponseWriter, r *http.Request) {
+		path := map[string]string{"audit": s.o.AuditPath, "enforce": s.o.EnforcePath, "refusals": s.o.RefusalsPath}[r.PathValue("name")]
+		if path == "" {
+			writeJSON(w, http.StatusNotFound, ErrorBody{"unknown log; want one of " + strings.Join(LogNames, ", ")})
+			return
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, ErrorBody{err.Error()})
+			return
+		}
+		defer f.Close()
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		io.Copy(w, f)
+	})
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok\n")
 	})
@@ -206,6 +225,33 @@ func (c *AdminClient) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
 	err := c.do(ctx, http.MethodGet, PathStats, nil, &st)
 	return st, err
+}
+
+// CopyLog copies refstore's log NAME (one of LogNames) to w: the way to
+// get the audit log out of a container that has no shell.
+func (c *AdminClient) CopyLog(ctx context.Context, name string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+PathLogs+name, nil)
+	if err != nil {
+		return err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("refstore admin GET %s%s: %w", PathLogs, name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var eb ErrorBody
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if json.Unmarshal(raw, &eb) != nil || eb.Error == "" {
+			eb.Error = strings.TrimSpace(string(raw))
+		}
+		return &StatusError{Code: resp.StatusCode, Message: eb.Error}
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
 }
 
 // StatusError is a non-2xx admin answer.

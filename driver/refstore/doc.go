@@ -57,6 +57,7 @@
 //	                    the answer comes only once the list is persisted and enforced
 //	GET  /v1/clients    {"clients":[{"id","addr","since_ns"}]}
 //	GET  /v1/stats      {"accepted","refused","sessions","generation"}
+//	GET  /v1/logs/NAME  the audit, enforce or refusals log as it is now (JSON lines)
 //	GET  /healthz       ok
 //
 // AdminClient is the Go client (used by the driver's refstore backend,

@@ -475,3 +475,28 @@ func TestTornAuditTailIsCutOnStart(t *testing.T) {
 		t.Fatalf("audit after a torn tail: %+v", recs)
 	}
 }
+
+func TestLogsCanBeCopiedThroughTheAdminAPI(t *testing.T) {
+	dir := sockDir(t)
+	s := startServer(t, dir)
+	a := dial(t, s, srcA)
+	a.mustOK(FormatWrite("a", 1, ""))
+	a.mustOK(FormatWrite("a", 2, ""))
+	c, err := NewAdminClient("unix://"+filepath.Join(dir, "admin.sock"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var buf strings.Builder
+	if err := c.CopyLog(context.Background(), "audit", &buf); err != nil {
+		t.Fatal(err)
+	}
+	disk, _ := os.ReadFile(filepath.Join(dir, "audit.log"))
+	if buf.String() != string(disk) || strings.Count(buf.String(), "\n") != 2 {
+		t.Fatalf("copied %q, on disk %q", buf.String(), disk)
+	}
+	var se *StatusError
+	if err := c.CopyLog(context.Background(), "../etc/passwd", &buf); !errors.As(err, &se) || se.Code != 404 {
+		t.Fatalf("unknown log: %v, want 404", err)
+	}
+}

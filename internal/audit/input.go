@@ -254,8 +254,13 @@ func countOf(p *int) any {
 func ReadWriterLog(path string) ([]writer.Attempt, []string, error) {
 	var out []writer.Attempt
 	var warn []string
+	skipped := 0
 	err := eachLine(path, func(n int, line []byte, torn bool) error {
 		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		if line[0] != '{' { // e.g. the writer's final counts on stderr, merged by kubectl logs
+			skipped++
 			return nil
 		}
 		var a writer.Attempt
@@ -274,6 +279,9 @@ func ReadWriterLog(path string) ([]writer.Attempt, []string, error) {
 		out = append(out, a)
 		return nil
 	})
+	if skipped > 0 {
+		warn = append(warn, fmt.Sprintf("%s: %d non-JSON lines skipped", path, skipped))
+	}
 	return out, warn, err
 }
 

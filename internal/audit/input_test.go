@@ -75,12 +75,14 @@ func TestLoadToleratesATornLastLineAndForeignLines(t *testing.T) {
 	f := Files{
 		Audit:      []string{writeFile(t, dir, "a.log", goodAudit+`{"client":"b","addr":"10.0`)},
 		DriverLogs: []string{writeFile(t, dir, "d.log", "panic: something\n\tgoroutine 1\n"+goodDriver+`{"msg":"rpc","rp`)},
+		WriterLogs: []string{writeFile(t, dir, "w.log", `{"client":"b","seq":1,"send_ns":40,"t_ns":51,"outcome":"ok","server_ns":50}`+
+			"\nfenceproof writer: b: ok 1, refused 0, error 0\n")},
 	}
 	in, err := Load(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(in.Audit) != 1 || len(in.Driver) != 2 || len(in.Warnings) != 3 {
+	if len(in.Audit) != 1 || len(in.Driver) != 2 || len(in.Writers) != 1 || len(in.Warnings) != 4 {
 		t.Fatalf("audit %d, driver %d, warnings %q", len(in.Audit), len(in.Driver), in.Warnings)
 	}
 	// The one audited write (t=50) precedes the ack (t=100): clean.
