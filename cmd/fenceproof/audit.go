@@ -26,7 +26,7 @@ func runAudit(args []string) int {
 	fs.Var(&drivers, "driver-log", "reference driver JSON log (repeatable, e.g. one per driver pod; required)")
 	fs.Var(&writers, "writer-log", "writer attempt log (repeatable)")
 	fs.StringVar(&f.EnforceLog, "enforce-log", "", "refstore enforcement log (default: enforce.log next to the first --audit, if present)")
-	report := fs.String("report", "", "write NAME.md and NAME-timeline.txt into this directory")
+	report := fs.String("report", "", "write NAME.md, NAME.json and NAME-timeline.txt into this directory")
 	name := fs.String("name", "audit", "report file name prefix")
 	title := fs.String("title", "Write audit", "report title")
 	skew := fs.Duration("skew", 0, "tolerated clock skew between driver and storage (0 on one host)")

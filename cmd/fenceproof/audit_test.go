@@ -45,4 +45,8 @@ func TestAuditCheckExitStatus(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(report, "fencing-audit-timeline.txt")); err != nil {
 		t.Fatal(err)
 	}
+	js, err := os.ReadFile(filepath.Join(report, "fencing-audit.json"))
+	if err != nil || !strings.Contains(string(js), `"ok": false`) || !strings.Contains(string(js), `"delta_ms": 0.000001`) {
+		t.Fatalf("json report: %v\n%s", err, js)
+	}
 }

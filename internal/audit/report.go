@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -124,13 +125,80 @@ func (r *Result) TimelineText() string {
 	return b.String()
 }
 
-// WriteReports writes DIR/NAME.md (the Markdown report) and
+// Summary JSON: the machine-readable report (NAME.json).
+type jsonReport struct {
+	OK         bool            `json:"ok"`
+	Summary    string          `json:"summary"`
+	First      *jsonViolation  `json:"first_violation,omitempty"`
+	Violations map[string]int  `json:"violations"`
+	Fences     []jsonFence     `json:"fences"`
+	Clients    []ClientFigures `json:"clients"`
+	Restarts   []Restart       `json:"restarts"`
+	Warnings   []string        `json:"warnings"`
+	Audited    int             `json:"audited"`
+	Attempts   int             `json:"attempts"`
+}
+
+type jsonViolation struct {
+	Kind    string  `json:"kind"`
+	Client  string  `json:"client"`
+	Addr    string  `json:"addr"`
+	Seq     uint64  `json:"seq"`
+	TNs     int64   `json:"t_ns"`
+	Record  string  `json:"record"`
+	Fence   string  `json:"fence,omitempty"`
+	AckNs   int64   `json:"ack_ns,omitempty"`
+	DeltaMs float64 `json:"delta_ms,omitempty"`
+	Text    string  `json:"text"`
+}
+
+type jsonFence struct {
+	CIDRs          []string        `json:"cidrs"`
+	AckNs          int64           `json:"ack_ns"`
+	LiftNs         int64           `json:"lift_ns"` // math.MaxInt64: never lifted
+	EnforceDeltaMs *float64        `json:"enforce_minus_ack_ms"`
+	Sources        []SourceFigures `json:"sources"`
+}
+
+// JSON renders the machine-readable report.
+func (r *Result) JSON() ([]byte, error) {
+	j := jsonReport{OK: r.OK(), Summary: r.Summary(), Violations: map[string]int{}, Clients: r.Clients, Restarts: r.Restarts,
+		Warnings: r.Warnings, Audited: r.Audited, Attempts: r.Attempts}
+	for _, v := range r.Violations {
+		j.Violations[v.Kind]++
+	}
+	if v := r.First(); v != nil {
+		jv := &jsonViolation{Kind: v.Kind, Client: v.Client, Addr: v.Addr, Seq: v.Seq, TNs: v.TNs, Record: v.Record, Text: v.String()}
+		if v.Window != nil {
+			jv.Fence, jv.AckNs, jv.DeltaMs = v.Window.Key, v.Window.From, v.DeltaMs
+		}
+		j.First = jv
+	}
+	for _, e := range r.Episodes {
+		f := jsonFence{CIDRs: e.CIDRs, AckNs: e.AckNs, LiftNs: e.LiftNs, Sources: e.Sources}
+		if e.EnforceNs > 0 {
+			d := e.EnforceDeltaMs
+			f.EnforceDeltaMs = &d
+		}
+		j.Fences = append(j.Fences, f)
+	}
+	return json.MarshalIndent(j, "", "  ")
+}
+
+// WriteReports writes DIR/NAME.md (the Markdown report), DIR/NAME.json and
 // DIR/NAME-timeline.txt.
 func (r *Result) WriteReports(dir, name, title string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(r.Markdown(title)), 0o644); err != nil {
+		return err
+	}
+	raw, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(raw, '\n'), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, name+"-timeline.txt"), []byte(r.TimelineText()), 0o644)
