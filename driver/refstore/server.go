@@ -224,15 +224,13 @@ func (s *Server) acceptLoop() {
 		fenced := s.block.Contains(src.Addr())
 		s.gate.RUnlock()
 		if fenced {
-			s.refuse(ss, "", 0, ReasonFenced)
-			c.Close()
+			s.refuseOnAccept(ss, ReasonFenced)
 			continue
 		}
 		s.mu.Lock()
 		if s.closing || len(s.sessions) >= s.o.MaxSessions {
 			s.mu.Unlock()
-			s.refuse(ss, "", 0, ReasonBusy)
-			c.Close()
+			s.refuseOnAccept(ss, ReasonBusy)
 			continue
 		}
 		s.sessions[ss] = struct{}{}
@@ -249,6 +247,23 @@ func remoteAddrPort(c net.Conn) netip.AddrPort {
 	}
 	ap, _ := netip.ParseAddrPort(c.RemoteAddr().String())
 	return ap
+}
+
+// refuseOnAccept refuses a new connection in the background: REFUSED, then
+// a half-close and a short drain of what the client already sent (its
+// HELLO), so the client reads the refusal instead of a reset.
+func (s *Server) refuseOnAccept(ss *session, reason string) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer ss.conn.Close()
+		s.refuse(ss, "", 0, reason)
+		if tc, ok := ss.conn.(*net.TCPConn); ok {
+			tc.CloseWrite()
+			ss.conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			io.Copy(io.Discard, io.LimitReader(ss.conn, 64<<10))
+		}
+	}()
 }
 
 // refuse counts and logs a refusal and tells the client, best effort.
