@@ -137,6 +137,9 @@ func parseDriverFlags(args []string) (driver.Options, string, error) {
 	if o.StatePath == "" {
 		return fail(fmt.Errorf("--state is required"))
 	}
+	if (o.Backend == "refstore") != (o.RefstoreAdmin != "") {
+		return fail(fmt.Errorf("--refstore-admin goes with --backend refstore, and only with it"))
+	}
 	if _, err := fault.Parse(o.Faults); err != nil {
 		return fail(err)
 	}

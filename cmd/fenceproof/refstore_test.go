@@ -56,3 +56,20 @@ func TestRefstoreCtl(t *testing.T) {
 		t.Errorf("writer without --id: exit %d, want 2", got)
 	}
 }
+
+func TestDriverRefstoreFlags(t *testing.T) {
+	o, _, err := parseDriverFlags([]string{"--state", "s.db", "--backend", "refstore", "--refstore-admin", "unix:///run/refstore/admin.sock",
+		"--refstore-token-file", "/etc/refstore/token", "--fault", "ack-before-enforce=2s"})
+	if err != nil || o.Backend != "refstore" || o.RefstoreAdmin != "unix:///run/refstore/admin.sock" || o.RefstoreTokenFile != "/etc/refstore/token" {
+		t.Fatalf("%+v %v", o, err)
+	}
+	for _, args := range [][]string{
+		{"--state", "s", "--backend", "refstore"},
+		{"--state", "s", "--refstore-admin", "unix:///x.sock"},
+		{"--state", "s", "--fault", "ack-before-enforce=never"},
+	} {
+		if _, _, err := parseDriverFlags(args); err == nil {
+			t.Errorf("parseDriverFlags(%q) accepted", args)
+		}
+	}
+}
