@@ -41,15 +41,21 @@
 // # Why not porcupine
 //
 // github.com/anishathalye/porcupine (v1.0.0) checks that a concurrent
-// history is linearizable against a sequential model. The property here
-// could be phrased that way (a model of the fence set, Fence/Unfence as
-// operations spanning [start, return], writes as instantaneous operations
-// returning accepted or refused), but it would answer a weaker and less
-// useful question: porcupine may linearize a Fence anywhere inside
-// [start, return], while the safety claim operators rely on is anchored at
-// the return (the ack), and it reports "not linearizable" with a partial
-// linearization, not the first offending record with its delta to the ack.
-// The property is a time-window predicate over real-time-stamped events
-// from one clock, checked exactly in O(writes × windows); it needs no
-// search. So the oracle does not use porcupine.
+// history is linearizable against a sequential model, searching for an
+// order of the operations that respects real time. The property here can be
+// phrased that way: a model holding the fence set, Fence and Unfence as
+// operations spanning [start, return], writes as operations returning
+// accepted or refused. Two phrasings exist and neither helps. With a write
+// spanning the client's [send, OK], a write sent before the ack and accepted
+// after it overlaps the Fence and may be linearized before it, so a write
+// accepted after the ack passes: weaker than the promise operators rely on.
+// With a write as an instant at its audit time, the answer equals this
+// package's window predicate, but it is reached by a search (exponential in
+// the worst case, bounded here only by partitioning per source) and reported
+// as "not linearizable" with a partial linearization, not as the first
+// offending record, the fence it breaks and the delay after the ack. The
+// property is a time-window predicate over events stamped by one clock; it
+// is checked exactly in O(writes × windows). So the oracle does not use
+// porcupine; the same ordering is checked at the storage side by refstore's
+// own tests (no write audited after a blocklist change took effect).
 package audit
