@@ -120,6 +120,19 @@ func (r *rig) waitOK(id string, n int) {
 	}
 }
 
+// waitRefused waits until writer id has been refused once more.
+func (r *rig) waitRefused(id string) {
+	r.t.Helper()
+	start := r.writers[id].Counts()[writer.OutcomeRefused]
+	deadline := time.Now().Add(30 * time.Second)
+	for r.writers[id].Counts()[writer.OutcomeRefused] <= start {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("writer %s: no refusal in 30 s: %v", id, r.writers[id].Counts())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (r *rig) fence(cidrs ...string) {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -248,8 +261,16 @@ func TestIntegrationFaithfulDriverIsClean(t *testing.T) {
 }
 
 func TestIntegrationAckBeforeEnforceIsCaught(t *testing.T) {
-	r := newRig(t, "ack-before-enforce=700ms")
-	fenceUnfence(r, 1200*time.Millisecond)
+	r := newRig(t, "ack-before-enforce=3s")
+	r.waitOK("worker-a", 20)
+	r.waitOK("worker-b", 20)
+	r.fence("127.0.0.3/32")
+	// Enforcement comes 3 s after the ack: B keeps getting writes accepted
+	// (waiting for them, not for a time, keeps this exact on a loaded machine).
+	r.waitOK("worker-b", 5)
+	r.waitRefused("worker-b") // then the late enforcement refuses it
+	r.unfence("127.0.0.3/32")
+	r.waitOK("worker-b", 20)
 	res := r.finish()
 	if res.OK() {
 		t.Fatalf("the oracle passed a driver that acknowledges before enforcing:\n%s", res.Markdown("ack-before-enforce"))
