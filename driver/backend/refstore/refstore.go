@@ -7,7 +7,9 @@
 // acknowledged fence is always already enforced.
 //
 // Apply retries connection failures (refstore restarting) until its context
-// ends; a refusal of the content is returned at once. A background resync
+// ends; a refusal of the content is returned at once. When a change fails,
+// the previous list is put back at once (the change may have reached
+// refstore before the failure, and the driver keeps its previous set). A background resync
 // compares refstore's list with the last applied set every DefaultResync
 // and re-applies it if refstore lost or changed it (e.g. its state file was
 // wiped), so enforcement converges on the driver's store.
@@ -81,9 +83,22 @@ func (b *Backend) Apply(ctx context.Context, fenced []netip.Prefix) error {
 	if err != nil {
 		return err
 	}
+	want = rs.Blocklist{Prefixes: canon}.Strings()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.apply(ctx, (&rs.Blocklist{Prefixes: canon}).Strings())
+	err = b.apply(ctx, want)
+	if err != nil && b.applied != nil && !slices.Equal(b.applied, want) {
+		// The change may have reached refstore before the failure (e.g. the
+		// RPC's deadline expired while refstore answered). The driver keeps
+		// its previous set, so put refstore back on it at once rather than
+		// at the next resync: an acknowledged fence must not stay lifted.
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if rerr := b.apply(rctx, b.applied); rerr != nil {
+			b.log.Error("refstore: restoring the previous blocklist after a failed change failed; the resync will retry", "err", rerr)
+		}
+		cancel()
+	}
+	return err
 }
 
 func (b *Backend) apply(ctx context.Context, want []string) error {

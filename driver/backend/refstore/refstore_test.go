@@ -2,12 +2,16 @@ package refstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,5 +141,52 @@ func TestClientsAndTokenFile(t *testing.T) {
 	cl, err := b.Clients(context.Background())
 	if err != nil || len(cl) != 0 {
 		t.Fatalf("clients %v %v", cl, err)
+	}
+}
+
+// TestAFailedChangeIsRolledBackAtOnce uses a stand-in admin server (the
+// real refstore cannot be made to fail after applying a change): it applies
+// every PUT but answers the second one with 500. The backend must put the
+// previous list back at once, so an acknowledged fence is not left lifted
+// until the next resync.
+func TestAFailedChangeIsRolledBackAtOnce(t *testing.T) {
+	d := dir(t)
+	l, err := net.Listen("unix", filepath.Join(d, "admin.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var puts [][]string
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body rs.BlocklistBody
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		puts = append(puts, body.CIDRs)
+		n := len(puts)
+		mu.Unlock()
+		if n == 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			json.NewEncoder(w).Encode(rs.ErrorBody{Error: "injected after applying"})
+			return
+		}
+		json.NewEncoder(w).Encode(rs.SetResult{CIDRs: body.CIDRs})
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+	b, err := New("unix://"+filepath.Join(d, "admin.sock"), "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Apply(context.Background(), prefixes("192.0.2.0/24")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Apply(context.Background(), nil); err == nil {
+		t.Fatal("the injected failure was not returned")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(puts) != 3 || strings.Join(puts[2], ",") != "192.0.2.0/24" {
+		t.Fatalf("PUTs %q: want the previous list re-applied after the failed change", puts)
 	}
 }
