@@ -38,12 +38,18 @@ type EnforceRecord struct {
 	Restored   bool     `json:"restored,omitempty"` // loaded from the state file at start
 }
 
-// jsonLog appends JSON lines to a file, optionally fsyncing each one.
+// jsonLog appends JSON lines to a file, optionally fsyncing each one before
+// append returns. Concurrent appends share fsyncs (group commit): a line is
+// durable once any fsync that started after it was written has returned.
 type jsonLog struct {
-	mu     sync.Mutex
-	f      *os.File
-	sync   bool
-	broken error // set on the first failed write; every later append fails
+	mu      sync.Mutex // serialises writes and guards the fields below
+	f       *os.File
+	sync    bool
+	broken  error // set on the first failed write or fsync; every later append fails
+	written int64 // bytes written by this process
+	synced  int64 // of which known durable
+
+	syncMu sync.Mutex // one fsync at a time
 }
 
 func openJSONLog(path string, fsync bool) (*jsonLog, error) {
@@ -63,9 +69,9 @@ func openJSONLog(path string, fsync bool) (*jsonLog, error) {
 	return &jsonLog{f: f, sync: fsync}, nil
 }
 
-// append writes v as one line (and fsyncs it when the log is synchronous).
-// After a failure the log is broken for good: a partial line may be on disk
-// and nothing may follow it.
+// append writes v as one line (and, when the log is synchronous, returns
+// only once it is fsynced). After a failure the log is broken for good: a
+// partial line may be on disk and nothing may follow it.
 func (l *jsonLog) append(v any) error {
 	if l == nil {
 		return nil
@@ -76,20 +82,40 @@ func (l *jsonLog) append(v any) error {
 	}
 	b = append(b, '\n')
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.broken != nil {
+		l.mu.Unlock()
 		return l.broken
 	}
 	if _, err := l.f.Write(b); err != nil {
 		l.broken = fmt.Errorf("write %s: %w", l.f.Name(), err)
+		l.mu.Unlock()
 		return l.broken
 	}
-	if l.sync {
-		if err := l.f.Sync(); err != nil {
-			l.broken = fmt.Errorf("fsync %s: %w", l.f.Name(), err)
-			return l.broken
-		}
+	l.written += int64(len(b))
+	mine := l.written
+	l.mu.Unlock()
+	if !l.sync {
+		return nil
 	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.mu.Lock()
+	done, broken, target := l.synced >= mine, l.broken, l.written
+	l.mu.Unlock()
+	switch {
+	case broken != nil:
+		return broken
+	case done: // an fsync that started after our write covered it
+		return nil
+	}
+	err = l.f.Sync()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.broken = fmt.Errorf("fsync %s: %w", l.f.Name(), err)
+		return l.broken
+	}
+	l.synced = max(l.synced, target)
 	return nil
 }
 
