@@ -14,7 +14,7 @@ audit-demo: ## local fence/unfence against refstore, faithful and ack-before-enf
 BENCH_TARGETS += bench-refstore
 REFSTORE_BENCHTIME ?= 2s
 .PHONY: bench-refstore
-bench-refstore: ## refstore acknowledged writes/s (fsync per write) with 1 and 8 sessions, and their ratio
+bench-refstore: ## refstore acknowledged (fsynced) writes/s with 1 and 8 sessions, and their ratio
 	@out=$$($(GO) test -run '^$$' -bench BenchmarkWrites -benchtime $(REFSTORE_BENCHTIME) ./driver/refstore/ 2>/dev/null | grep '^Benchmark'); \
 	echo "$$out"; \
 	echo "$$out" | awk '{ for (i = 1; i < NF; i++) if ($$(i+1) == "writes/s") w[$$1] = $$i } \

@@ -20,7 +20,8 @@
 // # Files
 //
 //   - audit log (--audit): one JSON line per accepted write, AuditRecord
-//     {"client","addr","seq","t_ns"}, written and fsynced before the OK. If
+//     {"client","addr","seq","t_ns"}, written and fsynced before the OK
+//     (concurrent writes share fsyncs: group commit). If
 //     a write or fsync fails the service refuses every later write
 //     (audit-failed): nothing is ever acknowledged without its record.
 //   - refusals log (refused.log beside it): RefusalRecord per refused
