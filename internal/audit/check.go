@@ -17,10 +17,11 @@ import (
 const (
 	KindWriteAfterFence = "write-after-fence" // an audited write from a fenced source after the fence's ack
 	KindLostAck         = "lost-ack"          // a writer saw OK but the write is not in the audit log
-	KindRefusedUnfenced = "refused-unfenced"  // a writer was refused while its source was not fenced
+	KindEnforcedLate    = "enforced-after-ack" // refstore enforced a fence only after the driver acknowledged it
+	KindRefusedUnfenced = "refused-unfenced"   // a writer was refused while its source was not fenced
 )
 
-var kindRank = map[string]int{KindWriteAfterFence: 0, KindLostAck: 1, KindRefusedUnfenced: 2}
+var kindRank = map[string]int{KindWriteAfterFence: 0, KindLostAck: 1, KindEnforcedLate: 2, KindRefusedUnfenced: 3}
 
 // Never is the end of a window that was never lifted.
 const Never = math.MaxInt64
@@ -67,6 +68,8 @@ func (v Violation) String() string {
 	case KindWriteAfterFence:
 		return fmt.Sprintf("%s: write %s seq %d from %s accepted at %s, %.3f ms after the ack of the fence of %s (acknowledged at %s, %s); record %s",
 			v.Kind, v.Client, v.Seq, v.Addr, fmtNs(v.TNs), v.DeltaMs, v.Window.Key, fmtNs(v.Window.From), v.Window.Fence.Source, v.Record)
+	case KindEnforcedLate:
+		return fmt.Sprintf("%s: %s; enforcement record %s", v.Kind, v.Detail, v.Record)
 	default:
 		return fmt.Sprintf("%s: %s seq %d from %s at %s: %s; record %s", v.Kind, v.Client, v.Seq, v.Addr, fmtNs(v.TNs), v.Detail, v.Record)
 	}
@@ -114,6 +117,7 @@ func Check(in Input, o Options) *Result {
 	r.buildWindows(in.Driver)
 	r.checkWrites(audit, o.Skew)
 	r.checkWriters(audit, in.Writers, in.Driver, o.Skew)
+	r.checkEnforcement(in.Enforce, o.Skew)
 	slices.SortStableFunc(r.Violations, func(a, b Violation) int {
 		if c := kindRank[a.Kind] - kindRank[b.Kind]; c != 0 {
 			return c
@@ -353,4 +357,37 @@ func joinOr(s []string, none string) string {
 		return none
 	}
 	return strings.Join(s, ", ")
+}
+
+// checkEnforcement compares each acknowledged Fence with refstore's
+// enforcement log (when given): the first list change at or after the RPC's
+// start that covers the fence must not come after the ack. This catches an
+// early ack even when no fenced writer happened to write in between.
+func (r *Result) checkEnforcement(enforce []refstore.EnforceRecord, skew time.Duration) {
+	if len(enforce) == 0 {
+		return
+	}
+	byFence := map[*DriverEvent][]string{}
+	var order []*DriverEvent
+	for _, w := range r.Windows {
+		if w.Fence.Kind != EventFence {
+			continue
+		}
+		if byFence[w.Fence] == nil {
+			order = append(order, w.Fence)
+		}
+		byFence[w.Fence] = append(byFence[w.Fence], w.Key)
+	}
+	for _, ev := range order {
+		e := Episode{Fence: ev, AckNs: ev.TNs, CIDRs: byFence[ev]}
+		e.enforcement(enforce)
+		if e.EnforceNs == 0 || e.EnforceNs <= e.AckNs+int64(skew) {
+			continue
+		}
+		rec := enforce[slices.IndexFunc(enforce, func(x refstore.EnforceRecord) bool { return x.TNs == e.EnforceNs })]
+		raw, _ := json.Marshal(rec)
+		r.Violations = append(r.Violations, Violation{Kind: KindEnforcedLate, TNs: e.EnforceNs, Record: string(raw),
+			Detail: fmt.Sprintf("the fence of %s (%s) was acknowledged at %s and enforced %.3f ms later",
+				strings.Join(e.CIDRs, " "), ev.Source, fmtNs(ev.TNs), e.EnforceDeltaMs)})
+	}
 }

@@ -45,8 +45,19 @@ func TestCheckTable(t *testing.T) {
 		audit   []refstore.AuditRecord
 		writers []writer.Attempt
 		skew    time.Duration
+		enforce []refstore.EnforceRecord
 		want    []want // every violation, in reported order
 	}{
+		{name: "enforcement before the ack is fine",
+			driver:  []DriverEvent{fenceEv(90, 100, "10.0.0.5/32")},
+			enforce: []refstore.EnforceRecord{{TNs: 95, Generation: 1, CIDRs: []string{"10.0.0.5/32"}}}},
+		{name: "enforcement after the ack is caught even without a write",
+			driver:  []DriverEvent{fenceEv(90, 100, "10.0.0.5/32"), fenceEv(190, 200, "10.0.1.0/24")},
+			enforce: []refstore.EnforceRecord{{TNs: 95, Generation: 1, CIDRs: []string{"10.0.0.5/32"}}, {TNs: 300, Generation: 2, CIDRs: []string{"10.0.0.5/32", "10.0.1.0/24"}}},
+			want:    []want{{KindEnforcedLate, "", 0}}},
+		{name: "a fence covered by a wider enforced prefix counts as enforced",
+			driver:  []DriverEvent{fenceEv(90, 100, "10.0.0.5/32")},
+			enforce: []refstore.EnforceRecord{{TNs: 95, Generation: 1, CIDRs: []string{"10.0.0.0/8"}}}},
 		{name: "clean fence and unfence",
 			driver: []DriverEvent{fenceEv(90, 100, "10.0.0.5/32"), unfenceEv(200, 210, "10.0.0.5/32")},
 			audit:  []refstore.AuditRecord{write("b", B, 1, 80), write("b", B, 2, 220), write("a", A, 1, 150)}},
@@ -143,7 +154,7 @@ func TestCheckTable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := Check(Input{Audit: c.audit, Driver: c.driver, Writers: c.writers}, Options{Skew: c.skew})
+			res := Check(Input{Audit: c.audit, Driver: c.driver, Writers: c.writers, Enforce: c.enforce}, Options{Skew: c.skew})
 			var got []want
 			for _, v := range res.Violations {
 				got = append(got, want{v.Kind, v.Client, v.Seq})

@@ -23,7 +23,10 @@
 // time (a log that starts mid-life). IPv4-mapped IPv6 prefixes and sources
 // are compared unmapped. Failed RPCs acknowledge nothing.
 //
-// With writer logs two more promises are checked: every write a writer saw
+// With refstore's enforcement log, an acknowledged Fence whose first
+// covering blocklist change came after the ack is a violation too
+// (enforced-after-ack): it catches an early ack even when no fenced writer
+// wrote in between. With writer logs two more promises are checked: every write a writer saw
 // acknowledged is in the audit log (lost-ack), and no writer was refused
 // while no fence covered its source (refused-unfenced): refusals are
 // legitimate from the start of a Fence RPC covering the source (or of a

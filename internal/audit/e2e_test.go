@@ -301,10 +301,17 @@ func TestIntegrationAckBeforeEnforceIsCaught(t *testing.T) {
 	if want, _ := json.Marshal(first); v.Record != string(want) || !strings.Contains(string(raw), v.Record) {
 		t.Fatalf("the violation names %s, want the first worker-b record after the ack %s", v.Record, want)
 	}
+	late := 0
 	for _, x := range res.Violations {
 		if x.Kind == audit.KindWriteAfterFence && x.Client != "worker-b" {
 			t.Fatalf("only worker-b was fenced, yet %s", x)
 		}
+		if x.Kind == audit.KindEnforcedLate {
+			late++
+		}
+	}
+	if late != 1 {
+		t.Errorf("want exactly one enforced-after-ack violation, got %d", late)
 	}
 	if e := res.Episodes[0]; e.EnforceDeltaMs <= 0 {
 		t.Errorf("with the fault refstore enforces after the ack; got %.3f ms", e.EnforceDeltaMs)

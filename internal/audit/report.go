@@ -37,14 +37,14 @@ func (r *Result) Markdown(title string) string {
 	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
 	p("# %s\n\n", title)
 	if r.OK() {
-		p("**PASS**: no write from a fenced source was accepted after its fence was acknowledged; every acknowledged write is in the audit log; no unfenced writer was refused.\n\n")
+		p("**PASS**: no write from a fenced source was accepted after its fence was acknowledged; every acknowledged write is in the audit log; no fence was enforced after its ack; no unfenced writer was refused.\n\n")
 	} else {
 		p("**FAIL**: %d violations.\n\nFirst violation:\n\n```\n%s\n```\n\n", len(r.Violations), r.First())
 		counts := map[string]int{}
 		for _, v := range r.Violations {
 			counts[v.Kind]++
 		}
-		for _, k := range []string{KindWriteAfterFence, KindLostAck, KindRefusedUnfenced} {
+		for _, k := range []string{KindWriteAfterFence, KindLostAck, KindEnforcedLate, KindRefusedUnfenced} {
 			if counts[k] > 0 {
 				p("- %s: %d\n", k, counts[k])
 			}
