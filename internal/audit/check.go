@@ -15,8 +15,8 @@ import (
 
 // Violation kinds, most serious first.
 const (
-	KindWriteAfterFence = "write-after-fence" // an audited write from a fenced source after the fence's ack
-	KindLostAck         = "lost-ack"          // a writer saw OK but the write is not in the audit log
+	KindWriteAfterFence = "write-after-fence"  // an audited write from a fenced source after the fence's ack
+	KindLostAck         = "lost-ack"           // a writer saw OK but the write is not in the audit log
 	KindEnforcedLate    = "enforced-after-ack" // refstore enforced a fence only after the driver acknowledged it
 	KindRefusedUnfenced = "refused-unfenced"   // a writer was refused while its source was not fenced
 )
