@@ -62,9 +62,12 @@ type Options struct {
 	Backend            string            // "memory" (default) | "nftables"
 	StatePath          string            // bbolt file; required
 	NetNS              string            // nftables only: "" = current netns, "new" = a private netns, else a netns path
+	Table              string            // nftables only: table name, default "fenceproof"; one per driver instance in a netns
 	Secrets            map[string]string // secrets every request must carry (all keys, equal values); empty = no auth
 	RequiredParameters []string          // parameter keys every request must carry, with a non-empty value
 	HostBits           string            // "normalise" (default) | "reject"
+	MaxPrefix          string            // shortest prefix lengths accepted, "N" or "V4,V6" (cidr.ParseMinBits); "" refuses only /0 and ::/0
+	Protect            []string          // CIDR blocks enforcement never drops, besides loopback and the TCP control port
 	ProtectedPorts     []uint16          // nftables GetFenceClients: peers ESTABLISHED to these local ports
 	StaticClients      []Client          // GetFenceClients answer when the backend sees no clients
 	DisableGetClients  bool              // do not advertise GET_CLIENTS_TO_FENCE; GetFenceClients is UNIMPLEMENTED
@@ -88,12 +91,22 @@ type Driver struct {
 	log      *slog.Logger
 	faults   *fault.Set
 	hostBits cidr.HostBits
+	minBits  cidr.MinBits
+	protect  []netip.Prefix
 	clients  []Client
 	store    *store.Store
 	backend  backend.Backend
 
-	mu    sync.Mutex                  // serialises mutations
-	state atomic.Pointer[store.State] // mirror of the last committed store state
+	mu      sync.Mutex   // serialises mutations
+	stateMu sync.RWMutex // guards live and maxSeq: written by mutations (under mu), read by List
+	live    store.State  // mirror of the last committed store state
+	maxSeq  uint64
+	sortMu  sync.Mutex
+	sorted  []string // List order of live's keys; nil when stale
+
+	notReady atomic.Pointer[string] // why enforcement differs from the store; nil when it does not
+	stopLoop chan struct{}
+	loopDone chan struct{}
 
 	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
 	srv      *grpc.Server
@@ -124,6 +137,12 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 	if d.hostBits, err = cidr.ParseHostBits(o.HostBits); err != nil {
 		return nil, err
 	}
+	if d.minBits, err = cidr.ParseMinBits(o.MaxPrefix); err != nil {
+		return nil, err
+	}
+	if d.protect, err = protectedSet(o.Protect); err != nil {
+		return nil, err
+	}
 	if d.clients, err = checkClients(o.StaticClients); err != nil {
 		return nil, err
 	}
@@ -143,12 +162,18 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		}
 	}
 	st, err := d.store.Load()
+	if err == nil {
+		err = d.migrateMapped(st)
+	}
+	if err == nil {
+		err = d.checkKeys(st)
+	}
 	if err != nil {
 		d.store.Close()
-		return nil, fmt.Errorf("load state: %w", err)
+		return nil, fmt.Errorf("load state %s: %w", o.StatePath, err)
 	}
-	d.state.Store(&st)
-	if d.backend, err = newBackend(o, d.log); err != nil {
+	d.live, d.maxSeq = st, st.MaxSeq()
+	if d.backend, err = newBackend(o, d.protect, d.store.InstanceID(), d.log); err != nil {
 		d.store.Close()
 		return nil, err
 	}
@@ -169,17 +194,33 @@ func backendName(o Options) string {
 	return o.Backend
 }
 
-func newBackend(o Options, log *slog.Logger) (backend.Backend, error) {
+func newBackend(o Options, protect []netip.Prefix, owner string, log *slog.Logger) (backend.Backend, error) {
 	switch backendName(o) {
 	case "memory":
-		if o.NetNS != "" {
-			return nil, errors.New("--netns applies to the nftables backend only")
+		if o.NetNS != "" || o.Table != "" {
+			return nil, errors.New("--netns and --table apply to the nftables backend only")
 		}
 		return memory.New(), nil
 	case "nftables":
-		return newNftables(o.NetNS, log)
+		return newNftables(o, protect, owner, log)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want memory or nftables)", o.Backend)
+}
+
+// loopback is always protected.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// protectedSet parses --protect blocks and adds loopback.
+func protectedSet(cs []string) ([]netip.Prefix, error) {
+	out := slices.Clone(loopback)
+	for _, c := range cs {
+		p, err := cidr.Parse(c, cidr.Normalise)
+		if err != nil {
+			return nil, fmt.Errorf("protected block %q: %v", c, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func checkClients(cs []Client) ([]Client, error) {
@@ -223,7 +264,9 @@ func prefixes(st store.State) []netip.Prefix {
 func (d *Driver) Fences() []netip.Prefix {
 	st, err := d.store.Load()
 	if err != nil {
-		st = *d.state.Load()
+		d.stateMu.RLock()
+		st = d.live.Clone()
+		d.stateMu.RUnlock()
 	}
 	ps := prefixes(st)
 	slices.SortFunc(ps, comparePrefix)
