@@ -72,6 +72,7 @@ type Options struct {
 	StaticClients      []Client          // GetFenceClients answer when the backend sees no clients
 	DisableGetClients  bool              // do not advertise GET_CLIENTS_TO_FENCE; GetFenceClients is UNIMPLEMENTED
 	Faults             []string          // fault specs (package fault); a bad spec is an error
+	ReconcileInterval  time.Duration     // how often enforcement is verified and repaired; 0 = DefaultReconcileInterval, <0 = never
 	Logger             *slog.Logger      // default slog.Default()
 }
 
@@ -106,6 +107,7 @@ type Driver struct {
 
 	notReady atomic.Pointer[string] // why enforcement differs from the store; nil when it does not
 	stopLoop chan struct{}
+	kick     chan struct{} // wakes the reconciler (Probe saw drift)
 	loopDone chan struct{}
 
 	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
@@ -182,6 +184,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("re-apply %d stored fences: %w", len(st), err)
 	}
+	d.startReconciler()
 	d.log.Info("driver ready", "backend", backendName(o), "state", o.StatePath, "fences", len(st),
 		"secret_keys", sortedKeys(o.Secrets), "faults", d.faults.Specs())
 	return d, nil
@@ -305,6 +308,12 @@ func (d *Driver) Start(endpoint string) (string, error) {
 		return "", fmt.Errorf("listen %s: %w", endpoint, err)
 	}
 	addr := "tcp://" + lis.Addr().String()
+	if network == "tcp" {
+		if err := d.protectControlPort(lis.Addr()); err != nil {
+			lis.Close()
+			return "", err
+		}
+	}
 	if network == "unix" {
 		if err := os.Chmod(address, 0o600); err != nil {
 			lis.Close()
@@ -351,6 +360,10 @@ func (d *Driver) Stop() {
 				d.srv.Stop()
 			}
 		}
+		if d.stopLoop != nil {
+			close(d.stopLoop)
+			<-d.loopDone
+		}
 		d.mu.Lock()
 		if err := d.backend.Close(); err != nil {
 			d.log.Error("close backend", "err", err)
@@ -365,6 +378,34 @@ func (d *Driver) Stop() {
 		d.log.Info("stopped")
 		close(d.done)
 	})
+}
+
+// protectControlPort makes the backend accept the TCP endpoint's port from
+// every source before any drop rule, and re-applies the set with it, so no
+// fence (not even 0.0.0.0/0) cuts the driver off from the clients that
+// would lift it. It warns when the endpoint listens on every interface.
+func (d *Driver) protectControlPort(a net.Addr) error {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	if ta.IP.IsUnspecified() {
+		d.log.Warn("the TCP endpoint listens on every interface: anyone who can reach this host may call the driver; name an address (tcp://10.0.0.5:9070) and use TLS", "endpoint", a.String())
+	}
+	cp, ok := d.backend.(interface{ SetControlPorts([]uint16) })
+	if !ok {
+		return nil
+	}
+	cp.SetControlPorts([]uint16{uint16(ta.Port)})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stateMu.RLock()
+	ps := prefixes(d.live)
+	d.stateMu.RUnlock()
+	if err := d.backend.Apply(context.Background(), ps); err != nil {
+		return fmt.Errorf("protect control port %d: %w", ta.Port, err)
+	}
+	return nil
 }
 
 func parseEndpoint(ep string) (network, address string, err error) {

@@ -83,12 +83,13 @@ type Backend struct {
 	owner        string
 	protect      []netip.Prefix
 	controlPorts []uint16
+	set          *cidr.Set // what was last applied; nil before the first Apply
 	log          *slog.Logger
-	ns   netns.NsHandle // -1 for the current netns
-	own  bool           // ns was created by us ("new") or opened from a path
-	opts []nft.ConnOption
-	conn *nft.Conn
-	ct   *vnl.Handle
+	ns           netns.NsHandle // -1 for the current netns
+	own          bool           // ns was created by us ("new") or opened from a path
+	opts         []nft.ConnOption
+	conn         *nft.Conn
+	ct           *vnl.Handle
 }
 
 // Option configures a Backend.
@@ -206,10 +207,15 @@ func bigSendBuffer(c *netlink.Conn) error {
 func (b *Backend) Apply(_ context.Context, fenced []netip.Prefix) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ranges := cidr.Union(fenced)
+	if err := b.checkOwner(); err != nil {
+		return err
+	}
+	set := cidr.NewSet(fenced)
+	ranges := set.Ranges()
 	if err := b.program(ranges); err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}
+	b.set = set
 	if len(ranges) > 0 {
 		// The drop rules already stop every packet; a failure here only
 		// leaves stale conntrack entries behind, so it does not fail Apply.
@@ -298,6 +304,11 @@ func (b *Backend) Ranges(ipv6 bool) ([]cidr.Range, error) {
 	if ipv6 {
 		name, n = Set6Name, 16
 	}
+	return b.rangesOf(name, n)
+}
+
+// rangesOf reads a set of the table back; b.mu is held.
+func (b *Backend) rangesOf(name string, n int) ([]cidr.Range, error) {
 	s, err := b.conn.GetSetByName(b.tableRef(), name)
 	if err != nil {
 		return nil, err
