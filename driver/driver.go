@@ -73,6 +73,10 @@ type Options struct {
 	DisableGetClients  bool              // do not advertise GET_CLIENTS_TO_FENCE; GetFenceClients is UNIMPLEMENTED
 	Faults             []string          // fault specs (package fault); a bad spec is an error
 	ReconcileInterval  time.Duration     // how often enforcement is verified and repaired; 0 = DefaultReconcileInterval, <0 = never
+	MaxMessageBytes    int               // largest request accepted; 0 = DefaultMaxMessageBytes
+	MaxStreams         int               // concurrent RPCs per connection; 0 = DefaultMaxStreams
+	MaxInFlight        int               // RPCs executing at once; 0 = DefaultMaxInFlight
+	TLS                TLSFiles          // TLS for a tcp:// endpoint
 	Logger             *slog.Logger      // default slog.Default()
 }
 
@@ -111,6 +115,7 @@ type Driver struct {
 	loopDone chan struct{}
 
 	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
+	slots    chan struct{} // in-flight RPCs (boundInterceptor)
 	srv      *grpc.Server
 	lis      net.Listener
 	sockPath string
@@ -298,6 +303,10 @@ func (d *Driver) Start(endpoint string) (string, error) {
 			return "", err
 		}
 	}
+	sopts, err := d.serverOptions(network)
+	if err != nil {
+		return "", err
+	}
 	var lis net.Listener
 	if network == "unix" {
 		lis, err = listenUnix(address)
@@ -323,7 +332,7 @@ func (d *Driver) Start(endpoint string) (string, error) {
 		addr = "unix://" + address
 	}
 	d.lis = lis
-	d.srv = grpc.NewServer(grpc.ChainUnaryInterceptor(d.recoverInterceptor, d.logInterceptor))
+	d.srv = grpc.NewServer(sopts...)
 	identity.RegisterIdentityServer(d.srv, &identityServer{d: d})
 	fence.RegisterFenceControllerServer(d.srv, &fenceServer{d: d})
 	go func() {
