@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -69,5 +71,29 @@ func TestMappedIPv6FailsClosed(t *testing.T) {
 	}
 	if got := h.list(t); !slices.Equal(got, want[:1]) {
 		t.Fatalf("after unfencing the mapped /128: %v", got)
+	}
+}
+
+// TestDefaultEndpointPrivate: the default socket directory is created 0700
+// and one writable by others is refused.
+func TestDefaultEndpointPrivate(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", base)
+	ep, err := DefaultEndpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep != "unix://"+base+"/fenceproof/driver.sock" {
+		t.Fatalf("endpoint %s", ep)
+	}
+	fi, err := os.Stat(base + "/fenceproof")
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("socket directory mode %v, %v", fi.Mode().Perm(), err)
+	}
+	if err := os.Chmod(base+"/fenceproof", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DefaultEndpoint(); err == nil || !strings.Contains(err.Error(), "writable") {
+		t.Fatalf("world-writable socket directory: %v", err)
 	}
 }

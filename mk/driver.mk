@@ -18,4 +18,4 @@ test-driver: ## only the driver's tests (verbose counts)
 	$(GO) test -count=1 ./driver/...
 
 run-driver: build ## run the reference driver (memory backend) on /tmp/fenceproof-driver.sock
-	$(FENCEPROOF) driver --state /tmp/fenceproof-driver.db
+	$(FENCEPROOF) driver --endpoint unix:///tmp/fenceproof-driver.sock --state /tmp/fenceproof-driver.db

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -104,10 +105,10 @@ func ParseMinBits(s string) (MinBits, error) {
 		v6s = v4s
 	}
 	var m MinBits
-	if _, err := fmt.Sscanf(v4s, "%d", &m.V4); err != nil || m.V4 < 0 || m.V4 > 32 || strings.TrimSpace(v4s) != v4s {
-		return MinBits{}, fmt.Errorf("max prefix %q: want N (0-32) or V4,V6 lengths such as 8,32", s)
-	}
-	if _, err := fmt.Sscanf(v6s, "%d", &m.V6); err != nil || m.V6 < 0 || m.V6 > 128 || (!two && m.V6 > 32) || strings.TrimSpace(v6s) != v6s {
+	var err4, err6 error
+	m.V4, err4 = strconv.Atoi(v4s)
+	m.V6, err6 = strconv.Atoi(v6s)
+	if err4 != nil || err6 != nil || m.V4 < 0 || m.V4 > 32 || m.V6 < 0 || m.V6 > 128 || (!two && m.V6 > 32) {
 		return MinBits{}, fmt.Errorf("max prefix %q: want N (0-32) or V4,V6 lengths such as 8,32", s)
 	}
 	return m, nil

@@ -163,7 +163,7 @@ func TestMinBits(t *testing.T) {
 			t.Errorf("ParseMinBits(%q) = %v, %v; want %s", in, m, err, want)
 		}
 	}
-	for _, bad := range []string{"x", "-1", "33", "8,129", "8,", " 8", "40"} {
+	for _, bad := range []string{"x", "-1", "33", "8,129", "8,", " 8", "40", "0/0", "8x"} {
 		if _, err := ParseMinBits(bad); err == nil {
 			t.Errorf("ParseMinBits(%q) accepted", bad)
 		}
