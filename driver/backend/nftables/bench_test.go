@@ -3,8 +3,8 @@
 package nftables
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 )
