@@ -112,6 +112,8 @@ type Driver struct {
 	notReady atomic.Pointer[string] // why enforcement differs from the store; nil when it does not
 	stopLoop chan struct{}
 	kick     chan struct{} // wakes the reconciler (Probe saw drift)
+
+	lastProbeVerify time.Time // guarded by mu
 	loopDone chan struct{}
 
 	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault

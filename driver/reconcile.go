@@ -13,6 +13,9 @@ import (
 // (a deleted table, an edited set) can last.
 const DefaultReconcileInterval = 5 * time.Second
 
+// probeVerifyEvery rate-limits the verification Probe runs.
+const probeVerifyEvery = time.Second
+
 // startReconciler runs reconcile every interval until Stop, when the backend
 // can verify itself.
 func (d *Driver) startReconciler() {
@@ -75,13 +78,22 @@ func (d *Driver) reconcile(v backend.Verifier) {
 // probeVerify is Probe's check: it verifies enforcement now, so Probe says
 // not ready as soon as drift exists rather than at the next tick, and wakes
 // the reconciler to repair it.
+//
+// Verify reads every set element back, so with a large set it is not free:
+// Probe verifies at most once per probeVerifyEvery and answers from the
+// last result in between.
 func (d *Driver) probeVerify(ctx context.Context) {
 	v, ok := d.backend.(backend.Verifier)
 	if !ok || d.kick == nil {
 		return
 	}
 	d.mu.Lock()
+	if time.Since(d.lastProbeVerify) < probeVerifyEvery {
+		d.mu.Unlock()
+		return
+	}
 	err := v.Verify(ctx)
+	d.lastProbeVerify = time.Now()
 	d.mu.Unlock()
 	if err == nil {
 		d.setReady("")

@@ -209,6 +209,7 @@ func TestDeletedTableRestored(t *testing.T) {
 		if !top.served(fenced4) {
 			t.Fatal("deleting the table did not lift the fence: the test cannot see drift")
 		}
+		time.Sleep(1100 * time.Millisecond) // Probe verifies at most once a second
 		if td.probe(t) {
 			t.Fatal("Probe ready while the table is missing")
 		}
