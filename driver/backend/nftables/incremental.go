@@ -48,9 +48,7 @@ func (b *Backend) Change(_ context.Context, add, remove []netip.Prefix) error {
 		b.log.Warn("incremental nftables update failed; rebuilt the whole table instead", "err", err)
 	}
 	if len(d.Added) > 0 {
-		if err := b.forget(d.Added); err != nil {
-			b.log.Warn("fences applied, but deleting conntrack entries of fenced sources failed", "err", err)
-		}
+		b.queueForget(d.Added)
 	}
 	return nil
 }

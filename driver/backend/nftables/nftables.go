@@ -32,9 +32,11 @@
 // whatever its conntrack state, so an established connection cannot deliver
 // another byte. We drop rather than reject with a TCP reset: a fenced node is
 // treated like a blackholed one, and answering it would tell a misbehaving
-// client to reconnect. After each Apply the conntrack entries whose original
-// source is fenced are deleted too, so a stateful accept rule elsewhere cannot
-// keep the flow alive and GetFenceClients stops reporting the fenced peer.
+// client to reconnect. After each Apply, and in the background after each
+// Change, the conntrack entries whose original source is fenced are deleted
+// too, so a stateful accept rule elsewhere cannot keep the flow alive and
+// GetFenceClients (Peers waits for pending deletions) stops reporting the
+// fenced peer.
 package nftables
 
 import (
@@ -84,6 +86,13 @@ type Backend struct {
 	protect      []netip.Prefix
 	controlPorts []uint16
 	set          *cidr.Set // what was last applied; nil before the first Apply
+
+	ctMu       sync.Mutex // serialises use of ct
+	forgetMu   sync.Mutex
+	pending    []cidr.Range // fenced ranges whose conntrack entries are still to delete
+	forgetKick chan struct{}
+	stopForget chan struct{}
+	forgetDone chan struct{}
 	log          *slog.Logger
 	ns           netns.NsHandle // -1 for the current netns
 	own          bool           // ns was created by us ("new") or opened from a path
@@ -154,6 +163,7 @@ func New(netNS string, log *slog.Logger, options ...Option) (*Backend, error) {
 		b.Close()
 		return nil, fmt.Errorf("nftables netlink: %w", err)
 	}
+	b.startForgetter()
 	return b, nil
 }
 
@@ -250,6 +260,8 @@ func (f srcFilter) MatchConntrackFlow(flow *vnl.ConntrackFlow) bool {
 }
 
 func (b *Backend) forget(ranges []cidr.Range) error {
+	b.ctMu.Lock()
+	defer b.ctMu.Unlock()
 	var errs error
 	f := srcFilter{fenced: ranges, protected: cidr.Union(b.protect)}
 	for _, fam := range []vnl.InetFamily{unix.AF_INET, unix.AF_INET6} {
@@ -260,14 +272,57 @@ func (b *Backend) forget(ranges []cidr.Range) error {
 	return errs
 }
 
+// startForgetter deletes the conntrack entries of newly fenced sources in
+// the background: the drop rules already stop every packet when Change
+// returns, and a conntrack dump costs milliseconds even when empty, so it is
+// kept off the RPC path. Peers and Close flush what is pending first.
+func (b *Backend) startForgetter() {
+	b.forgetKick, b.stopForget, b.forgetDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(b.forgetDone)
+		for {
+			select {
+			case <-b.stopForget:
+				return
+			case <-b.forgetKick:
+				b.flushForget()
+			}
+		}
+	}()
+}
+
+func (b *Backend) queueForget(rs []cidr.Range) {
+	b.forgetMu.Lock()
+	b.pending = append(b.pending, rs...)
+	b.forgetMu.Unlock()
+	select {
+	case b.forgetKick <- struct{}{}:
+	default:
+	}
+}
+
+func (b *Backend) flushForget() {
+	b.forgetMu.Lock()
+	rs := b.pending
+	b.pending = nil
+	b.forgetMu.Unlock()
+	if len(rs) == 0 {
+		return
+	}
+	if err := b.forget(rs); err != nil {
+		b.log.Warn("fences applied, but deleting conntrack entries of fenced sources failed", "err", err)
+	}
+}
+
 // tcpEstablished is TCP_CONNTRACK_ESTABLISHED.
 const tcpEstablished = 3
 
 // Peers returns the original sources of ESTABLISHED TCP conntrack entries
 // whose original destination port is one of ports.
 func (b *Backend) Peers(_ context.Context, ports []uint16) ([]netip.Addr, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.flushForget() // a fenced peer must not be reported
+	b.ctMu.Lock()
+	defer b.ctMu.Unlock()
 	var out []netip.Addr
 	for _, fam := range []vnl.InetFamily{unix.AF_INET, unix.AF_INET6} {
 		flows, err := b.ct.ConntrackTableList(vnl.ConntrackTable, fam)
@@ -376,7 +431,13 @@ func maxAddr(n int) netip.Addr {
 // stays: enforcement outlives the driver process (a "new" namespace is
 // destroyed with its last reference).
 func (b *Backend) Close() error {
+	if b.stopForget != nil {
+		close(b.stopForget)
+		<-b.forgetDone
+		b.stopForget = nil
+	}
 	if b.ct != nil {
+		b.flushForget()
 		b.ct.Close()
 	}
 	if b.own && b.ns.IsOpen() {
