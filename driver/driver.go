@@ -114,7 +114,7 @@ type Driver struct {
 	kick     chan struct{} // wakes the reconciler (Probe saw drift)
 
 	lastProbeVerify time.Time // guarded by mu
-	loopDone chan struct{}
+	loopDone        chan struct{}
 
 	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
 	slots    chan struct{} // in-flight RPCs (boundInterceptor)

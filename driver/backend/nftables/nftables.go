@@ -93,12 +93,12 @@ type Backend struct {
 	forgetKick chan struct{}
 	stopForget chan struct{}
 	forgetDone chan struct{}
-	log          *slog.Logger
-	ns           netns.NsHandle // -1 for the current netns
-	own          bool           // ns was created by us ("new") or opened from a path
-	opts         []nft.ConnOption
-	conn         *nft.Conn
-	ct           *vnl.Handle
+	log        *slog.Logger
+	ns         netns.NsHandle // -1 for the current netns
+	own        bool           // ns was created by us ("new") or opened from a path
+	opts       []nft.ConnOption
+	conn       *nft.Conn
+	ct         *vnl.Handle
 }
 
 // Option configures a Backend.
