@@ -185,6 +185,12 @@ func Union(ps []netip.Prefix) []Range {
 		p = p.Masked()
 		rs = append(rs, Range{From: p.Addr(), To: last(p)})
 	}
+	return Merge(rs)
+}
+
+// Merge sorts ranges and merges those that overlap or touch (within one
+// family), IPv4 first.
+func Merge(rs []Range) []Range {
 	slices.SortFunc(rs, func(a, b Range) int { return a.From.Compare(b.From) })
 	out := rs[:0]
 	for _, r := range rs {

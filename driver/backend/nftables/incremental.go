@@ -32,33 +32,49 @@ func (b *Backend) Change(_ context.Context, add, remove []netip.Prefix) error {
 	if b.set == nil {
 		return errors.New("nftables: Change before the first Apply")
 	}
-	d := b.set.Change(add, remove)
-	if d.Empty() {
+	d := b.set.change(add, remove)
+	if d.empty() {
 		return nil
 	}
 	if err := b.sendDelta(d); err != nil {
 		if oerr := b.checkOwner(); oerr != nil {
-			b.set.Change(remove, add)
+			b.set.change(remove, add)
 			return oerr
 		}
-		if perr := b.program(b.set.Ranges()); perr != nil {
-			b.set.Change(remove, add)
+		if perr := b.program(b.set); perr != nil {
+			b.set.change(remove, add)
 			return fmt.Errorf("nftables: incremental update failed (%v), and so did rebuilding the table: %w", err, perr)
 		}
 		b.log.Warn("incremental nftables update failed; rebuilt the whole table instead", "err", err)
 	}
-	if len(d.Added) > 0 {
-		b.queueForget(d.Added)
+	if added := d.added(); len(added) > 0 {
+		b.queueForget(added)
 	}
 	return nil
 }
 
 // sendDelta queues the element changes and flushes them as one batch; a
 // failed batch changes nothing in the kernel.
-func (b *Backend) sendDelta(d cidr.Delta) error {
+func (b *Backend) sendDelta(md delta) error {
+	d := md.wide
 	f4, f6 := b.sets()
+	h4, h6 := b.hostSets()
 	rm4, rm6 := split(d.Removed)
 	add4, add6 := split(d.Added)
+	hosts := func(op func(*nft.Set, []nft.SetElement) error, s *nft.Set, as []netip.Addr, ipv6 bool) error {
+		var fam []netip.Addr
+		for _, a := range as {
+			if a.Is6() == ipv6 {
+				fam = append(fam, a)
+			}
+		}
+		for chunk := range slices.Chunk(hostElements(fam), elemChunk) {
+			if err := op(s, chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	queue := func(op func(*nft.Set, []nft.SetElement) error, s *nft.Set, rs []cidr.Range) error {
 		for chunk := range slices.Chunk(elements(rs), elemChunk) {
 			if err := op(s, chunk); err != nil {
@@ -69,7 +85,9 @@ func (b *Backend) sendDelta(d cidr.Delta) error {
 	}
 	err := errors.Join(
 		queue(b.conn.SetDeleteElements, f4, rm4), queue(b.conn.SetDeleteElements, f6, rm6),
-		queue(b.conn.SetAddElements, f4, add4), queue(b.conn.SetAddElements, f6, add6))
+		hosts(b.conn.SetDeleteElements, h4, md.hostDel, false), hosts(b.conn.SetDeleteElements, h6, md.hostDel, true),
+		queue(b.conn.SetAddElements, f4, add4), queue(b.conn.SetAddElements, f6, add6),
+		hosts(b.conn.SetAddElements, h4, md.hostAdd, false), hosts(b.conn.SetAddElements, h6, md.hostAdd, true))
 	if err == nil {
 		err = b.conn.Flush()
 	}
@@ -125,13 +143,32 @@ func (b *Backend) Verify(context.Context) error {
 	case owner != b.owner:
 		return fmt.Errorf("table inet %s: owner tag changed: %w", b.table, backend.ErrDrift)
 	}
-	if want := 6 + len(b.controlPorts); len(rules) != want {
+	if want := 8 + len(b.controlPorts); len(rules) != want {
 		return fmt.Errorf("chain input has %d rules, want %d: %w", len(rules), want, backend.ErrDrift)
 	}
-	if fw, err := b.conn.GetRules(b.tableRef(), &nft.Chain{Name: "forward"}); err != nil || len(fw) != 5 {
-		return fmt.Errorf("chain forward missing or edited (%d rules, want 5): %w", len(fw), backend.ErrDrift)
+	if fw, err := b.conn.GetRules(b.tableRef(), &nft.Chain{Name: "forward"}); err != nil || len(fw) != 7 {
+		return fmt.Errorf("chain forward missing or edited (%d rules, want 7): %w", len(fw), backend.ErrDrift)
 	}
-	want4, want6 := split(b.set.Ranges())
+	for _, h := range []struct {
+		name string
+		n    int
+		ipv6 bool
+	}{{Hosts4Name, 4, false}, {Hosts6Name, 16, true}} {
+		got, err := b.hostsIn(h.name, h.n)
+		if err != nil {
+			return fmt.Errorf("set %s unreadable (%v): %w", h.name, err, backend.ErrDrift)
+		}
+		want := b.set.hostsOf(h.ipv6)
+		if len(got) != len(want) {
+			return fmt.Errorf("set %s holds %d hosts, want %d: %w", h.name, len(got), len(want), backend.ErrDrift)
+		}
+		for _, a := range got {
+			if b.set.hosts[a] == 0 {
+				return fmt.Errorf("set %s holds %s, which is not fenced: %w", h.name, a, backend.ErrDrift)
+			}
+		}
+	}
+	want4, want6 := split(b.set.wide.Ranges())
 	prot4, prot6 := split(cidr.Union(b.protect))
 	for _, s := range []struct {
 		name string

@@ -4,6 +4,7 @@ package nftables
 
 import (
 	"encoding/binary"
+	"net/netip"
 	"slices"
 
 	nft "github.com/google/nftables"
@@ -18,6 +19,8 @@ import (
 const (
 	Protect4Name = "protect4"
 	Protect6Name = "protect6"
+	Hosts4Name   = "hosts4"
+	Hosts6Name   = "hosts6"
 )
 
 // ownerPrefix starts the user data of the first rule of each chain: it names
@@ -32,6 +35,21 @@ func (b *Backend) sets() (f4, f6 *nft.Set) {
 	t := b.tableRef()
 	return &nft.Set{Table: t, Name: Set4Name, KeyType: nft.TypeIPAddr, Interval: true},
 		&nft.Set{Table: t, Name: Set6Name, KeyType: nft.TypeIP6Addr, Interval: true}
+}
+
+func (b *Backend) hostSets() (h4, h6 *nft.Set) {
+	t := b.tableRef()
+	return &nft.Set{Table: t, Name: Hosts4Name, KeyType: nft.TypeIPAddr},
+		&nft.Set{Table: t, Name: Hosts6Name, KeyType: nft.TypeIP6Addr}
+}
+
+// hostElements encodes addresses as plain set elements.
+func hostElements(as []netip.Addr) []nft.SetElement {
+	out := make([]nft.SetElement, len(as))
+	for i, a := range as {
+		out[i] = nft.SetElement{Key: a.AsSlice()}
+	}
+	return out
 }
 
 // split divides ranges by family.
@@ -50,7 +68,7 @@ func split(ranges []cidr.Range) (v4, v6 []cidr.Range) {
 // added again, so the batch replaces whatever was there. Rule order per
 // chain: conntrack (and the owner tag), the protected accepts (loopback
 // interface, protected sets, TCP control ports on input), then the drops.
-func (b *Backend) build(ranges []cidr.Range) error {
+func (b *Backend) build(m *model) error {
 	c := b.conn
 	t := b.tableRef()
 	c.AddTable(t)
@@ -59,8 +77,22 @@ func (b *Backend) build(ranges []cidr.Range) error {
 	s4, s6 := b.sets()
 	p4 := &nft.Set{Table: t, Name: Protect4Name, KeyType: nft.TypeIPAddr, Interval: true}
 	p6 := &nft.Set{Table: t, Name: Protect6Name, KeyType: nft.TypeIP6Addr, Interval: true}
-	v4, v6 := split(ranges)
+	v4, v6 := split(m.wide.Ranges())
 	pv4, pv6 := split(cidr.Union(b.protect))
+	h4, h6 := b.hostSets()
+	for _, h := range []struct {
+		set   *nft.Set
+		hosts []netip.Addr
+	}{{h4, m.hostsOf(false)}, {h6, m.hostsOf(true)}} {
+		if err := c.AddSet(h.set, nil); err != nil {
+			return err
+		}
+		for chunk := range slices.Chunk(hostElements(h.hosts), elemChunk) {
+			if err := c.SetAddElements(h.set, chunk); err != nil {
+				return err
+			}
+		}
+	}
 	for _, s := range []struct {
 		set    *nft.Set
 		ranges []cidr.Range
@@ -94,6 +126,8 @@ func (b *Backend) build(ranges []cidr.Range) error {
 				c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: acceptTCPPort(port)})
 			}
 		}
+		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: saddrIn(unix.NFPROTO_IPV4, 12, 4, h4, expr.VerdictDrop)})
+		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: saddrIn(unix.NFPROTO_IPV6, 8, 16, h6, expr.VerdictDrop)})
 		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: saddrIn(unix.NFPROTO_IPV4, 12, 4, s4, expr.VerdictDrop)})
 		c.AddRule(&nft.Rule{Table: t, Chain: ch, Exprs: saddrIn(unix.NFPROTO_IPV6, 8, 16, s6, expr.VerdictDrop)})
 	}
