@@ -107,7 +107,7 @@ type Driver struct {
 	live    store.State  // mirror of the last committed store state
 	maxSeq  uint64
 	sortMu  sync.Mutex
-	sorted  []string // List order of live's keys; nil when stale
+	sorted  []*fence.CIDR // List's answer; nil when stale
 
 	notReady atomic.Pointer[string] // why enforcement differs from the store; nil when it does not
 	stopLoop chan struct{}

@@ -143,9 +143,12 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	}
 	d.stateMu.RLock()
 	defer d.stateMu.RUnlock()
+	if !d.faults.DropList {
+		return &fence.ListClusterFenceResponse{Cidrs: d.listed()}, nil
+	}
 	st := d.live
-	keys := d.sortedKeys()
-	if d.faults.DropList && len(keys) > 0 {
+	keys := sortedFences(st)
+	if len(keys) > 0 {
 		var newest string
 		var seq uint64
 		for k, e := range st {
@@ -153,7 +156,7 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 				newest, seq = k, e.Seq
 			}
 		}
-		keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == newest })
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == newest })
 	}
 	resp := &fence.ListClusterFenceResponse{Cidrs: make([]*fence.CIDR, 0, len(keys))}
 	for _, k := range keys {
@@ -164,13 +167,21 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	return resp, nil
 }
 
-// sortedKeys returns the stored keys in List order, cached until the next
-// mutation. d.stateMu is read-locked; the cache has its own lock.
-func (d *Driver) sortedKeys() []string {
+// listed returns List's answer, built once per mutation and shared
+// read-only by every List until the next one: a List then costs its
+// encoding. d.stateMu is read-locked; the cache has its own lock.
+func (d *Driver) listed() []*fence.CIDR {
 	d.sortMu.Lock()
 	defer d.sortMu.Unlock()
 	if d.sorted == nil {
-		d.sorted = sortedFences(d.live)
+		keys := sortedFences(d.live)
+		out := make([]*fence.CIDR, 0, len(keys))
+		for _, k := range keys {
+			for range d.live[k].Count {
+				out = append(out, &fence.CIDR{Cidr: k})
+			}
+		}
+		d.sorted = out
 	}
 	return d.sorted
 }
