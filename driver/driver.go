@@ -103,6 +103,8 @@ type Driver struct {
 	backend  backend.Backend
 
 	mu      sync.Mutex   // serialises mutations
+	qmu     sync.Mutex   // guards queue
+	queue   []*mreq      // mutations waiting for the next batch (group commit)
 	stateMu sync.RWMutex // guards live and maxSeq: written by mutations (under mu), read by List
 	live    store.State  // mirror of the last committed store state
 	maxSeq  uint64

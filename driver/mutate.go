@@ -19,14 +19,40 @@ const raceWindow = 20 * time.Millisecond
 // txn is a change to the fence set, staged over a read-only base: only the
 // keys it touches are copied, so a mutation costs what it changes.
 type txn struct {
-	base store.State
-	put  store.State
-	del  map[string]bool
-	seq  uint64
+	parent *txn        // a batch's combined txn, or nil
+	base   store.State // read-only; used when parent is nil
+	put    store.State
+	del    map[string]bool
+	seq    uint64
 }
 
 func newTxn(base store.State, maxSeq uint64) *txn {
 	return &txn{base: base, put: store.State{}, del: map[string]bool{}, seq: maxSeq}
+}
+
+// child stages one request of a batch on top of t.
+func (t *txn) child() *txn {
+	return &txn{parent: t, put: store.State{}, del: map[string]bool{}, seq: t.seq}
+}
+
+// merge folds a child's edits into t.
+func (t *txn) merge(c *txn) {
+	for k := range c.del {
+		t.remove(k)
+	}
+	for k, e := range c.put {
+		t.set(k, e)
+	}
+	t.seq = c.seq
+}
+
+// below reads what t is staged on.
+func (t *txn) below(k string) (store.Entry, bool) {
+	if t.parent != nil {
+		return t.parent.get(k)
+	}
+	e, ok := t.base[k]
+	return e, ok
 }
 
 func (t *txn) get(k string) (store.Entry, bool) {
@@ -36,15 +62,14 @@ func (t *txn) get(k string) (store.Entry, bool) {
 	if e, ok := t.put[k]; ok {
 		return e, true
 	}
-	e, ok := t.base[k]
-	return e, ok
+	return t.below(k)
 }
 
 func (t *txn) set(k string, e store.Entry) { delete(t.del, k); t.put[k] = e }
 
 func (t *txn) remove(k string) {
 	delete(t.put, k)
-	if _, ok := t.base[k]; ok {
+	if _, ok := t.below(k); ok {
 		t.del[k] = true
 	}
 }
@@ -53,8 +78,16 @@ func (t *txn) nextSeq() uint64 { t.seq++; return t.seq }
 
 // keys lists every key the txn sees (the whole set: fault modes only).
 func (t *txn) keys() []string {
+	var src []string
+	if t.parent != nil {
+		src = t.parent.keys()
+	} else {
+		for k := range t.base {
+			src = append(src, k)
+		}
+	}
 	var out []string
-	for k := range t.base {
+	for _, k := range src {
 		if !t.del[k] {
 			if _, ok := t.put[k]; !ok {
 				out = append(out, k)
@@ -133,14 +166,59 @@ func (d *Driver) mutate(ctx context.Context, change func(*txn) error) error {
 		}
 		defer d.mu.Unlock()
 	default:
-		d.mu.Lock()
-		defer d.mu.Unlock()
+		return d.mutateBatched(ctx, change)
 	}
 	t := newTxn(d.live, d.maxSeq)
 	if err := change(t); err != nil {
 		return err
 	}
 	return d.commit(ctx, t.diff())
+}
+
+// mreq is one mutation waiting for a batch.
+type mreq struct {
+	change func(*txn) error
+	done   chan error
+}
+
+// mutateBatched is group commit: a mutation queues itself, and whoever
+// holds d.mu next runs every queued mutation in order on one combined txn
+// and commits them with one store transaction and one backend change.
+// Each mutation sees the ones before it, exactly as if serialised; one
+// whose change fails is left out; a failed commit fails the batch. Under
+// concurrent clients this amortises the fsync and the netlink batch.
+func (d *Driver) mutateBatched(ctx context.Context, change func(*txn) error) error {
+	r := &mreq{change: change, done: make(chan error, 1)}
+	d.qmu.Lock()
+	d.queue = append(d.queue, r)
+	d.qmu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case err := <-r.done: // an earlier leader committed it
+		return err
+	default:
+	}
+	d.qmu.Lock()
+	batch := d.queue
+	d.queue = nil
+	d.qmu.Unlock()
+	combined := newTxn(d.live, d.maxSeq)
+	var staged []*mreq
+	for _, m := range batch {
+		c := combined.child()
+		if err := m.change(c); err != nil {
+			m.done <- err
+			continue
+		}
+		combined.merge(c)
+		staged = append(staged, m)
+	}
+	err := d.commit(context.WithoutCancel(ctx), combined.diff())
+	for _, m := range staged {
+		m.done <- err
+	}
+	return <-r.done
 }
 
 // mutateRacy is the race fault: an unserialised read-modify-write. It reads
