@@ -5,24 +5,28 @@
 //
 // # Durability and ordering
 //
-// The store is the truth and the backend is its projection. Every mutation
-// runs, serialised, as: validate everything (no side effect on any error) →
-// compute the next fence set → commit it to the store (fsync) → replace the
-// backend's enforced set with it in one atomic transaction → answer. If the
-// backend fails, the previous set is committed back to the store, so store
-// and enforcement stay equal and the RPC returns UNKNOWN having changed
-// nothing. A crash between the commit and the backend update leaves the store
-// ahead of the kernel; New re-applies the whole store before serving, so an
-// acknowledged fence is never lost and an unacknowledged one is at worst
-// enforced early (fail closed).
+// The store is the truth and the backend is its projection. Concurrent
+// mutations are group-committed (mutate.go): each is validated and staged in
+// order on one combined change, exactly as if serialised (no side effect on
+// any error), and the batch runs as: commit the touched records to the store
+// (fsync) → hand the backend the prefixes that entered and left the set
+// (backend.Incremental) or the whole next set, in one atomic transaction →
+// answer. If the backend fails, the previous records are committed back to
+// the store, so store and enforcement stay equal and the RPCs return UNKNOWN
+// having changed nothing. A crash between the commit and the backend update
+// leaves the store ahead of the kernel; New re-applies the whole store before
+// serving, so an acknowledged fence is never lost and an unacknowledged one
+// is at worst enforced early (fail closed).
 //
 // # Prefixes
 //
 // CIDR blocks are parsed strictly with net/netip and stored in canonical
 // form (netip.Prefix.Masked().String()): host bits are cleared (or rejected
 // with HostBits "reject"), IPv6 is compressed and lower-case. IPv4-mapped
-// IPv6 blocks (::ffff:192.0.2.0/120) stay IPv6: they are listed as given and
-// enforced in the IPv6 set, and do not fence the IPv4 block. Unfence removes
+// IPv6 blocks (::ffff:192.0.2.0/120) are the IPv4 blocks they name
+// (192.0.2.0/24): stored, listed and enforced as such, because the client
+// behind them connects over IPv4 (cidr.Unmap). Prefixes wider than
+// Options.MaxPrefix (default: /0) are refused. Unfence removes
 // only the exactly matching stored prefix; the backend enforces the union of
 // what is stored, so an overlapping fence stays in force.
 package driver
