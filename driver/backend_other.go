@@ -5,10 +5,11 @@ package driver
 import (
 	"errors"
 	"log/slog"
+	"net/netip"
 
 	"github.com/fenceproof/fenceproof/driver/backend"
 )
 
-func newNftables(string, *slog.Logger) (backend.Backend, error) {
+func newNftables(Options, []netip.Prefix, string, *slog.Logger) (backend.Backend, error) {
 	return nil, errors.New("the nftables backend needs Linux")
 }

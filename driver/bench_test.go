@@ -48,9 +48,7 @@ func BenchmarkFence10k(b *testing.B) {
 // BenchmarkList100k lists 100k stored fences over gRPC.
 func BenchmarkList100k(b *testing.B) {
 	h := start(b, Options{})
-	if err := h.fence(b, spread(100000)...); err != nil {
-		b.Fatal(err)
-	}
+	h.fenceChunked(b, spread(100000))
 	b.ResetTimer()
 	for range b.N {
 		if n := len(h.list(b)); n != 100000 {

@@ -5,24 +5,28 @@
 //
 // # Durability and ordering
 //
-// The store is the truth and the backend is its projection. Every mutation
-// runs, serialised, as: validate everything (no side effect on any error) →
-// compute the next fence set → commit it to the store (fsync) → replace the
-// backend's enforced set with it in one atomic transaction → answer. If the
-// backend fails, the previous set is committed back to the store, so store
-// and enforcement stay equal and the RPC returns UNKNOWN having changed
-// nothing. A crash between the commit and the backend update leaves the store
-// ahead of the kernel; New re-applies the whole store before serving, so an
-// acknowledged fence is never lost and an unacknowledged one is at worst
-// enforced early (fail closed).
+// The store is the truth and the backend is its projection. Concurrent
+// mutations are group-committed (mutate.go): each is validated and staged in
+// order on one combined change, exactly as if serialised (no side effect on
+// any error), and the batch runs as: commit the touched records to the store
+// (fsync) → hand the backend the prefixes that entered and left the set
+// (backend.Incremental) or the whole next set, in one atomic transaction →
+// answer. If the backend fails, the previous records are committed back to
+// the store, so store and enforcement stay equal and the RPCs return UNKNOWN
+// having changed nothing. A crash between the commit and the backend update
+// leaves the store ahead of the kernel; New re-applies the whole store before
+// serving, so an acknowledged fence is never lost and an unacknowledged one
+// is at worst enforced early (fail closed).
 //
 // # Prefixes
 //
 // CIDR blocks are parsed strictly with net/netip and stored in canonical
 // form (netip.Prefix.Masked().String()): host bits are cleared (or rejected
 // with HostBits "reject"), IPv6 is compressed and lower-case. IPv4-mapped
-// IPv6 blocks (::ffff:192.0.2.0/120) stay IPv6: they are listed as given and
-// enforced in the IPv6 set, and do not fence the IPv4 block. Unfence removes
+// IPv6 blocks (::ffff:192.0.2.0/120) are the IPv4 blocks they name
+// (192.0.2.0/24): stored, listed and enforced as such, because the client
+// behind them connects over IPv4 (cidr.Unmap). Prefixes wider than
+// Options.MaxPrefix (default: /0) are refused. Unfence removes
 // only the exactly matching stored prefix; the backend enforces the union of
 // what is stored, so an overlapping fence stays in force.
 package driver
@@ -65,13 +69,21 @@ type Options struct {
 	RefstoreTokenFile  string            // refstore: bearer token file for a tcp:// admin endpoint
 	StatePath          string            // bbolt file; required
 	NetNS              string            // nftables only: "" = current netns, "new" = a private netns, else a netns path
+	Table              string            // nftables only: table name, default "fenceproof"; one per driver instance in a netns
 	Secrets            map[string]string // secrets every request must carry (all keys, equal values); empty = no auth
 	RequiredParameters []string          // parameter keys every request must carry, with a non-empty value
 	HostBits           string            // "normalise" (default) | "reject"
+	MaxPrefix          string            // shortest prefix lengths accepted, "N" or "V4,V6" (cidr.ParseMinBits); "" refuses only /0 and ::/0
+	Protect            []string          // CIDR blocks enforcement never drops, besides loopback and the TCP control port
 	ProtectedPorts     []uint16          // nftables GetFenceClients: peers ESTABLISHED to these local ports
 	StaticClients      []Client          // GetFenceClients answer when the backend sees no clients
 	DisableGetClients  bool              // do not advertise GET_CLIENTS_TO_FENCE; GetFenceClients is UNIMPLEMENTED
 	Faults             []string          // fault specs (package fault); a bad spec is an error
+	ReconcileInterval  time.Duration     // how often enforcement is verified and repaired; 0 = DefaultReconcileInterval, <0 = never
+	MaxMessageBytes    int               // largest request accepted; 0 = DefaultMaxMessageBytes
+	MaxStreams         int               // concurrent RPCs per connection; 0 = DefaultMaxStreams
+	MaxInFlight        int               // RPCs executing at once; 0 = DefaultMaxInFlight
+	TLS                TLSFiles          // TLS for a tcp:// endpoint
 	Logger             *slog.Logger      // default slog.Default()
 }
 
@@ -91,14 +103,30 @@ type Driver struct {
 	log      *slog.Logger
 	faults   *fault.Set
 	hostBits cidr.HostBits
+	minBits  cidr.MinBits
+	protect  []netip.Prefix
 	clients  []Client
 	store    *store.Store
 	backend  backend.Backend
 
-	mu    sync.Mutex                  // serialises mutations
-	state atomic.Pointer[store.State] // mirror of the last committed store state
+	mu      sync.Mutex   // serialises mutations
+	qmu     sync.Mutex   // guards queue
+	queue   []*mreq      // mutations waiting for the next batch (group commit)
+	stateMu sync.RWMutex // guards live and maxSeq: written by mutations (under mu), read by List
+	live    store.State  // mirror of the last committed store state
+	maxSeq  uint64
+	sortMu  sync.Mutex
+	sorted  []*fence.CIDR // List's answer; nil when stale
+
+	notReady atomic.Pointer[string] // why enforcement differs from the store; nil when it does not
+	stopLoop chan struct{}
+	kick     chan struct{} // wakes the reconciler (Probe saw drift)
+
+	lastProbeVerify time.Time // guarded by mu
+	loopDone        chan struct{}
 
 	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
+	slots    chan struct{} // in-flight RPCs (boundInterceptor)
 	srv      *grpc.Server
 	lis      net.Listener
 	sockPath string
@@ -127,6 +155,12 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 	if d.hostBits, err = cidr.ParseHostBits(o.HostBits); err != nil {
 		return nil, err
 	}
+	if d.minBits, err = cidr.ParseMinBits(o.MaxPrefix); err != nil {
+		return nil, err
+	}
+	if d.protect, err = protectedSet(o.Protect); err != nil {
+		return nil, err
+	}
 	if d.clients, err = checkClients(o.StaticClients); err != nil {
 		return nil, err
 	}
@@ -146,12 +180,18 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		}
 	}
 	st, err := d.store.Load()
+	if err == nil {
+		err = d.migrateMapped(st)
+	}
+	if err == nil {
+		err = d.checkKeys(st)
+	}
 	if err != nil {
 		d.store.Close()
-		return nil, fmt.Errorf("load state: %w", err)
+		return nil, fmt.Errorf("load state %s: %w", o.StatePath, err)
 	}
-	d.state.Store(&st)
-	if d.backend, err = newBackend(o, d.log); err != nil {
+	d.live, d.maxSeq = st, st.MaxSeq()
+	if d.backend, err = newBackend(o, d.protect, d.store.InstanceID(), d.log); err != nil {
 		d.store.Close()
 		return nil, err
 	}
@@ -160,6 +200,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("re-apply %d stored fences: %w", len(st), err)
 	}
+	d.startReconciler()
 	d.log.Info(MsgReady, "backend", backendName(o), "state", o.StatePath, "fences", len(st),
 		KeyCIDRs, boundedCIDRs(sortedFences(st)), KeyCIDRCount, len(st), KeyTimeNs, time.Now().UnixNano(),
 		"secret_keys", sortedKeys(o.Secrets), "faults", d.faults.Specs())
@@ -173,15 +214,15 @@ func backendName(o Options) string {
 	return o.Backend
 }
 
-func newBackend(o Options, log *slog.Logger) (backend.Backend, error) {
+func newBackend(o Options, protect []netip.Prefix, owner string, log *slog.Logger) (backend.Backend, error) {
 	switch backendName(o) {
 	case "memory":
-		if o.NetNS != "" {
-			return nil, errors.New("--netns applies to the nftables backend only")
+		if o.NetNS != "" || o.Table != "" {
+			return nil, errors.New("--netns and --table apply to the nftables backend only")
 		}
 		return memory.New(), nil
 	case "nftables":
-		return newNftables(o.NetNS, log)
+		return newNftables(o, protect, owner, log)
 	case "refstore":
 		if o.RefstoreAdmin == "" {
 			return nil, errors.New("the refstore backend needs --refstore-admin")
@@ -189,6 +230,22 @@ func newBackend(o Options, log *slog.Logger) (backend.Backend, error) {
 		return refstorebackend.New(o.RefstoreAdmin, o.RefstoreTokenFile, log)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want memory, nftables or refstore)", o.Backend)
+}
+
+// loopback is always protected.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// protectedSet parses --protect blocks and adds loopback.
+func protectedSet(cs []string) ([]netip.Prefix, error) {
+	out := slices.Clone(loopback)
+	for _, c := range cs {
+		p, err := cidr.Parse(c, cidr.Normalise)
+		if err != nil {
+			return nil, fmt.Errorf("protected block %q: %v", c, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func checkClients(cs []Client) ([]Client, error) {
@@ -232,7 +289,9 @@ func prefixes(st store.State) []netip.Prefix {
 func (d *Driver) Fences() []netip.Prefix {
 	st, err := d.store.Load()
 	if err != nil {
-		st = *d.state.Load()
+		d.stateMu.RLock()
+		st = d.live.Clone()
+		d.stateMu.RUnlock()
 	}
 	ps := prefixes(st)
 	slices.SortFunc(ps, comparePrefix)
@@ -261,6 +320,10 @@ func (d *Driver) Start(endpoint string) (string, error) {
 			return "", err
 		}
 	}
+	sopts, err := d.serverOptions(network)
+	if err != nil {
+		return "", err
+	}
 	var lis net.Listener
 	if network == "unix" {
 		lis, err = listenUnix(address)
@@ -271,6 +334,12 @@ func (d *Driver) Start(endpoint string) (string, error) {
 		return "", fmt.Errorf("listen %s: %w", endpoint, err)
 	}
 	addr := "tcp://" + lis.Addr().String()
+	if network == "tcp" {
+		if err := d.protectControlPort(lis.Addr()); err != nil {
+			lis.Close()
+			return "", err
+		}
+	}
 	if network == "unix" {
 		if err := os.Chmod(address, 0o600); err != nil {
 			lis.Close()
@@ -280,7 +349,7 @@ func (d *Driver) Start(endpoint string) (string, error) {
 		addr = "unix://" + address
 	}
 	d.lis = lis
-	d.srv = grpc.NewServer(grpc.ChainUnaryInterceptor(d.recoverInterceptor, d.logInterceptor))
+	d.srv = grpc.NewServer(sopts...)
 	identity.RegisterIdentityServer(d.srv, &identityServer{d: d})
 	fence.RegisterFenceControllerServer(d.srv, &fenceServer{d: d})
 	go func() {
@@ -317,6 +386,10 @@ func (d *Driver) Stop() {
 				d.srv.Stop()
 			}
 		}
+		if d.stopLoop != nil {
+			close(d.stopLoop)
+			<-d.loopDone
+		}
 		d.mu.Lock()
 		if err := d.backend.Close(); err != nil {
 			d.log.Error("close backend", "err", err)
@@ -331,6 +404,34 @@ func (d *Driver) Stop() {
 		d.log.Info("stopped")
 		close(d.done)
 	})
+}
+
+// protectControlPort makes the backend accept the TCP endpoint's port from
+// every source before any drop rule, and re-applies the set with it, so no
+// fence (not even 0.0.0.0/0) cuts the driver off from the clients that
+// would lift it. It warns when the endpoint listens on every interface.
+func (d *Driver) protectControlPort(a net.Addr) error {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	if ta.IP.IsUnspecified() {
+		d.log.Warn("the TCP endpoint listens on every interface: anyone who can reach this host may call the driver; name an address (tcp://10.0.0.5:9070) and use TLS", "endpoint", a.String())
+	}
+	cp, ok := d.backend.(interface{ SetControlPorts([]uint16) })
+	if !ok {
+		return nil
+	}
+	cp.SetControlPorts([]uint16{uint16(ta.Port)})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stateMu.RLock()
+	ps := prefixes(d.live)
+	d.stateMu.RUnlock()
+	if err := d.backend.Apply(context.Background(), ps); err != nil {
+		return fmt.Errorf("protect control port %d: %w", ta.Port, err)
+	}
+	return nil
 }
 
 func parseEndpoint(ep string) (network, address string, err error) {

@@ -51,22 +51,19 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 	if d.faults.FirstOnly && len(keys) > 1 {
 		keys = keys[:1]
 	}
-	err := d.mutate(ctx, func(st store.State) (store.State, error) {
-		seq := st.MaxSeq()
+	err := d.mutate(ctx, func(t *txn) error {
 		for _, k := range keys {
-			e, ok := st[k]
+			e, ok := t.get(k)
 			switch {
 			case ok && d.faults.NotIdempotent:
-				return nil, status.Errorf(codes.AlreadyExists, "%s is already fenced", k)
+				return status.Errorf(codes.AlreadyExists, "%s is already fenced", k)
 			case ok && d.faults.NoDedupe:
-				seq++
-				st[k] = store.Entry{Seq: seq, Count: e.Count + 1}
+				t.set(k, store.Entry{Seq: t.nextSeq(), Count: e.Count + 1})
 			case !ok:
-				seq++
-				st[k] = store.Entry{Seq: seq, Count: 1}
+				t.set(k, store.Entry{Seq: t.nextSeq(), Count: 1})
 			}
 		}
-		return st, nil
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -93,20 +90,20 @@ func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.Unfe
 	if verr != nil && !(d.faults.PartialApply && len(keys) > 0) {
 		return nil, verr
 	}
-	err := d.mutate(ctx, func(st store.State) (store.State, error) {
+	err := d.mutate(ctx, func(t *txn) error {
 		for _, k := range keys {
-			if _, ok := st[k]; !ok && d.faults.NotIdempotent {
-				return nil, status.Errorf(codes.NotFound, "%s is not fenced", k)
+			if _, ok := t.get(k); !ok && d.faults.NotIdempotent {
+				return status.Errorf(codes.NotFound, "%s is not fenced", k)
 			}
 			switch {
 			case d.faults.UnfenceNoop:
 			case d.faults.UnfenceOverlap:
-				removeOverlapping(st, k)
+				removeOverlapping(t, k)
 			default:
-				delete(st, k)
+				t.remove(k)
 			}
 		}
-		return st, nil
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -119,15 +116,15 @@ func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.Unfe
 
 // removeOverlapping deletes k and every stored prefix overlapping it (the
 // unfence-overlap fault).
-func removeOverlapping(st store.State, k string) {
-	delete(st, k)
+func removeOverlapping(t *txn, k string) {
+	t.remove(k)
 	p, err := netip.ParsePrefix(k)
 	if err != nil {
 		return
 	}
-	for sk := range st {
+	for _, sk := range t.keys() {
 		if q, err := netip.ParsePrefix(sk); err == nil && q.Overlaps(p) {
-			delete(st, sk)
+			t.remove(sk)
 		}
 	}
 }
@@ -144,9 +141,14 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	if err := d.checkRequest(req); err != nil {
 		return nil, err
 	}
-	st := *d.state.Load()
+	d.stateMu.RLock()
+	defer d.stateMu.RUnlock()
+	if !d.faults.DropList {
+		return &fence.ListClusterFenceResponse{Cidrs: d.listed()}, nil
+	}
+	st := d.live
 	keys := sortedFences(st)
-	if d.faults.DropList && len(keys) > 0 {
+	if len(keys) > 0 {
 		var newest string
 		var seq uint64
 		for k, e := range st {
@@ -163,6 +165,25 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 		}
 	}
 	return resp, nil
+}
+
+// listed returns List's answer, built once per mutation and shared
+// read-only by every List until the next one: a List then costs its
+// encoding. d.stateMu is read-locked; the cache has its own lock.
+func (d *Driver) listed() []*fence.CIDR {
+	d.sortMu.Lock()
+	defer d.sortMu.Unlock()
+	if d.sorted == nil {
+		keys := sortedFences(d.live)
+		out := make([]*fence.CIDR, 0, len(keys))
+		for _, k := range keys {
+			for range d.live[k].Count {
+				out = append(out, &fence.CIDR{Cidr: k})
+			}
+		}
+		d.sorted = out
+	}
+	return d.sorted
 }
 
 // sortedFences orders stored keys by address then prefix length (IPv4
@@ -214,7 +235,13 @@ func (s *fenceServer) GetFenceClients(ctx context.Context, req *fence.GetFenceCl
 	}
 	clients := d.seenClients(ctx)
 	if d.faults.ClientsMutate {
-		if err := d.mutate(ctx, func(store.State) (store.State, error) { return store.State{}, nil }); err != nil {
+		clear := func(t *txn) error {
+			for _, k := range t.keys() {
+				t.remove(k)
+			}
+			return nil
+		}
+		if err := d.mutate(ctx, clear); err != nil {
 			return nil, err
 		}
 	}

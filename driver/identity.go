@@ -44,10 +44,13 @@ func (s *identityServer) GetCapabilities(context.Context, *identity.GetCapabilit
 	return &identity.GetCapabilitiesResponse{Capabilities: caps}, nil
 }
 
-// Probe reports readiness: the driver is ready once New has returned.
-func (s *identityServer) Probe(context.Context, *identity.ProbeRequest) (*identity.ProbeResponse, error) {
+// Probe reports readiness: ready once New has returned, and not ready while
+// the reconciler sees enforcement differ from the store.
+func (s *identityServer) Probe(ctx context.Context, _ *identity.ProbeRequest) (*identity.ProbeResponse, error) {
 	if err := s.d.before("Probe"); err != nil {
 		return nil, err
 	}
-	return &identity.ProbeResponse{Ready: wrapperspb.Bool(!s.d.faults.ProbeNotReady)}, nil
+	s.d.probeVerify(ctx)
+	ready, _ := s.d.Ready()
+	return &identity.ProbeResponse{Ready: wrapperspb.Bool(ready && !s.d.faults.ProbeNotReady)}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // MaxLoggedCIDRs bounds the cidrs logged per RPC (and on the ready line);
@@ -46,27 +47,53 @@ func (d *Driver) logInterceptor(ctx context.Context, req any, info *grpc.UnarySe
 	st := status.Convert(err)
 	attrs := []any{KeyRPC, path.Base(info.FullMethod), KeyCode, st.Code().String(), "duration", end.Sub(start),
 		KeyStartNs, start.UnixNano(), KeyTimeNs, end.UnixNano()}
+	if c := st.Code(); c == codes.Unauthenticated || c == codes.PermissionDenied {
+		// Nothing of an unauthenticated request but its size.
+		if m, ok := req.(proto.Message); ok {
+			attrs = append(attrs, "request_bytes", proto.Size(m))
+		}
+		d.log.Warn(MsgRPCFailed, append(attrs, "error", d.loggedError(st.Message()))...)
+		return resp, err
+	}
 	if r, ok := req.(interface{ GetCidrs() []*fence.CIDR }); ok {
 		all := r.GetCidrs()
 		cidrs := make([]string, 0, min(len(all), MaxLoggedCIDRs))
 		for _, c := range all[:min(len(all), MaxLoggedCIDRs)] {
-			cidrs = append(cidrs, c.GetCidr())
+			cidrs = append(cidrs, clip(c.GetCidr()))
 		}
 		attrs = append(attrs, KeyCIDRs, cidrs, KeyCIDRCount, len(all))
 	}
 	if r, ok := req.(request); ok {
-		attrs = append(attrs, "secret_keys", sortedKeys(r.GetSecrets()))
+		attrs = append(attrs, "secret_keys", boundedKeys(r.GetSecrets()))
 	}
 	if err != nil {
-		msg := st.Message()
-		if d.faults.LeakSecret {
-			msg = "[redacted: the leak-secret fault puts secret values in error messages]"
-		}
-		d.log.Warn(MsgRPCFailed, append(attrs, "error", msg)...)
+		d.log.Warn(MsgRPCFailed, append(attrs, "error", d.loggedError(st.Message()))...)
 	} else {
 		d.log.Info(MsgRPC, attrs...)
 	}
 	return resp, err
+}
+
+// loggedError is an error message as logged: redacted under the
+// leak-secret fault (which puts secret values in it).
+func (d *Driver) loggedError(msg string) string {
+	if d.faults.LeakSecret {
+		return "[redacted: the leak-secret fault puts secret values in error messages]"
+	}
+	return msg
+}
+
+// maxLoggedKeys bounds the secret and parameter names logged per RPC.
+const maxLoggedKeys = 16
+
+// boundedKeys returns at most maxLoggedKeys sorted map keys, each clipped.
+func boundedKeys(m map[string]string) []string {
+	ks := sortedKeys(m)
+	ks = ks[:min(len(ks), maxLoggedKeys)]
+	for i, k := range ks {
+		ks[i] = clip(k)
+	}
+	return ks
 }
 
 // recoverInterceptor turns a panic into UNKNOWN: the error table has no

@@ -2,12 +2,13 @@ package driver
 
 import (
 	"context"
-	"maps"
+	"net/netip"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fenceproof/fenceproof/driver/backend"
 	"github.com/fenceproof/fenceproof/driver/store"
 )
 
@@ -15,65 +16,286 @@ import (
 // the fence set, wide enough for concurrent mutations to interleave.
 const raceWindow = 20 * time.Millisecond
 
+// txn is a change to the fence set, staged over a read-only base: only the
+// keys it touches are copied, so a mutation costs what it changes.
+type txn struct {
+	parent *txn        // a batch's combined txn, or nil
+	base   store.State // read-only; used when parent is nil
+	put    store.State
+	del    map[string]bool
+	seq    uint64
+}
+
+func newTxn(base store.State, maxSeq uint64) *txn {
+	return &txn{base: base, put: store.State{}, del: map[string]bool{}, seq: maxSeq}
+}
+
+// child stages one request of a batch on top of t.
+func (t *txn) child() *txn {
+	return &txn{parent: t, put: store.State{}, del: map[string]bool{}, seq: t.seq}
+}
+
+// merge folds a child's edits into t.
+func (t *txn) merge(c *txn) {
+	for k := range c.del {
+		t.remove(k)
+	}
+	for k, e := range c.put {
+		t.set(k, e)
+	}
+	t.seq = c.seq
+}
+
+// below reads what t is staged on.
+func (t *txn) below(k string) (store.Entry, bool) {
+	if t.parent != nil {
+		return t.parent.get(k)
+	}
+	e, ok := t.base[k]
+	return e, ok
+}
+
+func (t *txn) get(k string) (store.Entry, bool) {
+	if t.del[k] {
+		return store.Entry{}, false
+	}
+	if e, ok := t.put[k]; ok {
+		return e, true
+	}
+	return t.below(k)
+}
+
+func (t *txn) set(k string, e store.Entry) { delete(t.del, k); t.put[k] = e }
+
+func (t *txn) remove(k string) {
+	delete(t.put, k)
+	if _, ok := t.below(k); ok {
+		t.del[k] = true
+	}
+}
+
+func (t *txn) nextSeq() uint64 { t.seq++; return t.seq }
+
+// keys lists every key the txn sees (the whole set: fault modes only).
+func (t *txn) keys() []string {
+	var src []string
+	if t.parent != nil {
+		src = t.parent.keys()
+	} else {
+		for k := range t.base {
+			src = append(src, k)
+		}
+	}
+	var out []string
+	for _, k := range src {
+		if !t.del[k] {
+			if _, ok := t.put[k]; !ok {
+				out = append(out, k)
+			}
+		}
+	}
+	for k := range t.put {
+		out = append(out, k)
+	}
+	return out
+}
+
+// diff is what a txn changes relative to its base: records to write, keys
+// to delete, and the prefixes that enter and leave the set.
+type diff struct {
+	put        store.State
+	del        []string
+	add, unset []netip.Prefix
+}
+
+func (t *txn) diff() diff {
+	var d diff
+	d.put = store.State{}
+	for k, e := range t.put {
+		old, ok := t.base[k]
+		if ok && old == e {
+			continue
+		}
+		d.put[k] = e
+		if !ok {
+			if p, err := netip.ParsePrefix(k); err == nil {
+				d.add = append(d.add, p.Masked())
+			}
+		}
+	}
+	for k := range t.del {
+		d.del = append(d.del, k)
+		if p, err := netip.ParsePrefix(k); err == nil {
+			d.unset = append(d.unset, p.Masked())
+		}
+	}
+	return d
+}
+
+func (d diff) empty() bool { return len(d.put) == 0 && len(d.del) == 0 }
+
+// inverse undoes d on base.
+func (d diff) inverse(base store.State) (put store.State, del []string) {
+	put = store.State{}
+	for k := range d.put {
+		if e, ok := base[k]; ok {
+			put[k] = e
+		} else {
+			del = append(del, k)
+		}
+	}
+	for _, k := range d.del {
+		put[k] = base[k]
+	}
+	return put, del
+}
+
 // mutate applies change to the fence set: serialised, committed to the store
 // before the backend, rolled back in the store if the backend fails (see the
-// package comment). change gets a copy of the current set to modify and
-// returns it, or a status error, in which case nothing happens.
-func (d *Driver) mutate(ctx context.Context, change func(store.State) (store.State, error)) error {
+// package comment). change stages its edits on a txn, or returns a status
+// error, in which case nothing happens. The cost is that of the change: the
+// store writes the touched records, an Incremental backend gets the
+// prefixes that entered and left the set.
+func (d *Driver) mutate(ctx context.Context, change func(*txn) error) error {
 	switch {
 	case d.faults.Race:
-		// Unserialised read-modify-write: concurrent mutations lose updates.
+		return d.mutateRacy(ctx, change)
 	case d.faults.InternalOnContention:
 		if !d.mu.TryLock() {
 			return status.Error(codes.Internal, "another mutation is in flight")
 		}
 		defer d.mu.Unlock()
 	default:
-		d.mu.Lock()
-		defer d.mu.Unlock()
+		return d.mutateBatched(ctx, change)
 	}
-	cur := *d.state.Load()
-	next, err := change(cur.Clone())
-	if err != nil {
+	t := newTxn(d.live, d.maxSeq)
+	if err := change(t); err != nil {
 		return err
 	}
-	if d.faults.Race {
-		time.Sleep(raceWindow)
+	return d.commit(ctx, t.diff())
+}
+
+// mreq is one mutation waiting for a batch.
+type mreq struct {
+	change func(*txn) error
+	done   chan error
+}
+
+// mutateBatched is group commit: a mutation queues itself, and whoever
+// holds d.mu next runs every queued mutation in order on one combined txn
+// and commits them with one store transaction and one backend change.
+// Each mutation sees the ones before it, exactly as if serialised; one
+// whose change fails is left out; a failed commit fails the batch. Under
+// concurrent clients this amortises the fsync and the netlink batch.
+func (d *Driver) mutateBatched(ctx context.Context, change func(*txn) error) error {
+	r := &mreq{change: change, done: make(chan error, 1)}
+	d.qmu.Lock()
+	d.queue = append(d.queue, r)
+	d.qmu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case err := <-r.done: // an earlier leader committed it
+		return err
+	default:
 	}
-	if maps.Equal(cur, next) {
+	d.qmu.Lock()
+	batch := d.queue
+	d.queue = nil
+	d.qmu.Unlock()
+	combined := newTxn(d.live, d.maxSeq)
+	var staged []*mreq
+	for _, m := range batch {
+		c := combined.child()
+		if err := m.change(c); err != nil {
+			m.done <- err
+			continue
+		}
+		combined.merge(c)
+		staged = append(staged, m)
+	}
+	err := d.commit(context.WithoutCancel(ctx), combined.diff())
+	for _, m := range staged {
+		m.done <- err
+	}
+	return <-r.done
+}
+
+// mutateRacy is the race fault: an unserialised read-modify-write. It reads
+// a snapshot, sleeps, then overwrites the set with snapshot+change, so
+// concurrent mutations lose updates (but never corrupt memory).
+func (d *Driver) mutateRacy(ctx context.Context, change func(*txn) error) error {
+	d.stateMu.RLock()
+	snap, seq := d.live.Clone(), d.maxSeq
+	d.stateMu.RUnlock()
+	t := newTxn(snap, seq)
+	if err := change(t); err != nil {
+		return err
+	}
+	time.Sleep(raceWindow)
+	next := snap
+	for k := range t.del {
+		delete(next, k)
+	}
+	for k, e := range t.put {
+		next[k] = e
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	full := newTxn(d.live, d.maxSeq)
+	for _, k := range full.keys() {
+		if _, ok := next[k]; !ok {
+			full.remove(k)
+		}
+	}
+	for k, e := range next {
+		full.set(k, e)
+	}
+	return d.commit(ctx, full.diff())
+}
+
+// commit writes a diff to the store, then the backend, then the in-memory
+// set. d.mu is held.
+func (d *Driver) commit(ctx context.Context, df diff) error {
+	if df.empty() {
 		return nil
 	}
-	if err := d.store.Set(next); err != nil {
+	if err := d.store.Update(df.put, df.del); err != nil {
 		return status.Errorf(codes.Unknown, "commit to state store failed, nothing changed: %v", err)
 	}
-	if delay := d.faults.AckBeforeEnforce; delay > 0 && adds(cur, next) {
-		d.state.Store(&next)
+	if delay := d.faults.AckBeforeEnforce; delay > 0 && len(df.add) > 0 {
+		d.setLive(df)
 		go d.enforceLater(delay)
 		return nil
 	}
-	if err := d.backend.Apply(ctx, prefixes(next)); err != nil {
-		if rerr := d.store.Set(cur); rerr != nil {
+	if err := d.enforce(ctx, df); err != nil {
+		put, del := df.inverse(d.live)
+		if rerr := d.store.Update(put, del); rerr != nil {
 			d.log.Error("store rollback failed; store is ahead of enforcement until the next change or restart", "err", rerr)
 			return status.Errorf(codes.Unknown, "backend update failed (%v) and store rollback failed (%v)", err, rerr)
 		}
 		return status.Errorf(codes.Unknown, "backend update failed, nothing changed: %v", err)
 	}
-	d.state.Store(&next)
+	d.setLive(df)
 	return nil
 }
 
-// adds reports whether next holds a key cur does not.
-func adds(cur, next store.State) bool {
-	for k := range next {
-		if _, ok := cur[k]; !ok {
-			return true
-		}
+// setLive makes the in-memory fence set follow a committed diff.
+func (d *Driver) setLive(df diff) {
+	d.stateMu.Lock()
+	for _, k := range df.del {
+		delete(d.live, k)
 	}
-	return false
+	for k, e := range df.put {
+		d.live[k] = e
+		d.maxSeq = max(d.maxSeq, e.Seq)
+	}
+	d.sorted = nil
+	d.stateMu.Unlock()
 }
 
 // enforceLater is the ack-before-enforce fault: after delay it applies
-// whatever set is stored by then.
+// whatever set is stored by then, as a whole.
 func (d *Driver) enforceLater(delay time.Duration) {
 	select {
 	case <-d.done:
@@ -87,10 +309,31 @@ func (d *Driver) enforceLater(delay time.Duration) {
 		return
 	default:
 	}
-	ps := prefixes(*d.state.Load())
+	d.stateMu.Lock()
+	ps := prefixes(d.live)
+	d.stateMu.Unlock()
 	if err := d.backend.Apply(context.Background(), ps); err != nil {
 		d.log.Error("fault ack-before-enforce: late apply failed", "err", err)
 		return
 	}
 	d.log.Warn("fault ack-before-enforce: fences enforced late", "delay", delay, "count", len(ps))
+}
+
+// enforce hands a diff to the backend: as a Change when it is incremental,
+// else as the whole next set.
+func (d *Driver) enforce(ctx context.Context, df diff) error {
+	if len(df.add) == 0 && len(df.unset) == 0 {
+		return nil
+	}
+	if inc, ok := d.backend.(backend.Incremental); ok {
+		return inc.Change(ctx, df.add, df.unset)
+	}
+	next := d.live.Clone()
+	for _, k := range df.del {
+		delete(next, k)
+	}
+	for k, e := range df.put {
+		next[k] = e
+	}
+	return d.backend.Apply(ctx, prefixes(next))
 }

@@ -4,12 +4,15 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"maps"
+	"net/netip"
 
 	"github.com/csi-addons/spec/lib/go/fence"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/driver/cidr"
+	"github.com/fenceproof/fenceproof/driver/store"
 )
 
 // request is what every fence request carries.
@@ -90,6 +93,9 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 		if err != nil && d.faults.LenientCIDRs && cidr.IsBareOrPadded(v) {
 			p, err = cidr.Parse(cidr.Loosen(v), hb)
 		}
+		if err == nil {
+			err = d.minBits.Check(p)
+		}
 		if err == nil && d.faults.RejectIPv6 && p.Addr().Is6() {
 			err = errors.New("IPv6 is not supported")
 		}
@@ -100,11 +106,11 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 		case err == nil:
 		case v != "" && d.faults.AcceptBareIP && cidr.IsBareOrPadded(v):
 			key = v
-		case v != "" && d.faults.AcceptMalformed && !cidr.IsBareOrPadded(v) && !errors.Is(err, cidr.ErrHostBits):
+		case v != "" && d.faults.AcceptMalformed && !cidr.IsBareOrPadded(v) && !errors.Is(err, cidr.ErrHostBits) && !errors.Is(err, cidr.ErrTooWide):
 			key = v
 		default:
 			if first == nil {
-				first = d.fail(r, codes.InvalidArgument, "cidrs[%d] %q: %v", i, v, err)
+				first = d.fail(r, codes.InvalidArgument, "cidrs[%d] %q: %v", i, clip(v), err)
 			}
 			if !d.faults.PartialApply {
 				return nil, first
@@ -120,4 +126,78 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 		keys = append(keys, key)
 	}
 	return keys, first
+}
+
+// CheckKey is the check every stored key passes on load: a prefix in the
+// canonical form the driver stores (masked, IPv4-mapped unmapped).
+func CheckKey(k string) error {
+	p, err := netip.ParsePrefix(k)
+	if err != nil {
+		return fmt.Errorf("not a CIDR block: %v", err)
+	}
+	q, err := cidr.Unmap(p.Masked())
+	if err != nil {
+		return err
+	}
+	if q.String() != k {
+		return fmt.Errorf("not in canonical form (want %s)", q)
+	}
+	return nil
+}
+
+// checkKeys validates a loaded state. Faults that store keys verbatim
+// (accept-malformed, accept-bare-ip, no-normalise) relax it, so a driver
+// restarted with the same faults reads back what it wrote.
+func (d *Driver) checkKeys(st store.State) error {
+	if d.faults.AcceptMalformed || d.faults.AcceptBareIP || d.faults.NoNormalise || d.faults.LenientCIDRs {
+		return nil
+	}
+	for k := range st {
+		if err := CheckKey(k); err != nil {
+			return fmt.Errorf("stored record %q: %w", clip(k), err)
+		}
+	}
+	return nil
+}
+
+// migrateMapped rewrites IPv4-mapped keys stored by earlier versions (which
+// enforced them as IPv6, failing open) as the IPv4 blocks they name, in one
+// store transaction, before anything is enforced.
+func (d *Driver) migrateMapped(st store.State) error {
+	put, seen := store.State{}, []string{}
+	for k, e := range st {
+		p, err := netip.ParsePrefix(k)
+		if err != nil || !p.Addr().Is4In6() || p.Bits() < 96 {
+			continue
+		}
+		q, _ := cidr.Unmap(p.Masked())
+		if _, ok := st[q.String()]; !ok {
+			put[q.String()] = e
+		}
+		seen = append(seen, k)
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	if err := d.store.Update(put, seen); err != nil {
+		return fmt.Errorf("rewrite IPv4-mapped records: %w", err)
+	}
+	for _, k := range seen {
+		delete(st, k)
+	}
+	maps.Copy(st, put)
+	d.log.Warn("rewrote IPv4-mapped fences as IPv4 blocks (they were not enforced for IPv4 clients)", "count", len(seen))
+	return nil
+}
+
+// maxLoggedValue bounds any client-supplied string in logs and errors.
+const maxLoggedValue = 64
+
+// clip bounds a client- or file-supplied value before it is logged or
+// quoted in an error.
+func clip(s string) string {
+	if len(s) > maxLoggedValue {
+		return s[:maxLoggedValue] + fmt.Sprintf("...(%d bytes)", len(s))
+	}
+	return s
 }

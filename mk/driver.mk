@@ -3,19 +3,29 @@
 # nftables) skip with a reason when not root.
 
 BENCH_TARGETS += bench-driver
-DRIVER_BENCHTIME ?= 3x
+DRIVER_BENCHTIME ?= 10x
 
 .PHONY: bench-driver test-driver run-driver
-bench-driver: ## driver benchmarks: fence 10k (memory, nftables), list 100k, /8 as one set element
+bench-driver: ## driver benchmarks and the scale ratios of issue 9 (one run), memory under a 64 x 4 MB wrong-secret flood
 	@out=$$($(GO) test -run '^$$' -bench . -benchtime $(DRIVER_BENCHTIME) ./driver/... 2>/dev/null | grep '^Benchmark'); \
 	echo "$$out"; \
-	echo "$$out" | awk '{ n[$$1] = $$3 } \
-	  END { for (k in n) { if (k ~ /Fence10k\/memory/) m = n[k]; if (k ~ /Fence10k\/nftables/) f = n[k]; if (k ~ /List100k/) l = n[k] } \
-	        if (m && f) printf "ratio fence-10k nftables/memory: %.2f\n", f / m; \
-	        if (m && l) printf "ratio list-100k / fence-10k (memory): %.2f\n", l / m }'
+	echo "$$out" | awk '{ n[$$1] = $$3; for (i = 5; i < NF; i += 2) m[$$1 "|" $$(i+1)] = $$i } \
+	  function get(pat,   k) { for (k in n) if (k ~ pat) return n[k]; return 0 } \
+	  function metric(pat, unit,   k) { for (k in m) if (k ~ pat && k ~ ("\\|" unit "$$")) return m[k]; return 0 } \
+	  END { m10 = get("Fence10k/memory"); f10 = get("Fence10k/nftables"); l = get("List100k"); \
+	        e0 = get("FenceOne/memory/stored=0-"); e1 = get("FenceOne/memory/stored=100000"); \
+	        n0 = get("FenceOne/nftables/stored=0-"); n1 = get("FenceOne/nftables/stored=100000"); \
+	        cm = get("Concurrent50/memory"); cn = get("Concurrent50/nftables"); \
+	        if (m10 && f10) printf "ratio fence-10k nftables/memory: %.2f\n", f10 / m10; \
+	        if (m10 && l) printf "ratio list-100k / fence-10k (memory): %.2f (goal <= 2)\n", l / m10; \
+	        if (e0 && e1) printf "ratio one-block fence, 100k stored / empty (memory): %.2f (goal <= 2)\n", e1 / e0; \
+	        if (n0 && n1) printf "ratio one-block fence, 100k stored / empty (nftables): %.2f (goal <= 2)\n", n1 / n0; \
+	        if (cm && cn) printf "ratio 50-client throughput nftables/memory: %.2f (goal >= 0.5)\n", cm / cn; \
+	        r = metric("WrongSecretFlood", "peak-rss-MB"); h = metric("WrongSecretFlood", "peak-heap-MB"); b = metric("WrongSecretFlood", "base-rss-MB"); \
+	        if (r) printf "memory under 64 concurrent 4 MB wrong-secret requests: peak RSS %.1f MB (%.1f MB before), peak Go heap %.1f MB\n", r, b, h }'
 
 test-driver: ## only the driver's tests (verbose counts)
 	$(GO) test -count=1 ./driver/...
 
 run-driver: build ## run the reference driver (memory backend) on /tmp/fenceproof-driver.sock
-	$(FENCEPROOF) driver --state /tmp/fenceproof-driver.db
+	$(FENCEPROOF) driver --endpoint unix:///tmp/fenceproof-driver.sock --state /tmp/fenceproof-driver.db

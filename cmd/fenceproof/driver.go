@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fenceproof/fenceproof/driver"
+	"github.com/fenceproof/fenceproof/driver/cidr"
 	"github.com/fenceproof/fenceproof/driver/fault"
+	"github.com/fenceproof/fenceproof/driver/store"
 )
 
 func init() {
@@ -23,13 +25,23 @@ func init() {
 }
 
 func runDriver(args []string) int {
-	o, endpoint, err := parseDriverFlags(args)
+	cmd, err := parseDriverFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fenceproof driver:", err)
 		return 2
+	}
+	if cmd.verify != "" {
+		return verifyState(cmd.verify)
+	}
+	o, endpoint := cmd.o, cmd.endpoint
+	if endpoint == "" {
+		if endpoint, err = driver.DefaultEndpoint(); err != nil {
+			fmt.Fprintln(os.Stderr, "fenceproof driver:", err)
+			return 1
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -51,17 +63,49 @@ func runDriver(args []string) int {
 	return 0
 }
 
+// verifyState checks a state file offline: exit 0 and a summary when it is
+// sound, 1 and what is wrong when not.
+func verifyState(path string) int {
+	r, err := store.Verify(path, driver.CheckKey)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof driver --verify-state:", err)
+		return 1
+	}
+	fmt.Printf("%s: OK, %d fences, instance %s\n", path, r.Records, r.Instance)
+	return 0
+}
+
+// driverCmd is a parsed command line: run a driver, or verify a state file.
+type driverCmd struct {
+	o        driver.Options
+	endpoint string // "" = driver.DefaultEndpoint()
+	verify   string
+}
+
 // parseDriverFlags turns the command line into driver options and the
 // endpoint. Errors never quote a secret value.
-func parseDriverFlags(args []string) (driver.Options, string, error) {
+func parseDriverFlags(args []string) (driverCmd, error) {
 	fs := flag.NewFlagSet("driver", flag.ContinueOnError)
 	var (
-		o                                       driver.Options
+		cmd                                     driverCmd
 		secrets, params, ports, clients, faults listFlag
-		endpoint, secretsFile, logLevel, logFmt string
+		protect                                 listFlag
+		secretsFile, logLevel, logFmt           string
 		noGetClients                            bool
 	)
-	fs.StringVar(&endpoint, "endpoint", "unix:///tmp/fenceproof-driver.sock", "unix:///path.sock or tcp://host:port")
+	o := &cmd.o
+	fs.StringVar(&cmd.endpoint, "endpoint", "", "unix:///path.sock or tcp://host:port (a host is required to bind one address; tcp://:port means every interface); default unix://$XDG_RUNTIME_DIR/fenceproof/driver.sock, /run/fenceproof/driver.sock as root")
+	fs.StringVar(&cmd.verify, "verify-state", "", "check this state file offline (checksums, digest, canonical keys) and exit")
+	fs.Var(&protect, "protect", "CIDR block never dropped by any fence (repeatable; loopback and the TCP endpoint's port always are)")
+	fs.StringVar(&o.MaxPrefix, "max-prefix", "1", "shortest prefix length accepted: N, or V4,V6 (e.g. 8,32); wider fences are refused with INVALID_ARGUMENT")
+	fs.StringVar(&o.Table, "table", "", `nftables table name (default "fenceproof"); one per driver instance in a network namespace`)
+	fs.DurationVar(&o.ReconcileInterval, "reconcile-interval", driver.DefaultReconcileInterval, "how often enforcement is verified and restored from the store (negative: never)")
+	fs.IntVar(&o.MaxMessageBytes, "max-msg-bytes", driver.DefaultMaxMessageBytes, "largest request accepted")
+	fs.IntVar(&o.MaxStreams, "max-streams", driver.DefaultMaxStreams, "concurrent calls per client connection")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", driver.DefaultMaxInFlight, "calls executing at once; more get RESOURCE_EXHAUSTED")
+	fs.StringVar(&o.TLS.Cert, "tls-cert", "", "PEM server certificate for a tcp:// endpoint")
+	fs.StringVar(&o.TLS.Key, "tls-key", "", "PEM key of --tls-cert")
+	fs.StringVar(&o.TLS.ClientCA, "tls-client-ca", "", "PEM CA bundle; when set, clients must present a certificate it signed")
 	fs.StringVar(&o.Backend, "backend", "memory", "memory | nftables | refstore")
 	fs.StringVar(&o.RefstoreAdmin, "refstore-admin", "", "refstore backend: admin endpoint, unix:///path.sock or tcp://host:port")
 	fs.StringVar(&o.RefstoreTokenFile, "refstore-token-file", "", "refstore backend: bearer token file for a tcp:// admin endpoint")
@@ -79,12 +123,16 @@ func parseDriverFlags(args []string) (driver.Options, string, error) {
 	fs.StringVar(&logLevel, "log-level", "info", "debug | info | warn | error")
 	fs.StringVar(&logFmt, "log-format", "json", "json | text")
 	if err := fs.Parse(args); err != nil {
-		return o, "", err
+		return cmd, err
 	}
 	if fs.NArg() > 0 {
-		return o, "", fmt.Errorf("unexpected arguments %q", fs.Args())
+		return cmd, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	fail := func(err error) (driver.Options, string, error) { return o, "", err }
+	fail := func(err error) (driverCmd, error) { return cmd, err }
+	if cmd.verify != "" {
+		return cmd, nil
+	}
+	o.Protect = protect
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 		return fail(err)
@@ -104,6 +152,9 @@ func parseDriverFlags(args []string) (driver.Options, string, error) {
 	o.Faults = faults
 	o.Secrets = map[string]string{}
 	if secretsFile != "" {
+		if fi, err := os.Stat(secretsFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			o.Logger.Warn("the secrets file is readable by other users; chmod 600 it", "file", secretsFile, "mode", fi.Mode().Perm().String())
+		}
 		raw, err := os.ReadFile(secretsFile)
 		if err != nil {
 			return fail(err)
@@ -143,5 +194,13 @@ func parseDriverFlags(args []string) (driver.Options, string, error) {
 	if _, err := fault.Parse(o.Faults); err != nil {
 		return fail(err)
 	}
-	return o, endpoint, nil
+	if _, err := cidr.ParseMinBits(o.MaxPrefix); err != nil {
+		return fail(fmt.Errorf("--max-prefix: %w", err))
+	}
+	for _, p := range o.Protect {
+		if _, err := cidr.Parse(p, cidr.Normalise); err != nil {
+			return fail(fmt.Errorf("--protect %q: %v", p, err))
+		}
+	}
+	return cmd, nil
 }

@@ -58,8 +58,9 @@ func TestRefstoreCtl(t *testing.T) {
 }
 
 func TestDriverRefstoreFlags(t *testing.T) {
-	o, _, err := parseDriverFlags([]string{"--state", "s.db", "--backend", "refstore", "--refstore-admin", "unix:///run/refstore/admin.sock",
+	cmd, err := parseDriverFlags([]string{"--state", "s.db", "--backend", "refstore", "--refstore-admin", "unix:///run/refstore/admin.sock",
 		"--refstore-token-file", "/etc/refstore/token", "--fault", "ack-before-enforce=2s"})
+	o := cmd.o
 	if err != nil || o.Backend != "refstore" || o.RefstoreAdmin != "unix:///run/refstore/admin.sock" || o.RefstoreTokenFile != "/etc/refstore/token" {
 		t.Fatalf("%+v %v", o, err)
 	}
@@ -68,7 +69,7 @@ func TestDriverRefstoreFlags(t *testing.T) {
 		{"--state", "s", "--refstore-admin", "unix:///x.sock"},
 		{"--state", "s", "--fault", "ack-before-enforce=never"},
 	} {
-		if _, _, err := parseDriverFlags(args); err == nil {
+		if _, err := parseDriverFlags(args); err == nil {
 			t.Errorf("parseDriverFlags(%q) accepted", args)
 		}
 	}

@@ -37,3 +37,33 @@ type Client struct {
 type ClientLister interface {
 	Clients(ctx context.Context) ([]Client, error)
 }
+
+// Incremental is a Backend that can also change what it enforces by a
+// difference. The backend keeps the multiset of prefixes it was given (by
+// Apply, then by each Change) and enforces their union; Change costs grows
+// with the change, not with the enforced set. The driver uses Change for
+// every mutation when a backend has it, and Apply at start and to repair
+// drift.
+type Incremental interface {
+	Backend
+	// Change adds the prefixes of add and drops one copy of each prefix of
+	// remove, in one atomic transaction; on error nothing changed.
+	Change(ctx context.Context, add, remove []netip.Prefix) error
+}
+
+// Verifier is a Backend that can tell whether what is in force still equals
+// what it last applied (something else may edit or delete its rules).
+type Verifier interface {
+	Backend
+	// Verify returns nil when enforcement is intact, an error wrapping
+	// ErrDrift when it differs (the caller repairs it with Apply), or one
+	// wrapping ErrForeign when another instance owns the enforcement objects
+	// (the caller must not take them over).
+	Verify(ctx context.Context) error
+}
+
+// ErrDrift and ErrForeign classify Verify errors.
+var (
+	ErrDrift   = errors.New("enforcement differs from the fence set")
+	ErrForeign = errors.New("enforcement objects belong to another driver instance")
+)

@@ -3,10 +3,14 @@
 // ranges that an nftables interval set accepts.
 //
 // Parsing is strict and done with net/netip: the value must be exactly
-// "address/bits" with no whitespace, no zone and no port. IPv4-mapped IPv6
-// prefixes (::ffff:192.0.2.0/120) stay IPv6: they are neither rejected nor
-// rewritten to IPv4, because an IPv6 packet carrying a mapped address is
-// matched by the IPv6 set, not the IPv4 one.
+// "address/bits" with no whitespace, no zone and no port.
+//
+// IPv4-mapped IPv6 prefixes (::ffff:192.0.2.0/120) are unmapped to the IPv4
+// block they name (192.0.2.0/24): a client behind such an address connects
+// with IPv4 packets, which only an IPv4 fence stops, so keeping the block as
+// IPv6 would acknowledge a fence that does not hold (fail open). A shorter
+// IPv6 prefix that contains the whole mapped range (::/8, ::/0) is refused:
+// it cannot be enforced as the operator most likely means it.
 package cidr
 
 import (
@@ -14,6 +18,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -54,8 +59,75 @@ func Parse(s string, hb HostBits) (netip.Prefix, error) {
 		}
 		p = m
 	}
+	return Unmap(p)
+}
+
+// mapped is ::ffff:0:0/96, the IPv4-mapped IPv6 range.
+var mapped = netip.MustParsePrefix("::ffff:0:0/96")
+
+// ErrMappedRange is returned (wrapped) for an IPv6 prefix wider than /96
+// that contains the whole IPv4-mapped range.
+var ErrMappedRange = errors.New("contains the IPv4-mapped range ::ffff:0:0/96; fence IPv4 clients with IPv4 blocks")
+
+// Unmap turns a masked IPv4-mapped IPv6 prefix into the IPv4 prefix it
+// names and refuses an IPv6 prefix containing the whole mapped range; any
+// other prefix is returned unchanged.
+func Unmap(p netip.Prefix) (netip.Prefix, error) {
+	a := p.Addr()
+	switch {
+	case a.Is4In6() && p.Bits() >= 96:
+		return netip.PrefixFrom(a.Unmap(), p.Bits()-96), nil
+	case a.Is6() && p.Bits() < 96 && p.Contains(mapped.Addr()):
+		return netip.Prefix{}, fmt.Errorf("%s %w", p, ErrMappedRange)
+	}
 	return p, nil
 }
+
+// MinBits is the shortest prefix length accepted per family: a fence wider
+// than that is refused rather than clamped, because clamping would
+// acknowledge less than was asked for.
+type MinBits struct{ V4, V6 int }
+
+// DefaultMinBits refuses only 0.0.0.0/0 and ::/0.
+var DefaultMinBits = MinBits{V4: 1, V6: 1}
+
+// ErrTooWide is returned (wrapped) for a prefix shorter than the limit.
+var ErrTooWide = errors.New("wider than the driver allows")
+
+// ParseMinBits reads "N" (both families) or "V4,V6", e.g. "8,32". An empty
+// string is DefaultMinBits.
+func ParseMinBits(s string) (MinBits, error) {
+	if s == "" {
+		return DefaultMinBits, nil
+	}
+	v4s, v6s, two := strings.Cut(s, ",")
+	if !two {
+		v6s = v4s
+	}
+	var m MinBits
+	var err4, err6 error
+	m.V4, err4 = strconv.Atoi(v4s)
+	m.V6, err6 = strconv.Atoi(v6s)
+	if err4 != nil || err6 != nil || m.V4 < 0 || m.V4 > 32 || m.V6 < 0 || m.V6 > 128 || (!two && m.V6 > 32) {
+		return MinBits{}, fmt.Errorf("max prefix %q: want N (0-32) or V4,V6 lengths such as 8,32", s)
+	}
+	return m, nil
+}
+
+// Check refuses a prefix shorter than the limit of its family.
+func (m MinBits) Check(p netip.Prefix) error {
+	lim := m.V4
+	if p.Addr().Is6() {
+		lim = m.V6
+	}
+	if p.Bits() < lim {
+		return fmt.Errorf("/%d is %w (shortest allowed /%d, see --max-prefix)", p.Bits(), ErrTooWide, lim)
+	}
+	return nil
+}
+
+// String is the --max-prefix form.
+func (m MinBits) String() string { return fmt.Sprintf("%d,%d", m.V4, m.V6) }
 
 // explain turns a netip parse error into a short reason that names the most
 // likely mistake.
@@ -113,6 +185,12 @@ func Union(ps []netip.Prefix) []Range {
 		p = p.Masked()
 		rs = append(rs, Range{From: p.Addr(), To: last(p)})
 	}
+	return Merge(rs)
+}
+
+// Merge sorts ranges and merges those that overlap or touch (within one
+// family), IPv4 first.
+func Merge(rs []Range) []Range {
 	slices.SortFunc(rs, func(a, b Range) int { return a.From.Compare(b.From) })
 	out := rs[:0]
 	for _, r := range rs {

@@ -20,7 +20,17 @@ func TestParse(t *testing.T) {
 		{"192.0.2.5/32", Reject, "192.0.2.5/32", ""},
 		{"2001:0db8:0000:0000:0000:0000:0000:0000/32", Normalise, "2001:db8::/32", ""},
 		{"2001:DB8::1/64", Normalise, "2001:db8::/64", ""},
-		{"::ffff:192.0.2.0/120", Normalise, "::ffff:192.0.2.0/120", ""},
+		{"::ffff:192.0.2.0/120", Normalise, "192.0.2.0/24", ""},
+		{"::ffff:192.0.2.7/128", Normalise, "192.0.2.7/32", ""},
+		{"::ffff:192.0.2.7/120", Normalise, "192.0.2.0/24", ""},
+		{"::ffff:0:0/96", Normalise, "0.0.0.0/0", ""},
+		{"::ffff:192.0.2.7/120", Reject, "", "host bits"},
+		{"::/8", Normalise, "", "IPv4-mapped"},
+		{"::/0", Normalise, "", "IPv4-mapped"},
+		{"::/80", Normalise, "", "IPv4-mapped"},
+		{"::/81", Normalise, "::/81", ""},
+		{"64:ff9b::/96", Normalise, "64:ff9b::/96", ""},
+		{"::ffff:0:0:0/96", Normalise, "::ffff:0:0:0/96", ""},
 		{"0.0.0.0/0", Normalise, "0.0.0.0/0", ""},
 		{"", Normalise, "", "empty"},
 		{"garbage", Normalise, "", "bare"},
@@ -119,8 +129,8 @@ func TestUnion(t *testing.T) {
 	}
 }
 
-// FuzzParse checks that whatever Parse accepts is canonical: masked, and
-// re-parsing its String gives the same prefix.
+// FuzzParse checks that whatever Parse accepts is canonical: masked, never
+// IPv4-mapped, and re-parsing its String gives the same prefix.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"192.0.2.5/24", "2001:DB8::/32", "::ffff:1.2.3.4/128", "0.0.0.0/0", " 1.2.3.4/32", "fe80::1%x/64"} {
 		f.Add(s)
@@ -137,8 +147,37 @@ func FuzzParse(f *testing.F) {
 		if err != nil || q != p {
 			t.Fatalf("Parse(%q) = %v does not round-trip: %v %v", s, p, q, err)
 		}
-		if _, err := Parse(s, Reject); (err == nil) != (netip.MustParsePrefix(s) == p) {
+		if p.Addr().Is4In6() {
+			t.Fatalf("Parse(%q) = %v is still IPv4-mapped (fails open)", s, p)
+		}
+		if _, err := Parse(s, Reject); (err == nil) != (netip.MustParsePrefix(s).Masked() == netip.MustParsePrefix(s)) {
 			t.Fatalf("Reject disagrees with Normalise for %q", s)
 		}
 	})
+}
+
+func TestMinBits(t *testing.T) {
+	for in, want := range map[string]string{"": "1,1", "0": "0,0", "8": "8,8", "8,32": "8,32", "0,0": "0,0"} {
+		m, err := ParseMinBits(in)
+		if err != nil || m.String() != want {
+			t.Errorf("ParseMinBits(%q) = %v, %v; want %s", in, m, err, want)
+		}
+	}
+	for _, bad := range []string{"x", "-1", "33", "8,129", "8,", " 8", "40", "0/0", "8x"} {
+		if _, err := ParseMinBits(bad); err == nil {
+			t.Errorf("ParseMinBits(%q) accepted", bad)
+		}
+	}
+	m := DefaultMinBits
+	for p, ok := range map[string]bool{"0.0.0.0/0": false, "::/0": false, "0.0.0.0/1": true, "128.0.0.0/1": true, "2001:db8::/32": true} {
+		err := m.Check(netip.MustParsePrefix(p))
+		if (err == nil) != ok || (err != nil && !errors.Is(err, ErrTooWide)) {
+			t.Errorf("DefaultMinBits.Check(%s) = %v, want ok=%v", p, err, ok)
+		}
+	}
+	m = MinBits{V4: 8, V6: 32}
+	if m.Check(netip.MustParsePrefix("10.0.0.0/7")) == nil || m.Check(netip.MustParsePrefix("10.0.0.0/8")) != nil ||
+		m.Check(netip.MustParsePrefix("2001::/31")) == nil || m.Check(netip.MustParsePrefix("2001:db8::/32")) != nil {
+		t.Error("MinBits{8,32} misjudges /7, /8, /31 or /32")
+	}
 }

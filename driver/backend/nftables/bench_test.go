@@ -4,6 +4,7 @@ package nftables
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 )
@@ -38,5 +39,28 @@ func BenchmarkApply10k(b *testing.B) {
 		if err := be.Apply(context.Background(), ps); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkChangeOne adds and removes one block with 0 or 100k ranges in
+// force: the incremental batch carries two elements either way.
+func BenchmarkChangeOne(b *testing.B) {
+	for _, stored := range []int{0, 100000} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			be := newBackend(b)
+			if err := be.Apply(context.Background(), spread(stored)); err != nil {
+				b.Fatal(err)
+			}
+			one := []netip.Prefix{netip.MustParsePrefix("172.16.0.0/24")}
+			b.ResetTimer()
+			for range b.N {
+				if err := be.Change(context.Background(), one, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := be.Change(context.Background(), nil, one); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
