@@ -11,52 +11,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// FaultKind is an injected fault or its repair.
-type FaultKind uint8
-
-// Fault kinds. Each *-cut, power-off, hang and stall has a matching repair.
-const (
-	FaultPowerOff FaultKind = iota
-	FaultPowerOn
-	FaultHang
-	FaultUnhang
-	FaultAPICut
-	FaultAPIHeal
-	FaultPublicCut
-	FaultPublicHeal
-	FaultClusterCut
-	FaultClusterHeal
-	FaultNICCut
-	FaultNICHeal
-	FaultOperatorStall
-	FaultOperatorResume
-	FaultMHCStall
-	FaultMHCResume
-	numFaultKinds
-)
-
-var faultNames = [numFaultKinds]string{
-	"power-off", "power-on", "hang", "unhang", "api-cut", "api-heal", "public-cut", "public-heal",
-	"cluster-cut", "cluster-heal", "nic-cut", "nic-heal", "operator-stall", "operator-resume", "mhc-stall", "mhc-resume",
-}
-
-// String returns the scenario-file name of the fault.
-func (k FaultKind) String() string { return faultNames[k] }
-
-// healer is the repair of a fault (itself for repairs).
-func (k FaultKind) healer() FaultKind {
-	if k%2 == 0 {
-		return k + 1
-	}
-	return k
-}
-
-// breaks reports whether the fault starts a failure (its time is the fault
-// time invariant 2 compares against).
-func (k FaultKind) breaks() bool { return k%2 == 0 && !k.controller() }
-
-func (k FaultKind) controller() bool { return k >= FaultOperatorStall }
-
 // Fault is one scheduled fault. Machine is -1 for controller faults.
 type Fault struct {
 	// At is when the fault happens.
@@ -470,15 +424,11 @@ func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := false
-	for i, name := range faultNames {
-		if name == ks {
-			f.Kind, found = FaultKind(i), true
-		}
-	}
+	k, found := lookupFault(ks)
 	if !found {
-		return nil, p.errf(kindNode, "kind: unknown fault %q (known: %s)", ks, strings.Join(faultNames[:], ", "))
+		return nil, p.errf(kindNode, "kind: unknown fault %q (known: %s)", ks, strings.Join(FaultNames(), ", "))
 	}
+	f.Kind = k
 	if f.Kind.controller() {
 		if machineNode != nil {
 			return nil, p.errf(machineNode, "machine: not allowed for controller fault %s", ks)
