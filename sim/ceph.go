@@ -416,6 +416,7 @@ func (s *Sim) monsChanged() {
 		return
 	}
 	s.ceph.quorum = q
+	s.allClients()
 	if s.rec != nil {
 		if q {
 			s.logf("ceph", "mon quorum regained (%d/%d)", up, len(s.ceph.mons))

@@ -117,6 +117,7 @@ func RandomScenario(seed uint64) *Scenario {
 		}
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
+	c.Clients = 2 * c.Machines // drawn from nothing: the schedules stay those of earlier versions
 	return &Scenario{Name: fmt.Sprintf("random-%d", seed), Cluster: c, Params: p, Seed: seed, Duration: 8 * Hour, Faults: fs, Expect: map[string]string{}}
 }
 
@@ -191,16 +192,20 @@ func ScenarioYAML(sc *Scenario) string {
 	if c.OperatorOn >= 0 {
 		op = fmt.Sprintf("m%d", c.OperatorOn+1)
 	}
-	fmt.Fprintf(&b, "cluster: {machines: %d, osdsPerMachine: %d, pgs: %d, mons: %d, platform: %s, fenceKind: %s, operatorOn: %s}\n",
-		c.Machines, c.OSDsPerMachine, c.PGs, c.Mons, plat, c.FenceKind, op)
-	d := DefaultParams()
-	var ps []string
-	if sc.Params.OperatorLag != d.OperatorLag {
-		ps = append(ps, "operatorLag: "+sc.Params.OperatorLag.Dur())
+	fmt.Fprintf(&b, "cluster: {machines: %d, osdsPerMachine: %d, pgs: %d, mons: %d, platform: %s, fenceKind: %s, operatorOn: %s, clients: %d",
+		c.Machines, c.OSDsPerMachine, c.PGs, c.Mons, plat, c.FenceKind, op, c.Clients)
+	if len(c.Standalone) > 0 {
+		var ms []string
+		for _, i := range c.Standalone {
+			ms = append(ms, fmt.Sprintf("m%d", i+1))
+		}
+		fmt.Fprintf(&b, ", standalone: [%s]", strings.Join(ms, ", "))
 	}
-	if sc.Params.MHCLag != d.MHCLag {
-		ps = append(ps, "mhcLag: "+sc.Params.MHCLag.Dur())
+	if c.MachineSetScale > 0 {
+		fmt.Fprintf(&b, ", machineSetScale: %d", c.MachineSetScale)
 	}
+	b.WriteString("}\n")
+	ps := sc.Params.diff(DefaultParams())
 	if len(ps) > 0 {
 		fmt.Fprintf(&b, "params: {%s}\n", strings.Join(ps, ", "))
 	}
@@ -213,14 +218,40 @@ func ScenarioYAML(sc *Scenario) string {
 
 // PolicyStats aggregates a policy's runs in a comparison.
 type PolicyStats struct {
-	Policy        string  // policy name
-	Runs          int     // runs (scenarios + random schedules)
-	ViolatingRuns int     // runs that broke an invariant
-	ByInvariant   [7]int  // runs that broke invariant n, at index n
-	UnavailMin    float64 // minutes with some PG not active or no quorum, summed
-	RecoverySum   Time    // time to recovery, summed over recovered runs
-	Recovered     int     // runs that ended HEALTH_OK after their faults
-	Fences        int     // fences, summed
+	Policy        string             // policy name
+	Runs          int                // runs (scenarios + random schedules)
+	ViolatingRuns int                // runs that broke an invariant
+	ByInvariant   [numInvariants]int // runs that broke invariant n, at index n
+	UnavailMin    float64            // minutes with some PG not active or no quorum, summed
+	RecoverySum   Time               // time to recovery, summed over recovered runs
+	Recovered     int                // runs that ended HEALTH_OK after their faults
+	Fences        int                // fences, summed
+
+	InactiveMin   float64 // minutes with some PG inactive (with quorum), summed
+	NoQuorumMin   float64 // minutes without mon quorum, summed
+	WritesRefused float64 // client writes refused, summed
+	StaleWrites   float64 // writes accepted from stale clients (split-brain), summed
+	FencingRuns   int     // runs with at least one fence action
+	HealthOKKept  int     // of those, runs where every fence action came on HEALTH_OK
+}
+
+// less ranks policies: safety first (runs that broke an invariant), then
+// availability (writes refused, then minutes with inactive PGs or no quorum).
+func (p *PolicyStats) less(q *PolicyStats) bool {
+	if p.ViolatingRuns != q.ViolatingRuns {
+		return p.ViolatingRuns < q.ViolatingRuns
+	}
+	if p.WritesRefused != q.WritesRefused {
+		return p.WritesRefused < q.WritesRefused
+	}
+	return p.InactiveMin+p.NoQuorumMin < q.InactiveMin+q.NoQuorumMin
+}
+
+// Ranked returns the policies' stats best first.
+func (c *Comparison) Ranked() []*PolicyStats {
+	r := append([]*PolicyStats(nil), c.Stats...)
+	sort.SliceStable(r, func(i, j int) bool { return r[i].less(r[j]) })
+	return r
 }
 
 // MeanRecoveryMin is the mean time to recovery, in minutes, over runs that recovered.
@@ -285,6 +316,16 @@ func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(s
 			}
 			st.UnavailMin += float64(m.Metrics.Unavailable) / float64(Minute)
 			st.Fences += m.Metrics.Fences
+			st.InactiveMin += float64(m.Metrics.InactivePG) / float64(Minute)
+			st.NoQuorumMin += float64(m.Metrics.NoQuorum) / float64(Minute)
+			st.WritesRefused += m.Metrics.WritesRefused
+			st.StaleWrites += m.Metrics.StaleWrites
+			if m.Metrics.FenceActions > 0 {
+				st.FencingRuns++
+				if m.Metrics.FencesNotOK == 0 {
+					st.HealthOKKept++
+				}
+			}
 			if m.Recovery >= 0 {
 				st.Recovered++
 				st.RecoverySum += m.Recovery
@@ -349,11 +390,22 @@ func uniqueInts(a []int) []int {
 func (c *Comparison) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# fenceproof sim compare\n\n%d scripted scenarios + %d random schedules (seeds %d..%d) per policy.\n\n", len(c.Scenarios), c.RandomRuns, c.Seed, c.Seed+uint64(max(c.RandomRuns, 1))-1)
-	b.WriteString("| policy | runs | violating runs | inv1 | inv2 | inv3 | inv4 | inv5 | inv6 | data unavailable (min) | mean time to recovery (min) | fences |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, s := range c.Stats {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %d |\n", s.Policy, s.Runs, s.ViolatingRuns,
-			s.ByInvariant[1], s.ByInvariant[2], s.ByInvariant[3], s.ByInvariant[4], s.ByInvariant[5], s.ByInvariant[6], s.UnavailMin, s.MeanRecoveryMin(), s.Fences)
+	b.WriteString("Ranked by safety (runs that broke an invariant), then availability (writes refused, then minutes with inactive PGs or without quorum). Availability figures come from runs that go on after a violation. *HEALTH_OK before fence* is the seed design's rule: runs where every fence action came on HEALTH_OK, of the runs that fenced.\n\n")
+	b.WriteString("| rank | policy | runs | violating runs |")
+	for n := 1; n < numInvariants; n++ {
+		fmt.Fprintf(&b, " inv%d |", n)
+	}
+	b.WriteString(" inactive PGs (min) | no quorum (min) | writes refused | stale writes accepted | HEALTH_OK before fence | mean time to recovery (min) | fences |\n|")
+	for n := 0; n < numInvariants+10; n++ {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for i, s := range c.Ranked() {
+		fmt.Fprintf(&b, "| %d | %s | %d | %d |", i+1, s.Policy, s.Runs, s.ViolatingRuns)
+		for n := 1; n < numInvariants; n++ {
+			fmt.Fprintf(&b, " %d |", s.ByInvariant[n])
+		}
+		fmt.Fprintf(&b, " %.1f | %.1f | %.0f | %.0f | %d/%d | %.1f | %d |\n", s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, s.HealthOKKept, s.FencingRuns, s.MeanRecoveryMin(), s.Fences)
 	}
 	b.WriteString("\n## Scripted scenarios (verdict; `!` marks a verdict that differs from the scenario's expectation)\n\n| scenario |")
 	for _, p := range PolicyNames() {
@@ -396,10 +448,17 @@ func (c *Comparison) Markdown() string {
 // Text renders the comparison as a plain-text table.
 func (c *Comparison) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-9s %5s %9s %5s %5s %5s %5s %5s %5s %12s %12s %7s\n", "policy", "runs", "violating", "inv1", "inv2", "inv3", "inv4", "inv5", "inv6", "unavail-min", "mean-TTR-min", "fences")
-	for _, s := range c.Stats {
-		fmt.Fprintf(&b, "%-9s %5d %9d %5d %5d %5d %5d %5d %5d %12.1f %12.1f %7d\n", s.Policy, s.Runs, s.ViolatingRuns,
-			s.ByInvariant[1], s.ByInvariant[2], s.ByInvariant[3], s.ByInvariant[4], s.ByInvariant[5], s.ByInvariant[6], s.UnavailMin, s.MeanRecoveryMin(), s.Fences)
+	fmt.Fprintf(&b, "%-4s %-9s %5s %9s", "rank", "policy", "runs", "violating")
+	for n := 1; n < numInvariants; n++ {
+		fmt.Fprintf(&b, " %4s", fmt.Sprintf("inv%d", n))
+	}
+	fmt.Fprintf(&b, " %12s %10s %14s %12s %9s %12s %7s\n", "inactive-min", "noquorum-min", "writes-refused", "stale-writes", "OK-rule", "mean-TTR-min", "fences")
+	for i, s := range c.Ranked() {
+		fmt.Fprintf(&b, "%-4d %-9s %5d %9d", i+1, s.Policy, s.Runs, s.ViolatingRuns)
+		for n := 1; n < numInvariants; n++ {
+			fmt.Fprintf(&b, " %4d", s.ByInvariant[n])
+		}
+		fmt.Fprintf(&b, " %12.1f %12.1f %14.0f %12.0f %9s %12.1f %7d\n", s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, fmt.Sprintf("%d/%d", s.HealthOKKept, s.FencingRuns), s.MeanRecoveryMin(), s.Fences)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-28s", "scenario")
@@ -431,10 +490,12 @@ func (c *Comparison) SVG() string {
 	ms := []metric{
 		{"violating runs", func(s *PolicyStats) float64 { return float64(s.ViolatingRuns) }},
 		{"data unavailable (min)", func(s *PolicyStats) float64 { return s.UnavailMin }},
+		{"writes refused (thousands)", func(s *PolicyStats) float64 { return s.WritesRefused / 1000 }},
+		{"stale writes accepted", func(s *PolicyStats) float64 { return s.StaleWrites }},
 		{"mean time to recovery (min)", func(s *PolicyStats) float64 { return s.MeanRecoveryMin() }},
 		{"fences", func(s *PolicyStats) float64 { return float64(s.Fences) }},
 	}
-	colors := []string{"#e53935", "#fb8c00", "#8e24aa", "#43a047"}
+	colors := []string{"#e53935", "#fb8c00", "#8e24aa", "#43a047", "#1e88e5", "#6d4c41"}
 	const pw, ph = 240.0, 220.0
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", pw*float64(len(ms))+20, ph+40)

@@ -28,6 +28,14 @@ func (s *Sim) mhcCheck(i int, gen int32) {
 	if s.pol.Grants {
 		return // external remediation: the safe controller acts on the request
 	}
+	if s.pol.NoRemediation {
+		m.blocked = "the policy never fences"
+		return
+	}
+	if s.pol.OOSTaint {
+		s.oosTaint(i)
+		return
+	}
 	retry := func(why string) {
 		m.blocked = why
 		if !m.refused && s.rec != nil {
@@ -73,10 +81,11 @@ func (s *Sim) fence(i int, by string) {
 	kind := s.kindOf(i)
 	if s.rec != nil {
 		s.logf("FENCE", "%s %s by %s (labelled=%v, MDB maxUnavailable=%d observed %s)", m.Name, kind, by, m.labelled, s.mdbMax, s.mdbObs)
-		s.rec.fence(s, i, kind)
+		s.rec.fence(s, i, kind.String())
 	}
 	s.checkFence(i, kind)
 	s.metrics.Fences++
+	s.metrics.fenceHealth(s)
 	m.remediated = true
 	m.refused = false
 	s.setFenced(i)
@@ -95,6 +104,7 @@ func (s *Sim) fence(i int, by string) {
 		}
 		m.phase = PhaseDeleting
 		m.hasNode = false
+		s.moveWorkloads(i, "node deleted")
 		s.schedule(s.now+s.P.ProviderDeleteTime, evMachineTerminated, int32(i), m.gen, 0)
 	}
 	if m.ready {
@@ -167,6 +177,9 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 	m.storageFenced, m.granted, m.remediated, m.everUp = false, false, false, false
 	m.kindOverride = -1
 	m.blocked, m.safeWhy = "", ""
+	if s.pol.Grants {
+		m.block = blockEntry{}
+	}
 	m.Name = fmt.Sprintf("%s.%d", baseName(m.Name), m.gen)
 	if s.rec != nil {
 		s.logf("machine", "%s created by MachineSet", m.Name)
@@ -198,6 +211,9 @@ func (s *Sim) rebootDone(i int, gen int32) {
 	m.phase = PhaseRunning
 	m.hung = false
 	m.powered = false
+	if s.pol.Grants {
+		m.block = blockEntry{}
+	}
 	if s.rec != nil {
 		s.logf("machine", "%s power cycle done", m.Name)
 		s.rec.nodeState(s, i)

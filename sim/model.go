@@ -77,6 +77,9 @@ type Cluster struct {
 	// MachineSetScale is the MachineSet's replicas (0: all non-standalone
 	// machines). A deleted machine is replaced only while the set is below it.
 	MachineSetScale int
+	// Clients is the number of workloads with an RBD volume (one client
+	// each), placed round-robin on the machines (clients.go).
+	Clients int
 }
 
 // Config is everything a run depends on.
@@ -150,6 +153,12 @@ type Machine struct {
 	liveStall Time
 	blocked   string
 	safeWhy   string
+
+	clients   []int32    // client processes on this machine (clients.go)
+	block     blockEntry // blocklist entry of its client address
+	tainted   bool       // node.kubernetes.io/out-of-service
+	oosFenced []int32    // machines whose addresses Rook fenced for this taint
+	oosDone   bool       // Rook reconciled the taint
 }
 
 // Sim is one simulation run.
@@ -168,6 +177,7 @@ type Sim struct {
 	osds     []OSD
 	pgs      []PG
 	ceph     cephState
+	cl       clientState
 
 	mdbMax       int
 	mdbObs       Time
@@ -244,6 +254,7 @@ func New(cfg Config) (*Sim, error) {
 		}
 	}
 	s.initCeph()
+	s.initClients()
 	for i := range s.machines {
 		m := &s.machines[i]
 		if s.pol.initialLabel(s, i) {
@@ -358,6 +369,16 @@ func (s *Sim) dispatch(ev event) {
 		s.livenessExpired(int(ev.a), ev.b)
 	case evRandomFault:
 		s.randomFault()
+	case evClientStart:
+		s.clientStart(int(ev.a), ev.b, int(ev.c))
+	case evStaleKill:
+		s.staleKill(int(ev.a), ev.b)
+	case evBlockExpire:
+		s.blockExpire(int(ev.a), Time(ev.c))
+	case evOOSFence:
+		s.oosFence(int(ev.a), ev.b)
+	case evOOSUnfence:
+		s.oosUnfence(int(ev.a), ev.b)
 	case evEnd:
 		s.endCheck()
 		s.stopped = true
@@ -390,6 +411,9 @@ func (s *Sim) machineChanged(i int) {
 	}
 	if m.mon >= 0 {
 		s.monsChanged()
+	}
+	if len(m.clients) > 0 {
+		s.clientsOn(i)
 	}
 	if s.opHost == i {
 		s.opRecompute()
@@ -426,6 +450,8 @@ func (s *Sim) setReady(i int, v bool) {
 	if v {
 		m.everUp = true
 		m.refused = false
+		s.oosUntaint(i)
+		s.restartLocal(i)
 		if m.unhealthy {
 			m.unhealthy = false
 			s.nUnhealthy--

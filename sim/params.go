@@ -149,6 +149,20 @@ type Params struct {
 	// Jitter is the relative random spread applied to lags and boot times.
 	Jitter float64
 
+	// WorkloadStartTime is from a pod's force deletion to its replacement's
+	// RBD client holding the volume's lock on another node (schedule, attach,
+	// map, start).
+	WorkloadStartTime Time
+	// StaleKillTime is how long a kubelet back on the API takes to kill the
+	// containers of pods deleted while it was away (pod sync).
+	StaleKillTime Time
+	// BlocklistExpire is the expiry of a blocklist entry a fencer adds
+	// without its own (Ceph's mon_osd_blocklist_default_expire, 1 h).
+	BlocklistExpire Time
+	// ClientWriteIOPS is each workload's write rate, for the counts of
+	// writes refused and writes accepted from stale clients.
+	ClientWriteIOPS float64
+
 	// LivenessBound is invariant 6's bound: a NotReady node with all OSDs down
 	// must be fenced within this time.
 	LivenessBound Time
@@ -189,6 +203,10 @@ func DefaultParams() Params {
 		CephStatusInterval:       15 * Second,
 		Jitter:                   0.1,
 		LivenessBound:            30 * Minute,
+		WorkloadStartTime:        20 * Second,
+		StaleKillTime:            10 * Second,
+		BlocklistExpire:          Hour,
+		ClientWriteIOPS:          100,
 	}
 }
 
@@ -242,6 +260,10 @@ var paramTable = []paramDesc{
 	{name: "cephStatusInterval", dur: func(p *Params) *Time { return &p.CephStatusInterval }},
 	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
 	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
+	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},
+	{name: "staleKillTime", dur: func(p *Params) *Time { return &p.StaleKillTime }},
+	{name: "blocklistExpire", dur: func(p *Params) *Time { return &p.BlocklistExpire }},
+	{name: "clientWriteIops", kind: pFloat, f: func(p *Params) *float64 { return &p.ClientWriteIOPS }},
 }
 
 // ParamNames lists the keys accepted under a scenario's `params:`.
@@ -302,4 +324,26 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("jitter must be <= 0.5")
 	}
 	return nil
+}
+
+// diff renders, as `key: value` items, every parameter of p that differs from d.
+func (p *Params) diff(d Params) []string {
+	var out []string
+	for _, pd := range paramTable {
+		switch pd.kind {
+		case pDur:
+			if v := *pd.dur(p); v != *pd.dur(&d) {
+				out = append(out, pd.name+": "+v.Dur())
+			}
+		case pInt:
+			if v := *pd.i(p); v != *pd.i(&d) {
+				out = append(out, fmt.Sprintf("%s: %d", pd.name, v))
+			}
+		case pFloat:
+			if v := *pd.f(p); v != *pd.f(&d) {
+				out = append(out, fmt.Sprintf("%s: %g", pd.name, v))
+			}
+		}
+	}
+	return out
 }

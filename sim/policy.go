@@ -47,13 +47,21 @@ type Policy struct {
 	// HAOperator runs the operator with leader election across nodes: a
 	// leader that loses the API or Ceph is replaced by a standby.
 	HAOperator bool
+	// NoRemediation: the MHC marks machines unhealthy but nothing fences.
+	NoRemediation bool
+	// OOSTaint: instead of deleting the Machine, the remediator adds the
+	// node.kubernetes.io/out-of-service taint (Kubernetes non-graceful node
+	// shutdown: pods force-deleted, volumes force-detached) and Rook's
+	// operator creates a NetworkFence for the node's client addresses.
+	OOSTaint bool
 
 	// The safe policy's checks. Tests switch one off to show that the
 	// invariants catch the resulting policy.
-	NoSerialize    bool // do not wait for the fenced machine to be back
-	NoStorageFence bool // fence without cutting the machine off first
-	NoWipeCheck    bool // wipe even the last current replicas
-	NoUpOSDCheck   bool // cut off and fence a node whose OSDs are up in the map
+	NoSerialize       bool // do not wait for the fenced machine to be back
+	NoStorageFence    bool // fence without cutting the machine off first
+	NoWipeCheck       bool // wipe even the last current replicas
+	NoUpOSDCheck      bool // cut off and fence a node whose OSDs are up in the map
+	NoClientBlocklist bool // cut off the OSDs but not the node's clients
 }
 
 // Policies are the selectable policies, by name.
@@ -64,12 +72,18 @@ var Policies = map[string]*Policy{
 		Label: labelPodScheduled, Gate: gateAllClean, FailSafe: true},
 	"mhc-only": {Name: "mhc-only", Doc: "MachineHealthCheck with no storage gating",
 		Label: labelNone, Gate: gateNone},
+	"rook-oos": {Name: "rook-oos", Doc: "today's Rook path: out-of-service taint on a NotReady node (pods force-deleted, volumes force-detached), Rook fences the clients it finds as the volumes' watchers",
+		Label: labelNone, Gate: gateNone, OOSTaint: true},
+	"never": {Name: "never", Doc: "never fences: the MachineHealthCheck only reports",
+		Label: labelNone, Gate: gateNone, NoRemediation: true},
 	"safe": {Name: "safe", Doc: "MHC external remediation: one OSD machine at a time, on a fresh observation, cut off from storage (mark down + blocklist) before the fence; never wipe a last current replica",
 		Label: labelStatic, Gate: gateClosed, Grants: true, HAOperator: true},
 }
 
 // PolicyNames lists the policies in a fixed order.
-func PolicyNames() []string { return []string{"seed", "rook", "mhc-only", "safe"} }
+func PolicyNames() []string {
+	return []string{"seed", "rook", "mhc-only", "rook-oos", "never", "safe"}
+}
 
 // LookupPolicy returns the named policy.
 func LookupPolicy(name string) (*Policy, error) {
@@ -117,7 +131,7 @@ func (p *Policy) initialLabel(s *Sim, i int) bool {
 // usesOperator reports whether the policy needs the storage operator's
 // controllers to fence.
 func (p *Policy) usesOperator() bool {
-	return p.Label == labelPodReady || p.Label == labelPodScheduled || p.Gate == gateHealthOK || p.Gate == gateAllClean || p.Grants
+	return p.Label == labelPodReady || p.Label == labelPodScheduled || p.Gate == gateHealthOK || p.Gate == gateAllClean || p.Grants || p.OOSTaint
 }
 
 func (p *Policy) initialMDB() int {
@@ -207,6 +221,12 @@ func (p *Policy) resync(s *Sim) {
 			if p.wantLabel(s, i) != m.labelled {
 				s.labelTrigger(i)
 			}
+		}
+		if p.OOSTaint && m.tainted && !m.oosDone {
+			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSFence, int32(i), s.opEpoch, 0)
+		}
+		if p.OOSTaint && !m.tainted && len(m.oosFenced) > 0 {
+			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSUnfence, int32(i), s.opEpoch, 0)
 		}
 		if p.Grants {
 			if !m.ready && m.phase == PhaseRunning {
@@ -357,6 +377,10 @@ func (s *Sim) safeStorageFence(i int) {
 		s.logf("FENCE", "%s cut off from storage by safe: OSDs marked down and blocklisted", m.Name)
 	}
 	s.checkCutOff(i)
+	s.metrics.fenceHealth(s)
+	if !s.pol.NoClientBlocklist {
+		s.blocklist(i, forever, "safe")
+	}
 	m.storageFenced = true
 	s.setFenced(i)
 	if s.rec != nil {
@@ -388,6 +412,9 @@ func (s *Sim) safeRevoke(i int) {
 	}
 	m.storageFenced, m.granted = false, false
 	m.kindOverride = -1
+	if m.block.until > s.now {
+		s.blocklist(i, 0, "safe")
+	}
 	if s.rec != nil {
 		s.logf("safe", "%s Ready again: cut-off lifted", m.Name)
 	}

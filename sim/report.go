@@ -75,8 +75,8 @@ func (r *Recorder) nodeState(s *Sim, i int) {
 	}
 }
 
-func (r *Recorder) fence(s *Sim, i int, k FenceKind) {
-	r.fences = append(r.fences, fenceMark{s.now, i, k.String()})
+func (r *Recorder) fence(s *Sim, i int, kind string) {
+	r.fences = append(r.fences, fenceMark{s.now, i, kind})
 }
 
 // Metrics are a run's figures of merit.
@@ -91,14 +91,45 @@ type Metrics struct {
 	// (-1: not OK at the end).
 	RecoveredAt Time
 
+	// InactivePG is the time some PG was not active (with mon quorum).
+	InactivePG Time
+	// NoQuorum is the time without mon quorum.
+	NoQuorum Time
+	// WritesRefused counts client writes refused: the workload's current
+	// client cannot reach Ceph, is blocklisted, is not running (moving), or
+	// its write lands on an inactive PG (the inactive fraction).
+	WritesRefused float64
+	// StaleWrites counts writes accepted from clients whose pod was deleted
+	// (the workload moved): writes the workload's current instance never
+	// sees, lost or corrupting.
+	StaleWrites float64
+	// FencesNotOK counts fences (remediations, cut-offs, taints) taken
+	// while `ceph status` was not HEALTH_OK; the seed design's rule
+	// "HEALTH_OK before any fence" holds in a run iff it is 0.
+	FencesNotOK int
+	// FenceActions counts fences, cut-offs and taints.
+	FenceActions int
+
 	unavail    bool
 	since      Time
 	lastChecks uint8
 	lastH      Health
+	lastStep   Time
+	lastQuorum bool
+	refRate    float64 // writes refused per ms since lastStep
+	staleRate  float64 // stale writes accepted per ms since lastStep
+}
+
+// fenceHealth records whether a fence happens on HEALTH_OK.
+func (mt *Metrics) fenceHealth(s *Sim) {
+	mt.FenceActions++
+	if h, _ := s.health(); h != HealthOK {
+		mt.FencesNotOK++
+	}
 }
 
 func (mt *Metrics) init(s *Sim) {
-	mt.FirstFault, mt.RecoveredAt = -1, 0
+	mt.FirstFault, mt.RecoveredAt, mt.lastQuorum = -1, 0, true
 	for _, f := range s.cfg.Faults {
 		if mt.FirstFault < 0 || f.At < mt.FirstFault {
 			mt.FirstFault = f.At
@@ -123,12 +154,36 @@ func (mt *Metrics) step(s *Sim) {
 			mt.RecoveredAt = -1
 		}
 	}
+	dt := s.now - mt.lastStep
+	if dt > 0 {
+		if mt.unavail {
+			if !mt.lastQuorum {
+				mt.NoQuorum += dt
+			} else {
+				mt.InactivePG += dt
+			}
+		}
+		mt.WritesRefused += float64(dt) * mt.refRate
+		mt.StaleWrites += float64(dt) * mt.staleRate
+		mt.lastStep = s.now
+	}
+	mt.lastQuorum = s.ceph.quorum
 	un := !s.ceph.quorum || s.ceph.nInactive > 0
 	if un != mt.unavail {
 		if mt.unavail {
 			mt.Unavailable += s.now - mt.since
 		}
 		mt.unavail, mt.since = un, s.now
+	}
+	if nw := len(s.cl.workloads); nw > 0 {
+		per := s.P.ClientWriteIOPS / float64(Second)
+		inact := 0.0
+		if len(s.pgs) > 0 {
+			inact = float64(s.ceph.nInactive) / float64(len(s.pgs))
+		}
+		cur := float64(s.cl.nCurWriting)
+		mt.refRate = per * (float64(nw) - cur + cur*inact)
+		mt.staleRate = per * float64(s.cl.nStaleWriting)
 	}
 	if s.rec != nil && len(s.pgs) > 0 {
 		v := 1 - float64(s.ceph.nInactive)/float64(len(s.pgs))
@@ -229,6 +284,13 @@ func (r *Result) Summary() string {
 	}
 	fmt.Fprintf(&b, "# end %s: %s; fences %d; data unavailable %.1f min; recovery %s\n",
 		r.End, r.Health, r.Metrics.Fences, float64(r.Metrics.Unavailable)/float64(Minute), rec)
+	mt := &r.Metrics
+	rule := "kept"
+	if mt.FencesNotOK > 0 {
+		rule = fmt.Sprintf("broken by %d of %d fence actions", mt.FencesNotOK, mt.FenceActions)
+	}
+	fmt.Fprintf(&b, "# availability: inactive PGs %.1f min, no mon quorum %.1f min, writes refused %.0f, stale writes accepted %.0f; HEALTH_OK before every fence: %s\n",
+		float64(mt.InactivePG)/float64(Minute), float64(mt.NoQuorum)/float64(Minute), mt.WritesRefused, mt.StaleWrites, rule)
 	for _, bl := range r.Blockers {
 		fmt.Fprintf(&b, "# blocker: %s\n", bl)
 	}

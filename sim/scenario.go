@@ -232,7 +232,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	var operatorNode *yaml.Node
 	var standalone *yaml.Node
 	if clusterNode != nil {
-		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale"}, func(k string, v *yaml.Node) error {
+		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients"}, func(k string, v *yaml.Node) error {
 			var err error
 			c := &sc.Cluster
 			switch k {
@@ -275,6 +275,8 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 				standalone = v
 			case "machineSetScale":
 				c.MachineSetScale, err = p.intv(v, k, 0, 100000)
+			case "clients":
+				c.Clients, err = p.intv(v, k, 0, 100000)
 			}
 			return err
 		})
@@ -358,11 +360,11 @@ func (p sp) verdict(v *yaml.Node) (string, error) {
 			return "pass", nil
 		}
 		if it.Kind != yaml.ScalarNode || !strings.HasPrefix(it.Value, "inv") {
-			return "", p.errf(it, "expect: want pass or inv1..inv6, got %q", it.Value)
+			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
 		}
 		n, err := strconv.Atoi(it.Value[3:])
-		if err != nil || n < 1 || n > 6 {
-			return "", p.errf(it, "expect: want pass or inv1..inv6, got %q", it.Value)
+		if err != nil || n < 1 || n >= numInvariants {
+			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
 		}
 		invs = append(invs, n)
 	}

@@ -241,7 +241,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"missing machine", "name: x\nfaults:\n  - {at: 1m, kind: hang}\n", "x.yaml:3:5: fault hang needs a machine"},
 		{"bad param", "name: x\nparams: {poolSize: three}\n", "x.yaml:2:20: poolSize: want a non-negative integer"},
 		{"unknown param", "name: x\nparams: {heartbeat: 5s}\n", "x.yaml:2:10: unknown field \"heartbeat\" in params"},
-		{"bad verdict", "name: x\nexpect: {seed: maybe}\n", "x.yaml:2:16: expect: want pass or inv1..inv6"},
+		{"bad verdict", "name: x\nexpect: {seed: maybe}\n", "x.yaml:2:16: expect: want pass or inv1..inv8"},
 		{"unknown policy", "name: x\nexpect: {yolo: pass}\n", "x.yaml:2:10: unknown field \"yolo\" in expect"},
 		{"duplicate", "name: x\nname: y\n", "x.yaml:2:1: duplicate field \"name\""},
 		{"min_size > size", "name: x\nparams: {poolMinSize: 4}\n", "params: poolMinSize must be 1..poolSize"},
