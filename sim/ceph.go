@@ -28,6 +28,9 @@ type OSD struct {
 	downGen int32
 	failAt  Time
 	pgs     []int32
+	// backfill reservations (recovery.go)
+	backfills int
+	waiting   []pgWait
 }
 
 type pgState uint8
@@ -51,6 +54,7 @@ func (st pgState) active() bool { return st <= stActive }
 type PG struct {
 	slot          [maxSize]int32
 	stale         [maxSize]Time
+	resv          [maxSize]int32 // OSDs holding a backfill reservation for this PG (-1: none)
 	inactiveSince Time
 	gen           uint32
 	cur           uint8 // slots holding the latest writes
@@ -145,7 +149,7 @@ func (s *Sim) initCeph() {
 	for pi := range s.pgs {
 		p := &s.pgs[pi]
 		for k := range p.slot {
-			p.slot[k] = -1
+			p.slot[k], p.resv[k] = -1, -1
 		}
 		for k := 0; k < size; k++ {
 			o := s.chooseOSD(pi, p, k)
@@ -456,6 +460,7 @@ func (s *Sim) pgChanged(pi int) {
 	p.gen++
 	p.rec = 0
 	p.peering = true
+	s.release(pi)
 	up := s.pgUp(p)
 	s.setPGState(pi, stPeering, bits.OnesCount8(up) < s.P.PoolSize || up&p.cur != s.ceph.full)
 	s.schedule(s.now+s.P.PeeringTime, evPGPeered, int32(pi), 0, int64(p.gen))
@@ -492,17 +497,17 @@ func (s *Sim) pgSettle(pi int) {
 			p.cur &= up
 		}
 	}
-	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 {
+	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && s.reserve(pi, need) {
 		var longest float64
 		for k := 0; k < s.P.PoolSize; k++ {
 			if need&(1<<k) == 0 {
 				continue
 			}
-			mb := s.P.PGDataMB
+			mb := s.pgMB()
 			if p.data&(1<<k) != 0 {
 				mb = min(mb, float64(s.now-p.stale[k])/float64(Second)*s.P.PGWriteMBps)
 			}
-			longest = max(longest, mb/s.P.RecoveryMBps)
+			longest = max(longest, mb/s.recoveryRate())
 		}
 		p.rec = need
 		s.schedule(s.now+Time(longest*float64(Second))+1, evPGRecovered, int32(pi), 0, int64(p.gen))
@@ -523,6 +528,7 @@ func (s *Sim) pgRecovered(pi int, gen uint32) {
 	p.cur |= done
 	p.data |= done
 	p.rec = 0
+	s.release(pi)
 	s.pgSettle(pi)
 }
 

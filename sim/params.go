@@ -96,8 +96,19 @@ type Params struct {
 	// PGWriteMBps is the client write rate into one active PG; a replica that
 	// misses writes needs that much log-based recovery.
 	PGWriteMBps float64
-	// RecoveryMBps is the recovery/backfill bandwidth given to one PG.
+	// RecoveryMBps is the recovery/backfill bandwidth given to one PG when
+	// OSDMaxBackfills is 0.
 	RecoveryMBps float64
+	// PoolUsedGB, when > 0, is the pool's stored data; one PG replica then
+	// holds PoolUsedGB/PGs instead of PGDataMB.
+	PoolUsedGB float64
+	// OSDMaxBackfills is Ceph's osd_max_backfills (1): recoveries and
+	// backfills an OSD takes part in at once. 0 turns reservations off
+	// (every PG recovers at RecoveryMBps, in parallel).
+	OSDMaxBackfills int
+	// OSDRecoveryMBps is one OSD's recovery bandwidth, shared by its
+	// OSDMaxBackfills slots.
+	OSDRecoveryMBps float64
 
 	// NodeMonitorGracePeriod is kube-controller-manager's
 	// --node-monitor-grace-period (40 s; raised to 50 s in recent releases):
@@ -185,6 +196,7 @@ func DefaultParams() Params {
 		PGDataMB:                 10240,
 		PGWriteMBps:              0.05,
 		RecoveryMBps:             50,
+		OSDRecoveryMBps:          100,
 		NodeMonitorGracePeriod:   40 * Second,
 		PodEvictionTimeout:       300 * Second,
 		NodeBootTime:             60 * Second,
@@ -242,6 +254,9 @@ var paramTable = []paramDesc{
 	{name: "pgDataMB", kind: pFloat, f: func(p *Params) *float64 { return &p.PGDataMB }},
 	{name: "pgWriteMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.PGWriteMBps }},
 	{name: "recoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.RecoveryMBps }},
+	{name: "poolUsedGB", kind: pFloat, f: func(p *Params) *float64 { return &p.PoolUsedGB }},
+	{name: "osdMaxBackfills", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxBackfills }},
+	{name: "osdRecoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.OSDRecoveryMBps }},
 	{name: "nodeMonitorGracePeriod", dur: func(p *Params) *Time { return &p.NodeMonitorGracePeriod }},
 	{name: "podEvictionTimeout", dur: func(p *Params) *Time { return &p.PodEvictionTimeout }},
 	{name: "nodeBootTime", dur: func(p *Params) *Time { return &p.NodeBootTime }},
@@ -316,6 +331,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("poolMinSize must be 1..poolSize")
 	case p.RecoveryMBps <= 0:
 		return fmt.Errorf("recoveryMBps must be > 0")
+	case p.OSDMaxBackfills > 0 && p.OSDRecoveryMBps <= 0:
+		return fmt.Errorf("osdRecoveryMBps must be > 0 when osdMaxBackfills is set")
 	case p.MonOSDMinInRatio > 1:
 		return fmt.Errorf("monOsdMinInRatio must be <= 1")
 	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.MHCRetryInterval <= 0:
