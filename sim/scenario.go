@@ -288,6 +288,9 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	if c.Mons > c.Machines {
 		return nil, p.errf(clusterNode, "mons (%d) exceed machines (%d)", c.Mons, c.Machines)
 	}
+	if c.FenceKind == FenceReboot && !c.BareMetal {
+		return nil, p.errf(clusterNode, "fenceKind reboot needs platform baremetal (a BMC power cycle); a cloud machine is fenced by delete")
+	}
 	if operator != "" && operator != "control-plane" {
 		i, err := p.machine(operatorNode, "operatorOn", c.Machines)
 		if err != nil {
@@ -445,6 +448,12 @@ func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
 	}
 	if f.At >= dur {
 		return nil, p.errf(n, "fault at %s is not before the end of the run (%s)", f.At.Dur(), dur.Dur())
+	}
+	if everyNode != nil && repeat == 1 {
+		return nil, p.errf(everyNode, "every: needs repeat: (more than 1)")
+	}
+	if repeat > 1 && everyNode == nil {
+		return nil, p.errf(n, "repeat: needs every:")
 	}
 	if repeat > 1 && every <= f.For {
 		where := n

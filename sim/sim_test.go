@@ -247,6 +247,10 @@ func TestScenarioErrors(t *testing.T) {
 		{"min_size > size", "name: x\nparams: {poolMinSize: 4}\n", "params: poolMinSize must be 1..poolSize"},
 		{"fault after end", "name: x\nduration: 1h\nfaults:\n  - {at: 2h, kind: hang, machine: m1}\n", "x.yaml:4:5: fault at 2h0m0s is not before the end"},
 		{"no name", "cluster: {machines: 4}\n", "missing field \"name\""},
+		{"every without repeat", "name: x\nfaults:\n  - {at: 1m, kind: hang, machine: m1, for: 1m, every: 5m}\n", "x.yaml:3:55: every: needs repeat:"},
+		{"repeat without every", "name: x\nfaults:\n  - {at: 1m, kind: hang, machine: m1, repeat: 3}\n", "x.yaml:3:5: repeat: needs every:"},
+		{"reboot on cloud", "name: x\ncluster: {platform: cloud, fenceKind: reboot}\n", "fenceKind reboot needs platform baremetal"},
+		{"negative clients", "name: x\ncluster: {clients: -1}\n", "clients"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/fenceproof/fenceproof/sim"
@@ -15,18 +17,55 @@ func init() {
 	register("sim", "fencing simulator: run a scenario, explore random faults, compare policies", simMain)
 }
 
-const simUsage = `usage:
+var simUsage = `usage:
   fenceproof sim run SCENARIO.yaml [--policy P] [--seed N] [--reports DIR] [--quiet]
-  fenceproof sim explore [--policy P] [--runs N] [--seed S] [--reports DIR]
-  fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR]
+  fenceproof sim explore [--policy P] [--runs N] [--seed S] [--reports DIR] [--quiet]
+  fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR] [--quiet]
 
-policies: seed, rook, mhc-only, safe
+policies: ` + strings.Join(sim.PolicyNames(), ", ") + `
 exit codes: 0 as expected, 1 a violation the scenario does not expect (or an
-expected one that did not happen), 2 bad input`
+expected one that did not happen), 2 bad input; --help exits 0`
+
+// simFlags parses a subcommand's flags. It returns the exit code to use
+// and false when the command must stop (--help: 0, a bad flag: 2).
+func simFlags(fs *flag.FlagSet, args []string, parse func([]string) error) (int, bool) {
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "%s\n\nflags of fenceproof %s:\n", simUsage, fs.Name())
+		fs.PrintDefaults()
+	}
+	if err := parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		fmt.Fprintf(os.Stderr, "fenceproof %s: %v\n", fs.Name(), err)
+		return 2, false
+	}
+	return 0, true
+}
+
+// badArg reports a bad flag value and returns exit status 2.
+func badArg(cmd, format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "fenceproof %s: %s\n", cmd, fmt.Sprintf(format, a...))
+	return 2
+}
+
+// noPositional rejects positional arguments for commands that take none.
+func noPositional(fs *flag.FlagSet) func([]string) error {
+	return func(args []string) error {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		}
+		return nil
+	}
+}
 
 func simMain(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, simUsage)
+		fmt.Fprintf(os.Stderr, "fenceproof sim: missing subcommand\n%s\n", simUsage)
 		return 2
 	}
 	switch args[0] {
@@ -36,8 +75,8 @@ func simMain(args []string) int {
 		return simExplore(args[1:])
 	case "compare":
 		return simCompare(args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stderr, simUsage)
+	case "-h", "-help", "--help", "help":
+		fmt.Println(simUsage)
 		return 0
 	}
 	fmt.Fprintf(os.Stderr, "fenceproof sim: unknown subcommand %q\n\n%s\n", args[0], simUsage)
@@ -74,14 +113,21 @@ func writeReport(dir, name, content string) (string, error) {
 
 func simRun(args []string) int {
 	fs := flag.NewFlagSet("sim run", flag.ContinueOnError)
-	policy := fs.String("policy", "safe", "policy: seed, rook, mhc-only, safe")
-	seed := fs.Int64("seed", -1, "RNG seed (default: the scenario's seed)")
+	policy := fs.String("policy", "safe", "policy: "+strings.Join(sim.PolicyNames(), ", "))
+	seedArg := fs.String("seed", "", "RNG seed, a non-negative integer (default: the scenario's seed)")
 	reports := fs.String("reports", "reports", "directory for the timeline, SVG and HTML")
-	quiet := fs.Bool("quiet", false, "print only the summary, not the timeline")
-	path, err := parseWithPositional(fs, args)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fenceproof sim run: %v\n%s\n", err, simUsage)
-		return 2
+	quiet := fs.Bool("quiet", false, "print only the verdict line and violations, not the timeline or the minimized trace")
+	var path string
+	if code, ok := simFlags(fs, args, func(a []string) (err error) { path, err = parseWithPositional(fs, a); return err }); !ok {
+		return code
+	}
+	seed := int64(-1)
+	if *seedArg != "" {
+		n, err := strconv.ParseUint(*seedArg, 10, 63)
+		if err != nil {
+			return badArg("sim run", "--seed %q: want a non-negative integer", *seedArg)
+		}
+		seed = int64(n)
 	}
 	pol, err := sim.LookupPolicy(*policy)
 	if err != nil {
@@ -94,8 +140,8 @@ func simRun(args []string) int {
 		return 2
 	}
 	sd := sc.Seed
-	if *seed >= 0 {
-		sd = uint64(*seed)
+	if seed >= 0 {
+		sd = uint64(seed)
 	}
 	cfg := sc.Config(pol, sd)
 	cfg.Record = true
@@ -106,7 +152,11 @@ func simRun(args []string) int {
 	}
 	out := io.Writer(os.Stdout)
 	if *quiet {
-		fmt.Fprint(out, r.Summary())
+		for _, l := range strings.SplitAfter(r.Summary(), "\n") {
+			if strings.HasPrefix(l, "# verdict") || strings.HasPrefix(l, "# violation") {
+				fmt.Fprint(out, l)
+			}
+		}
 	} else {
 		fmt.Fprint(out, r.Text())
 	}
@@ -117,8 +167,10 @@ func simRun(args []string) int {
 			return 2
 		}
 	}
-	fmt.Fprintf(out, "# reports: %s/%s.{txt,svg,html}\n", *reports, base)
-	if len(r.Violations) > 0 {
+	if !*quiet {
+		fmt.Fprintf(out, "# reports: %s/%s.{txt,svg,html}\n", *reports, base)
+	}
+	if len(r.Violations) > 0 && !*quiet {
 		inv := r.Violations[0].Inv
 		min, faults, err := sim.MinimizeResult(sc, pol, sd, inv)
 		if err == nil {
@@ -136,7 +188,9 @@ func simRun(args []string) int {
 	want, ok := sc.Expect[pol.Name]
 	switch {
 	case ok && want == got:
-		fmt.Fprintf(out, "# as expected by %s: %s\n", filepath.Base(path), got)
+		if !*quiet {
+			fmt.Fprintf(out, "# as expected by %s: %s\n", filepath.Base(path), got)
+		}
 		return 0
 	case ok:
 		fmt.Fprintf(out, "# UNEXPECTED: %s expects %s for policy %s, got %s (seed %d)\n", filepath.Base(path), want, pol.Name, got, sd)
@@ -150,23 +204,28 @@ func simRun(args []string) int {
 
 func simExplore(args []string) int {
 	fs := flag.NewFlagSet("sim explore", flag.ContinueOnError)
-	policy := fs.String("policy", "safe", "policy: seed, rook, mhc-only, safe")
-	runs := fs.Int("runs", 100, "number of random fault schedules")
+	policy := fs.String("policy", "safe", "policy: "+strings.Join(sim.PolicyNames(), ", "))
+	runs := fs.Int("runs", 100, "number of random fault schedules (>= 1)")
 	seed := fs.Uint64("seed", 1, "first seed; run i uses seed+i")
 	reports := fs.String("reports", "reports", "directory for minimized scenarios and traces")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *runs < 1 {
-		fmt.Fprintln(os.Stderr, simUsage)
-		return 2
+	quiet := fs.Bool("quiet", false, "print only the final count and one line per finding")
+	if code, ok := simFlags(fs, args, noPositional(fs)); !ok {
+		return code
+	}
+	if *runs < 1 {
+		return badArg("sim explore", "--runs %d: want at least 1", *runs)
 	}
 	pol, err := sim.LookupPolicy(*policy)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(os.Stderr, "explore: policy %s, %d runs, seeds %d..%d\n", pol.Name, *runs, *seed, *seed+uint64(*runs)-1)
+	if !*quiet {
+		fmt.Fprintf(os.Stderr, "explore: policy %s, %d runs, seeds %d..%d\n", pol.Name, *runs, *seed, *seed+uint64(*runs)-1)
+	}
 	step := max(*runs/20, 1)
 	findings, err := sim.Explore(pol, *runs, *seed, func(done, viol int) {
-		if done%step == 0 || done == *runs {
+		if !*quiet && (done%step == 0 || done == *runs) {
 			fmt.Fprintf(os.Stderr, "explore: %d/%d runs, %d with violations\n", done, *runs, viol)
 		}
 	})
@@ -176,15 +235,24 @@ func simExplore(args []string) int {
 	}
 	for _, f := range findings {
 		r := f.Minimal
-		fmt.Printf("\n== seed %d, policy %s: %s\n", f.Seed, pol.Name, r.Verdict())
+		if *quiet {
+			fmt.Printf("seed %d: %s\n", f.Seed, r.Verdict())
+		} else {
+			fmt.Printf("\n== seed %d, policy %s: %s\n", f.Seed, pol.Name, r.Verdict())
+		}
 		for _, v := range r.Violations {
-			fmt.Printf("   %s\n", v)
+			if !*quiet {
+				fmt.Printf("   %s\n", v)
+			}
 		}
 		y := sim.ScenarioYAML(f.Scenario)
 		p, err := writeReport(filepath.Join(*reports, "sim-explore-"+pol.Name), fmt.Sprintf("seed-%d.yaml", f.Seed), y)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 			return 2
+		}
+		if *quiet {
+			continue
 		}
 		fmt.Printf("   replay: fenceproof sim explore --policy %s --runs 1 --seed %d\n", pol.Name, f.Seed)
 		fmt.Printf("   minimized scenario (%d faults): %s (fenceproof sim run %s --policy %s)\n", len(f.Scenario.Faults), p, p, pol.Name)
@@ -205,19 +273,26 @@ func indent(s, prefix string) string {
 func simCompare(args []string) int {
 	fs := flag.NewFlagSet("sim compare", flag.ContinueOnError)
 	dir := fs.String("scenarios", "fixtures/scenarios", "directory of scenario files")
-	random := fs.Int("random", 40, "random fault schedules per policy")
+	random := fs.Int("random", 40, "random fault schedules per policy (>= 0)")
 	seed := fs.Uint64("seed", 1, "first seed of the random schedules")
 	reports := fs.String("reports", "reports", "directory for sim-compare.{md,txt,svg,html}")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, simUsage)
-		return 2
+	quiet := fs.Bool("quiet", false, "no progress; print only the policy table and unexpected verdicts")
+	if code, ok := simFlags(fs, args, noPositional(fs)); !ok {
+		return code
+	}
+	if *random < 0 {
+		return badArg("sim compare", "--random %d: want 0 or more", *random)
 	}
 	scs, err := sim.LoadScenarios(*dir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
 		return 2
 	}
-	cmp, err := sim.Compare(scs, *random, *seed, func(msg string) { fmt.Fprintln(os.Stderr, msg) })
+	cmp, err := sim.Compare(scs, *random, *seed, func(msg string) {
+		if !*quiet {
+			fmt.Fprintln(os.Stderr, msg)
+		}
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
 		return 2
@@ -236,7 +311,11 @@ func simCompare(args []string) int {
 			return 2
 		}
 	}
-	fmt.Print(txt)
+	if *quiet {
+		fmt.Print(strings.SplitN(txt, "\n\n", 2)[0] + "\n")
+	} else {
+		fmt.Print(txt)
+	}
 	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html}, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports)
 	bad := false
 	for _, sc := range cmp.Scenarios {
