@@ -60,3 +60,14 @@ bench-sim: ## simulator speed vs SIM_BENCH_BASE (benchstat), allocs/event, recov
 	           if (h / b < 0.5 || a >= 0.05) exit 1 }' $$tmp/base.txt $$tmp/head.txt; \
 	$(GO) test -run '^$$' -bench '^BenchmarkRecoveryScaling$$' -benchtime 1x ./sim/ | \
 	  awk '/sim-recovery-min/ { split($$1, a, "/"); sub(/-[0-9]+$$/, "", a[2]); for (i = 2; i < NF; i++) if ($$(i+1) == "sim-recovery-min") printf "bench-sim: recovery after losing one of 6 hosts (osd_max_backfills 1, 100 MB/s per OSD), %-13s %6.1f min\n", a[2], $$i }'
+
+# e2e-sim-shards proves the sharded exploration on the kind cluster: an
+# Indexed Job (fixtures/sim-explore/job.yaml) runs 3 shards of
+# `sim explore` in pods and `sim merge` of their output must equal one local
+# process. It reuses (or creates) the cluster $(CLUSTER) and loads our
+# images; SIM_IMAGE picks the image (default fenceproof:dev).
+E2E_TARGETS += e2e-sim-shards
+.PHONY: e2e-sim-shards
+e2e-sim-shards: $(FENCEPROOF) cluster-image ## sharded sim explore as an Indexed Job on kind, merged = one process
+	@$(CLUSTER_SH) up
+	@KUBECONFIG=$$($(CLUSTER_SH) kubeconfig) FENCEPROOF=$(FENCEPROOF) SHARDS=3 fixtures/sim-explore/run.sh

@@ -134,26 +134,7 @@ type Finding struct {
 // Explore runs policy pol over runs random scenarios with seeds seed,
 // seed+1, ...; progress is called after each run.
 func Explore(pol *Policy, runs int, seed uint64, progress func(done, violations int)) ([]Finding, error) {
-	var out []Finding
-	for i := 0; i < runs; i++ {
-		sd := seed + uint64(i)
-		sc := RandomScenario(sd)
-		r, err := RunConfig(sc.Config(pol, sd))
-		if err != nil {
-			return nil, err
-		}
-		if len(r.Violations) > 0 {
-			f, err := minimizeFinding(sc, pol, sd, r.Violations[0].Inv)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, f)
-		}
-		if progress != nil {
-			progress(i+1, len(out))
-		}
-	}
-	return out, nil
+	return ExploreShard(pol, runs, seed, Shard{}, progress)
 }
 
 func minimizeFinding(sc *Scenario, pol *Policy, seed uint64, inv int) (Finding, error) {

@@ -20,6 +20,8 @@ func init() {
 var simUsage = `usage:
   fenceproof sim run SCENARIO.yaml [--policy P] [--seed N] [--reports DIR] [--quiet]
   fenceproof sim explore [--policy P] [--runs N] [--seed S] [--reports DIR] [--quiet]
+  fenceproof sim explore --shard I/N --json FILE [--policy P] [--runs N] [--seed S]
+  fenceproof sim merge [--reports DIR] [--quiet] SHARD.json...
   fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR] [--quiet]
 
 policies: ` + strings.Join(sim.PolicyNames(), ", ") + `
@@ -75,6 +77,8 @@ func simMain(args []string) int {
 		return simExplore(args[1:])
 	case "compare":
 		return simCompare(args[1:])
+	case "merge":
+		return simMerge(args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Println(simUsage)
 		return 0
@@ -209,11 +213,25 @@ func simExplore(args []string) int {
 	seed := fs.Uint64("seed", 1, "first seed; run i uses seed+i")
 	reports := fs.String("reports", "reports", "directory for minimized scenarios and traces")
 	quiet := fs.Bool("quiet", false, "print only the final count and one line per finding")
+	shardArg := fs.String("shard", "", "run only shard i/n of the runs (run j belongs to shard j mod n); needs --json")
+	jsonOut := fs.String("json", "", "with --shard: write the shard's findings to this file (- for stdout) for sim merge")
 	if code, ok := simFlags(fs, args, noPositional(fs)); !ok {
 		return code
 	}
 	if *runs < 1 {
 		return badArg("sim explore", "--runs %d: want at least 1", *runs)
+	}
+	var sh sim.Shard
+	if *shardArg != "" {
+		var err error
+		if sh, err = sim.ParseShard(*shardArg); err != nil {
+			return badArg("sim explore", "--shard: %v", err)
+		}
+		if *jsonOut == "" {
+			return badArg("sim explore", "--shard needs --json FILE")
+		}
+	} else if *jsonOut != "" {
+		return badArg("sim explore", "--json needs --shard i/n")
 	}
 	pol, err := sim.LookupPolicy(*policy)
 	if err != nil {
@@ -224,7 +242,7 @@ func simExplore(args []string) int {
 		fmt.Fprintf(os.Stderr, "explore: policy %s, %d runs, seeds %d..%d\n", pol.Name, *runs, *seed, *seed+uint64(*runs)-1)
 	}
 	step := max(*runs/20, 1)
-	findings, err := sim.Explore(pol, *runs, *seed, func(done, viol int) {
+	findings, err := sim.ExploreShard(pol, *runs, *seed, sh, func(done, viol int) {
 		if !*quiet && (done%step == 0 || done == *runs) {
 			fmt.Fprintf(os.Stderr, "explore: %d/%d runs, %d with violations\n", done, *runs, viol)
 		}
@@ -233,36 +251,96 @@ func simExplore(args []string) int {
 		fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 		return 2
 	}
-	for _, f := range findings {
-		r := f.Minimal
-		if *quiet {
-			fmt.Printf("seed %d: %s\n", f.Seed, r.Verdict())
-		} else {
-			fmt.Printf("\n== seed %d, policy %s: %s\n", f.Seed, pol.Name, r.Verdict())
-		}
-		for _, v := range r.Violations {
-			if !*quiet {
-				fmt.Printf("   %s\n", v)
+	rep := sim.Report(findings)
+	if sh.Of > 0 {
+		b, err := sim.MarshalShard(&sim.ShardReport{Policy: pol.Name, Seed: *seed, Runs: *runs, Shard: sh.Index, Shards: sh.Of, Findings: rep})
+		if err == nil && *jsonOut == "-" {
+			_, err = fmt.Printf("%s\n", b)
+			if err == nil {
+				return 0
 			}
+		} else if err == nil {
+			_, err = writeReport(filepath.Dir(*jsonOut), filepath.Base(*jsonOut), string(b))
 		}
-		y := sim.ScenarioYAML(f.Scenario)
-		p, err := writeReport(filepath.Join(*reports, "sim-explore-"+pol.Name), fmt.Sprintf("seed-%d.yaml", f.Seed), y)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 			return 2
 		}
-		if *quiet {
+		fmt.Printf("explore: shard %d/%d of policy %s: %d findings in its %d runs; written to %s (join the shards with fenceproof sim merge)\n",
+			sh.Index, sh.Of, pol.Name, len(rep), shardRuns(*runs, sh), *jsonOut)
+		return 0
+	}
+	return printFindings(pol.Name, *runs, rep, *reports, *quiet)
+}
+
+func shardRuns(runs int, sh sim.Shard) int {
+	n := 0
+	for j := 0; j < runs; j++ {
+		if j%sh.Of == sh.Index {
+			n++
+		}
+	}
+	return n
+}
+
+// printFindings prints an exploration's findings and writes their
+// minimized scenarios; sim explore and sim merge share it, so a merged
+// sharded exploration prints what one process prints.
+func printFindings(policy string, runs int, findings []sim.FindingReport, reports string, quiet bool) int {
+	for _, f := range findings {
+		if quiet {
+			fmt.Printf("seed %d: %s\n", f.Seed, f.Verdict)
+		} else {
+			fmt.Printf("\n== seed %d, policy %s: %s\n", f.Seed, policy, f.Verdict)
+			for _, v := range f.Violations {
+				fmt.Printf("   %s\n", v)
+			}
+		}
+		p, err := writeReport(filepath.Join(reports, "sim-explore-"+policy), fmt.Sprintf("seed-%d.yaml", f.Seed), f.Scenario)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sim: %v\n", err)
+			return 2
+		}
+		if quiet {
 			continue
 		}
-		fmt.Printf("   replay: fenceproof sim explore --policy %s --runs 1 --seed %d\n", pol.Name, f.Seed)
-		fmt.Printf("   minimized scenario (%d faults): %s (fenceproof sim run %s --policy %s)\n", len(f.Scenario.Faults), p, p, pol.Name)
-		fmt.Print(indent(r.Text(), "   | "))
+		fmt.Printf("   replay: fenceproof sim explore --policy %s --runs 1 --seed %d\n", policy, f.Seed)
+		fmt.Printf("   minimized scenario (%d faults): %s (fenceproof sim run %s --policy %s)\n", f.Faults, p, p, policy)
+		fmt.Print(indent(f.Trace, "   | "))
 	}
-	fmt.Printf("\nexplore: policy %s: %d of %d random schedules broke an invariant\n", pol.Name, len(findings), *runs)
+	fmt.Printf("\nexplore: policy %s: %d of %d random schedules broke an invariant\n", policy, len(findings), runs)
 	if len(findings) > 0 {
 		return 1
 	}
 	return 0
+}
+
+func simMerge(args []string) int {
+	fs := flag.NewFlagSet("sim merge", flag.ContinueOnError)
+	reports := fs.String("reports", "reports", "directory for minimized scenarios")
+	quiet := fs.Bool("quiet", false, "print only the final count and one line per finding")
+	if code, ok := simFlags(fs, args, fs.Parse); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return badArg("sim merge", "want the shard reports (sim explore --shard i/n --json FILE) as arguments")
+	}
+	files := map[string][]byte{}
+	for _, name := range fs.Args() {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return badArg("sim merge", "%v", err)
+		}
+		files[name] = b
+	}
+	m, err := sim.Merge(files)
+	if err != nil {
+		return badArg("sim merge", "%v", err)
+	}
+	if !*quiet {
+		fmt.Fprintf(os.Stderr, "merge: %d shards of policy %s, %d runs, seeds %d..%d\n", m.Shards, m.Policy, m.Runs, m.Seed, m.Seed+uint64(m.Runs)-1)
+	}
+	return printFindings(m.Policy, m.Runs, m.Findings, *reports, *quiet)
 }
 
 func indent(s, prefix string) string {

@@ -50,6 +50,11 @@ func TestSimRunExitCodes(t *testing.T) {
 		{"explore unknown policy", []string{"explore", "--policy", "yolo", "--runs", "1"}, 2},
 		{"explore stray argument", []string{"explore", "extra"}, 2},
 		{"compare --random -1", []string{"compare", "--random", "-1"}, 2},
+		{"explore --shard without --json", []string{"explore", "--shard", "0/3"}, 2},
+		{"explore --shard 3/3", []string{"explore", "--shard", "3/3", "--json", "x.json"}, 2},
+		{"explore --json without --shard", []string{"explore", "--json", "x.json"}, 2},
+		{"merge without shards", []string{"merge"}, 2},
+		{"merge a missing file", []string{"merge", "/nonexistent.json"}, 2},
 		{"compare missing directory", []string{"compare", "--scenarios", "/nonexistent", "--random", "0"}, 2},
 	}
 	for _, c := range cases {
