@@ -73,3 +73,28 @@ func TestMergeRejects(t *testing.T) {
 		t.Errorf("ParseShard(2/3) = %v, %v", sh, err)
 	}
 }
+
+// TestCompareHTML: the comparison page has real tables, links every
+// violating scripted run's trace, and no raw Markdown.
+func TestCompareHTML(t *testing.T) {
+	scs := loadAll(t)
+	cmp, err := Compare(scs, 3, testSeed(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cmp.HTML()
+	if strings.Contains(h, "<pre>") || strings.Contains(h, "|---|") {
+		t.Error("sim-compare.html still shows preformatted Markdown")
+	}
+	if strings.Count(h, "<table>") < 3 {
+		t.Errorf("want at least 3 tables, got %d", strings.Count(h, "<table>"))
+	}
+	for key := range cmp.Traces {
+		if !strings.Contains(h, `href="sim-compare-traces/`+key+`.txt"`) {
+			t.Errorf("no link to the trace of %s", key)
+		}
+	}
+	if len(cmp.Traces) == 0 {
+		t.Error("no violating scripted run: the link check checked nothing")
+	}
+}

@@ -376,7 +376,7 @@ func simCompare(args []string) int {
 		return 2
 	}
 	md, txt, svg := cmp.Markdown(), cmp.Text(), cmp.SVG()
-	html := "<!doctype html><meta charset=utf-8><title>fenceproof sim compare</title>\n" + svg + "<pre>" + strings.ReplaceAll(strings.ReplaceAll(md, "&", "&amp;"), "<", "&lt;") + "</pre>\n"
+	html := cmp.HTML()
 	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare.html": html} {
 		if _, err := writeReport(*reports, name, c); err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
