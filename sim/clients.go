@@ -252,7 +252,7 @@ func (s *Sim) clientStart(w int, gen int32, h int) {
 			return
 		}
 	}
-	s.schedule(s.now+s.P.MHCRetryInterval, evClientStart, int32(w), gen, -1)
+	s.schedule(s.now+s.mhcRetry(), evClientStart, int32(w), gen, -1)
 }
 
 // restartLocal restarts, on a machine that is back, the workloads whose

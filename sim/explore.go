@@ -185,6 +185,9 @@ func ScenarioYAML(sc *Scenario) string {
 	if c.MachineSetScale > 0 {
 		fmt.Fprintf(&b, ", machineSetScale: %d", c.MachineSetScale)
 	}
+	if c.MDB != MDBMachineAPI {
+		fmt.Fprintf(&b, ", mdb: %s", c.MDB)
+	}
 	b.WriteString("}\n")
 	ps := sc.Params.diff(DefaultParams())
 	if len(ps) > 0 {

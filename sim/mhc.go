@@ -39,10 +39,10 @@ func (s *Sim) mhcCheck(i int, gen int32) {
 	retry := func(why string) {
 		m.blocked = why
 		if !m.refused && s.rec != nil {
-			s.logf("mhc", "%s remediation refused: %s (retry every %s)", m.Name, why, s.P.MHCRetryInterval.Dur())
+			s.logf("mhc", "%s remediation refused: %s (retry every %s)", m.Name, why, s.mhcRetry().Dur())
 		}
 		m.refused = true
-		s.schedule(s.now+s.P.MHCRetryInterval, evMHCCheck, int32(i), gen, 0)
+		s.schedule(s.now+s.mhcRetry(), evMHCCheck, int32(i), gen, 0)
 	}
 	if s.nUnhealthy*100 > s.P.MHCMaxUnhealthyPct*s.nTargets {
 		retry("maxUnhealthy exceeded")

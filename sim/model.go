@@ -77,6 +77,9 @@ type Cluster struct {
 	// MachineSetScale is the MachineSet's replicas (0: all non-standalone
 	// machines). A deleted machine is replaced only while the set is below it.
 	MachineSetScale int
+	// MDB is the MachineDisruptionBudget implementation (its arithmetic and
+	// the MHC's retry interval).
+	MDB MDBVariant
 	// Clients is the number of workloads with an RBD volume (one client
 	// each), placed round-robin on the machines (clients.go).
 	Clients int
@@ -508,13 +511,48 @@ func (s *Sim) setMDB(v int, obs Time) {
 	}
 }
 
-// mdbAllowed is the MDB's disruptionsAllowed, computed as the
-// machine-remediation-operator does: currentHealthy - desiredHealthy + 1,
-// where desiredHealthy = expected - maxUnavailable; the +1 lets the unhealthy
-// machine itself be remediated when the budget is exactly met.
+// MDBVariant is a MachineDisruptionBudget implementation.
+type MDBVariant uint8
+
+// MDB implementations.
+const (
+	// MDBMachineAPI is machine-api-operator 4.2 (the one design 004 links):
+	// disruptionsAllowed = currentHealthy - desiredHealthy; the MHC retries
+	// a refused remediation after 1 min.
+	MDBMachineAPI MDBVariant = iota
+	// MDBMachineRemediation is kubevirt's machine-remediation-operator:
+	// the same plus 1, which lets the unhealthy machine itself go when the
+	// budget is exactly met; retry every 30 s.
+	MDBMachineRemediation
+	numMDBVariants
+)
+
+var mdbVariants = [numMDBVariants]struct {
+	name    string
+	plusOne int
+	retry   Time
+}{
+	MDBMachineAPI:         {"machine-api-operator", 0, Minute},
+	MDBMachineRemediation: {"machine-remediation", 1, 30 * Second},
+}
+
+// String returns the scenario-file name of the variant.
+func (v MDBVariant) String() string { return mdbVariants[v].name }
+
+// mdbAllowed is the MDB's disruptionsAllowed: currentHealthy -
+// desiredHealthy (+1 for machine-remediation), where desiredHealthy =
+// expected - maxUnavailable.
 func (s *Sim) mdbAllowed() int {
 	if s.nLabelled == 0 {
 		return 0
 	}
-	return s.nLabelledRdy - (s.nLabelled - s.mdbMax) + 1
+	return s.nLabelledRdy - (s.nLabelled - s.mdbMax) + mdbVariants[s.cfg.Cluster.MDB].plusOne
+}
+
+// mhcRetry is how soon the MHC retries a refused remediation.
+func (s *Sim) mhcRetry() Time {
+	if s.P.MHCRetryInterval > 0 {
+		return s.P.MHCRetryInterval
+	}
+	return mdbVariants[s.cfg.Cluster.MDB].retry
 }

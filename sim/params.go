@@ -129,7 +129,8 @@ type Params struct {
 	// remediation stops while more targets than this are unhealthy.
 	MHCMaxUnhealthyPct int
 	// MHCRetryInterval is how soon the MHC retries a remediation that the
-	// MachineDisruptionBudget refused.
+	// MachineDisruptionBudget refused (0: the MDB variant's, 1 min for
+	// machine-api-operator, 30 s for machine-remediation).
 	MHCRetryInterval Time
 	// MHCLag is the MHC controller's reconcile lag.
 	MHCLag Time
@@ -157,6 +158,9 @@ type Params struct {
 	OperatorFailoverTime Time
 	// CephStatusInterval is how often the operator polls `ceph status`.
 	CephStatusInterval Time
+	// RookMDBRequeue is Rook's MDB controller requeue interval (60 s): the
+	// rook policy re-evaluates the MDB this often.
+	RookMDBRequeue Time
 	// Jitter is the relative random spread applied to lags and boot times.
 	Jitter float64
 
@@ -203,7 +207,7 @@ func DefaultParams() Params {
 		MHCUnhealthyTimeout:      300 * Second,
 		MHCNodeStartupTimeout:    10 * Minute,
 		MHCMaxUnhealthyPct:       100,
-		MHCRetryInterval:         30 * Second,
+		MHCRetryInterval:         0,
 		MHCLag:                   1 * Second,
 		ProviderDeleteTime:       30 * Second,
 		MachineProvisionTime:     4 * Minute,
@@ -213,6 +217,7 @@ func DefaultParams() Params {
 		OperatorStartTime:        30 * Second,
 		OperatorFailoverTime:     30 * Second,
 		CephStatusInterval:       15 * Second,
+		RookMDBRequeue:           60 * Second,
 		Jitter:                   0.1,
 		LivenessBound:            30 * Minute,
 		WorkloadStartTime:        20 * Second,
@@ -273,6 +278,7 @@ var paramTable = []paramDesc{
 	{name: "operatorStartTime", dur: func(p *Params) *Time { return &p.OperatorStartTime }},
 	{name: "operatorFailoverTime", dur: func(p *Params) *Time { return &p.OperatorFailoverTime }},
 	{name: "cephStatusInterval", dur: func(p *Params) *Time { return &p.CephStatusInterval }},
+	{name: "rookMdbRequeue", dur: func(p *Params) *Time { return &p.RookMDBRequeue }},
 	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
 	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
 	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},
@@ -335,8 +341,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("osdRecoveryMBps must be > 0 when osdMaxBackfills is set")
 	case p.MonOSDMinInRatio > 1:
 		return fmt.Errorf("monOsdMinInRatio must be <= 1")
-	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.MHCRetryInterval <= 0:
-		return fmt.Errorf("cephStatusInterval, monTickInterval and mhcRetryInterval must be > 0")
+	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.RookMDBRequeue <= 0:
+		return fmt.Errorf("cephStatusInterval, monTickInterval and rookMdbRequeue must be > 0")
 	case p.Jitter > 0.5:
 		return fmt.Errorf("jitter must be <= 0.5")
 	}

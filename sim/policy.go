@@ -165,7 +165,11 @@ func (s *Sim) labelApply(i int, b int32, obs int64) {
 // mdbPoll: the MDB controller polls `ceph status` and writes maxUnavailable
 // after the operator's lag.
 func (s *Sim) mdbPoll() {
-	s.schedule(s.now+s.P.CephStatusInterval, evMDBPoll, 0, 0, 0)
+	every := s.P.CephStatusInterval
+	if s.pol.Gate == gateAllClean {
+		every = s.P.RookMDBRequeue
+	}
+	s.schedule(s.now+every, evMDBPoll, 0, 0, 0)
 	if !s.opUp {
 		return
 	}

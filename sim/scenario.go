@@ -232,7 +232,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	var operatorNode *yaml.Node
 	var standalone *yaml.Node
 	if clusterNode != nil {
-		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients"}, func(k string, v *yaml.Node) error {
+		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb"}, func(k string, v *yaml.Node) error {
 			var err error
 			c := &sc.Cluster
 			switch k {
@@ -277,6 +277,21 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 				c.MachineSetScale, err = p.intv(v, k, 0, 100000)
 			case "clients":
 				c.Clients, err = p.intv(v, k, 0, 100000)
+			case "mdb":
+				var s string
+				if s, err = p.scalar(v, k); err == nil {
+					found := false
+					var names []string
+					for i, d := range mdbVariants {
+						names = append(names, d.name)
+						if d.name == s {
+							c.MDB, found = MDBVariant(i), true
+						}
+					}
+					if !found {
+						err = p.errf(v, "mdb: want one of %s, got %q", strings.Join(names, ", "), s)
+					}
+				}
 			}
 			return err
 		})
