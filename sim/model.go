@@ -3,9 +3,11 @@
 // MachineDisruptionBudget gating. One seeded RNG, a virtual clock, no
 // goroutines: the same configuration and seed give the same trace.
 //
-// Ceph's rules live in ceph.go, the controllers' rules (the policies) in
-// policy.go, the invariants in invariants.go; this file holds the machines,
-// the Kubernetes side and the event loop.
+// Ceph's rules live in ceph.go and recovery.go, the clients and the
+// blocklist in clients.go, the controllers' rules (the policies) in
+// policy.go and rookoos.go, the MachineHealthCheck in mhc.go, the operator's
+// pod in operator.go, the fault table in faults.go, the invariants in
+// invariants.go; this file holds the machines, the Node and the event loop.
 package sim
 
 import (
