@@ -130,6 +130,7 @@ func (s *Sim) machineTerminated(i int, gen int32) {
 		m.phase = PhaseGone
 		m.machineSet = false
 		s.nTargets--
+		s.clearFenced(i) // it never comes back: it must not block other fences forever
 	}
 	if s.rec != nil {
 		s.logf("machine", "%s instance terminated", m.Name)
@@ -234,6 +235,22 @@ func (s *Sim) setFenced(i int) {
 	s.nFenced++
 	if s.nFenced == 1 {
 		s.livenessAll()
+	}
+}
+
+// clearFenced drops machine i from "fenced or not yet back" (invariant 1).
+func (s *Sim) clearFenced(i int) {
+	m := &s.machines[i]
+	if !m.fenced {
+		return
+	}
+	m.fenced = false
+	s.nFenced--
+	if s.nFenced == 0 {
+		s.livenessAll()
+	}
+	if s.rec != nil {
+		s.logf("machine", "%s gone for good: no longer counted as fenced and not back", m.Name)
 	}
 }
 
