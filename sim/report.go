@@ -310,28 +310,40 @@ func (r *Result) SVG() string {
 	if rc == nil {
 		return ""
 	}
-	end := float64(r.End)
-	if end <= 0 {
-		end = 1
-	}
-	x := func(t Time) float64 { return left + (w-left-10)*float64(t)/end }
+	t0, t1 := r.window()
+	span := float64(t1 - t0)
+	clip := func(t Time) Time { return min(max(t, t0), t1) }
+	x := func(t Time) float64 { return left + (w-left-10)*float64(clip(t)-t0)/span }
 	nrows := len(rc.nodes) + 1
 	chartTop := 30 + float64(nrows)*rowH + 20
 	chartH := 90.0
-	h := chartTop + chartH + 60
+	h := chartTop + chartH + 80
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", w, h)
-	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13">%s — policy %s — seed %d — verdict %s</text>`+"\n", html.EscapeString(r.Name), r.Policy, r.Seed, r.Verdict())
+	zoom := ""
+	if t0 > 0 || t1 < r.End {
+		zoom = fmt.Sprintf(" — showing %s..%s of %s", shortTime(t0), shortTime(t1), shortTime(r.End))
+	}
+	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13">%s — policy %s — seed %d — verdict %s%s</text>`+"\n", html.EscapeString(r.Name), r.Policy, r.Seed, r.Verdict(), zoom)
+	// even time ticks with grid lines
+	step := tickStep(t1 - t0)
+	for t := (t0 + step - 1) / step * step; t <= t1; t += step {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="26" x2="%.1f" y2="%.0f" stroke="#eee"/><text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n",
+			x(t), x(t), chartTop+chartH, x(t), chartTop+chartH+16, shortTime(t))
+	}
 	bar := func(row int, label string, ss []stateSample) {
 		y := 30 + float64(row)*rowH
 		fmt.Fprintf(&b, `<text x="4" y="%.0f">%s</text>`+"\n", y+12, html.EscapeString(label))
 		for i, smp := range ss {
-			t1 := r.End
+			end := r.End
 			if i+1 < len(ss) {
-				t1 = ss[i+1].at
+				end = ss[i+1].at
 			}
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"><title>%s %s</title></rect>`+"\n",
-				x(smp.at), y, math.Max(x(t1)-x(smp.at), 0.5), rowH-3, stateColors[smp.state], html.EscapeString(label), smp.state)
+			if end < t0 || smp.at > t1 {
+				continue
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"><title>%s %s from %s</title></rect>`+"\n",
+				x(smp.at), y, math.Max(x(end)-x(smp.at), 0.5), rowH-3, stateColors[smp.state], html.EscapeString(label), smp.state, smp.at)
 		}
 	}
 	for i, ns := range rc.nodes {
@@ -342,37 +354,76 @@ func (r *Result) SVG() string {
 		y := 30 + float64(f.m)*rowH
 		fmt.Fprintf(&b, `<path d="M%.1f %.0f l-5 -8 h10 z" fill="#b71c1c"><title>fence %s %s at %s</title></path>`+"\n", x(f.at), y+2, rc.names[f.m], f.kind, f.at)
 	}
+	// PGs active, with a y axis
 	fmt.Fprintf(&b, `<text x="4" y="%.0f">PGs active</text>`+"\n", chartTop+chartH/2)
 	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#ccc"/>`+"\n", left, chartTop, w-left-10, chartH)
+	for _, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		y := chartTop + chartH*(1-f)
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n",
+			left-4, y, w-10, y, left-6, y+4, f*100)
+	}
 	var pts []string
 	prev := 1.0
 	for _, a := range rc.avail {
+		if a.at > t1 {
+			break
+		}
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(a.at), chartTop+chartH*(1-prev)), fmt.Sprintf("%.1f,%.1f", x(a.at), chartTop+chartH*(1-a.v)))
 		prev = a.v
 	}
-	pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.End), chartTop+chartH*(1-prev)))
+	pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(t1), chartTop+chartH*(1-prev)))
 	fmt.Fprintf(&b, `<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="%s"/>`+"\n", strings.Join(pts, " "))
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="24" x2="%.1f" y2="%.0f" stroke="#d50000" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
 			x(v.At), x(v.At), chartTop+chartH, html.EscapeString(v.String()))
 	}
-	ticks := 8
-	for i := 0; i <= ticks; i++ {
-		t := Time(float64(r.End) * float64(i) / float64(ticks))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(t), chartTop+chartH+16, shortTime(t))
-	}
-	lx := left
+	// legend: states, then the marks
+	lx, ly := left, h-40
 	for _, k := range []string{"Ready", "NotReady", "CutOff", "Deleting", "Rebooting", "Provisioning", "HEALTH_WARN", "NO_ANSWER"} {
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", lx, h-22, stateColors[k], lx+13, h-13, k)
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", lx, ly, stateColors[k], lx+13, ly+9, k)
 		lx += 13 + float64(len(k))*6.5 + 12
 	}
+	lx, ly = left, h-20
+	fmt.Fprintf(&b, `<path d="M%.0f %.0f l-5 -8 h10 z" fill="#b71c1c"/><text x="%.0f" y="%.0f">fence (remediation, cut-off or taint)</text>`+"\n", lx+5, ly+10, lx+14, ly+9)
+	lx += 230
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#d50000" stroke-dasharray="4 3"/><text x="%.0f" y="%.0f">invariant violation</text>`+"\n", lx, ly, lx, ly+11, lx+6, ly+9)
+	lx += 130
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#1565c0" stroke-width="1.5"/><text x="%.0f" y="%.0f">PGs active</text>`+"\n", lx, ly+5, lx+16, ly+5, lx+20, ly+9)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
 
+// window is the part of the run the plot shows: from a little before the
+// first timeline entry to a little after the last, so that a long run
+// whose events are bunched is not a thin sliver.
+func (r *Result) window() (Time, Time) {
+	end := max(r.End, 1)
+	es := r.Rec.Entries
+	if len(es) == 0 {
+		return 0, end
+	}
+	first, last := es[0].At, es[len(es)-1].At
+	margin := max((last-first)/10, 5*Minute)
+	t0, t1 := max(first-margin, 0), min(last+margin, end)
+	if t1-t0 > end*8/10 {
+		return 0, end
+	}
+	return t0, t1
+}
+
+// tickStep picks an even tick interval giving at most 10 ticks over span.
+func tickStep(span Time) Time {
+	for _, s := range []Time{Minute, 2 * Minute, 5 * Minute, 10 * Minute, 15 * Minute, 30 * Minute, Hour, 2 * Hour, 3 * Hour, 6 * Hour, 12 * Hour, Day, 2 * Day, 7 * Day} {
+		if span/s <= 10 {
+			return s
+		}
+	}
+	return span / 10
+}
+
 func shortTime(t Time) string {
 	if t >= Day {
-		return fmt.Sprintf("%.1fd", float64(t)/float64(Day))
+		return fmt.Sprintf("%dd%02d:%02d", t/Day, (t%Day)/Hour, (t%Hour)/Minute)
 	}
 	return fmt.Sprintf("%d:%02d", t/Hour, (t%Hour)/Minute)
 }
