@@ -30,7 +30,8 @@ rehearse: $(FENCEPROOF) ## DR rehearsal: scenarios x policies, explore, compare 
 	tail -1 $(REPORTS)/sim-explore-safe.txt; \
 	$(FENCEPROOF) sim explore --policy seed --runs 100 --seed $(SIM_SEED) --reports $(REPORTS) > $(REPORTS)/sim-explore-seed.txt; \
 	tail -1 $(REPORTS)/sim-explore-seed.txt; \
-	$(FENCEPROOF) sim compare --random 200 --seed $(SIM_SEED) --scenarios $(SIM_SCENARIOS) --reports $(REPORTS) || fail=1; \
+	$(FENCEPROOF) sim compare --random 200 --seed $(SIM_SEED) --scenarios $(SIM_SCENARIOS) --reports $(REPORTS) --quiet || fail=1; \
+	$(FENCEPROOF) report-index --reports $(REPORTS); \
 	exit $$fail
 
 # bench-sim runs the 1,000-node benchmark of this checkout and of
@@ -71,3 +72,7 @@ E2E_TARGETS += e2e-sim-shards
 e2e-sim-shards: $(FENCEPROOF) cluster-image ## sharded sim explore as an Indexed Job on kind, merged = one process
 	@$(CLUSTER_SH) up
 	@KUBECONFIG=$$($(CLUSTER_SH) kubeconfig) FENCEPROOF=$(FENCEPROOF) SHARDS=3 fixtures/sim-explore/run.sh
+
+.PHONY: report-index
+report-index: $(FENCEPROOF) ## write reports/index.html: every report of the run (sanity, sim, e2e) with its verdict
+	@mkdir -p $(REPORTS); $(FENCEPROOF) report-index --reports $(REPORTS)

@@ -164,15 +164,17 @@ func simRun(args []string) int {
 	} else {
 		fmt.Fprint(out, r.Text())
 	}
-	base := fmt.Sprintf("sim-%s-%s-%d", sc.Name, pol.Name, sd)
+	// one folder per scenario: reports/sim/<scenario>/<policy>-<seed>.*
+	runDir := filepath.Join(*reports, "sim", sc.Name)
+	base := fmt.Sprintf("%s-%d", pol.Name, sd)
 	for ext, content := range map[string]string{".txt": r.Text(), ".svg": r.SVG(), ".html": r.HTML()} {
-		if _, err := writeReport(*reports, base+ext, content); err != nil {
+		if _, err := writeReport(runDir, base+ext, content); err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim run: %v\n", err)
 			return 2
 		}
 	}
 	if !*quiet {
-		fmt.Fprintf(out, "# reports: %s/%s.{txt,svg,html}\n", *reports, base)
+		fmt.Fprintf(out, "# reports: %s/%s.{txt,svg,html}\n", runDir, base)
 	}
 	if len(r.Violations) > 0 && !*quiet {
 		inv := r.Violations[0].Inv
@@ -183,7 +185,7 @@ func simRun(args []string) int {
 				fmt.Fprintf(out, "#   - %s\n", sc.FaultString(f))
 			}
 			fmt.Fprintf(out, "# shortest trace:\n%s", min.Text())
-			if _, err := writeReport(*reports, base+"-minimal.txt", min.Text()); err != nil {
+			if _, err := writeReport(runDir, base+"-minimal.txt", min.Text()); err != nil {
 				fmt.Fprintf(os.Stderr, "fenceproof sim run: %v\n", err)
 			}
 		}

@@ -81,11 +81,11 @@ func TestSimRunWritesReplayableReports(t *testing.T) {
 			t.Fatalf("exit %d", got)
 		}
 		for _, ext := range []string{".txt", ".svg", ".html"} {
-			if _, err := os.Stat(filepath.Join(dir, "sim-two-failures-seed-7"+ext)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, "sim", "two-failures", "seed-7"+ext)); err != nil {
 				t.Errorf("report %s: %v", ext, err)
 			}
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "sim-two-failures-seed-7.txt"))
+		b, err := os.ReadFile(filepath.Join(dir, "sim", "two-failures", "seed-7.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}
