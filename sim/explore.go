@@ -185,6 +185,9 @@ func ScenarioYAML(sc *Scenario) string {
 	if c.MachineSetScale > 0 {
 		fmt.Fprintf(&b, ", machineSetScale: %d", c.MachineSetScale)
 	}
+	if c.OperatorHA {
+		b.WriteString(", operatorHA: true")
+	}
 	if c.MDB != MDBMachineAPI {
 		fmt.Fprintf(&b, ", mdb: %s", c.MDB)
 	}

@@ -79,6 +79,10 @@ type Cluster struct {
 	// MachineSetScale is the MachineSet's replicas (0: all non-standalone
 	// machines). A deleted machine is replaced only while the set is below it.
 	MachineSetScale int
+	// OperatorHA runs the storage operator with leader election across
+	// nodes (a leader that loses the API or Ceph is replaced by a standby),
+	// for every policy alike.
+	OperatorHA bool
 	// MDB is the MachineDisruptionBudget implementation (its arithmetic and
 	// the MHC's retry interval).
 	MDB MDBVariant

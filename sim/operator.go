@@ -30,7 +30,7 @@ func (s *Sim) opRecompute() {
 		s.pol.resync(s)
 		return
 	}
-	if s.pol.HAOperator && s.opHost >= 0 && s.opStarted {
+	if s.cfg.Cluster.OperatorHA && s.opHost >= 0 && s.opStarted {
 		s.schedule(s.now+s.P.OperatorFailoverTime, evOpEvict, int32(s.opHost), -1, int64(s.opEpoch))
 	}
 	if s.opHost >= 0 && !s.machines[s.opHost].ready && s.opStarted {

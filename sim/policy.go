@@ -44,9 +44,6 @@ type Policy struct {
 	FailSafe bool
 	// Grants runs the safe policy's controller.
 	Grants bool
-	// HAOperator runs the operator with leader election across nodes: a
-	// leader that loses the API or Ceph is replaced by a standby.
-	HAOperator bool
 	// NoRemediation: the MHC marks machines unhealthy but nothing fences.
 	NoRemediation bool
 	// OOSTaint: instead of deleting the Machine, the remediator adds the
@@ -77,7 +74,7 @@ var Policies = map[string]*Policy{
 	"never": {Name: "never", Doc: "never fences: the MachineHealthCheck only reports",
 		Label: labelNone, Gate: gateNone, NoRemediation: true},
 	"safe": {Name: "safe", Doc: "MHC external remediation: one OSD machine at a time, on a fresh observation, cut off from storage (mark down + blocklist) before the fence; never wipe a last current replica",
-		Label: labelStatic, Gate: gateClosed, Grants: true, HAOperator: true},
+		Label: labelStatic, Gate: gateClosed, Grants: true},
 }
 
 // PolicyNames lists the policies in a fixed order.

@@ -232,7 +232,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	var operatorNode *yaml.Node
 	var standalone *yaml.Node
 	if clusterNode != nil {
-		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb"}, func(k string, v *yaml.Node) error {
+		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb", "operatorHA"}, func(k string, v *yaml.Node) error {
 			var err error
 			c := &sc.Cluster
 			switch k {
@@ -277,6 +277,17 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 				c.MachineSetScale, err = p.intv(v, k, 0, 100000)
 			case "clients":
 				c.Clients, err = p.intv(v, k, 0, 100000)
+			case "operatorHA":
+				var s string
+				if s, err = p.scalar(v, k); err == nil {
+					switch s {
+					case "true":
+						c.OperatorHA = true
+					case "false":
+					default:
+						err = p.errf(v, "operatorHA: want true or false, got %q", s)
+					}
+				}
 			case "mdb":
 				var s string
 				if s, err = p.scalar(v, k); err == nil {
