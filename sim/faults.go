@@ -22,6 +22,8 @@ const (
 	FaultOperatorResume
 	FaultMHCStall
 	FaultMHCResume
+	FaultPowerReportOff
+	FaultPowerReportFixed
 	numFaultKinds
 )
 
@@ -58,6 +60,10 @@ var faultTable = [numFaultKinds]faultDesc{
 	FaultOperatorResume: {name: "operator-resume", heal: FaultOperatorResume, controller: true},
 	FaultMHCStall:       {name: "mhc-stall", heal: FaultMHCResume, controller: true},
 	FaultMHCResume:      {name: "mhc-resume", heal: FaultMHCResume, controller: true},
+	// the provider's API reports the instance powered off while it runs (an
+	// imperfect power oracle); the machine itself is unaffected
+	FaultPowerReportOff:   {name: "power-report-off", heal: FaultPowerReportFixed},
+	FaultPowerReportFixed: {name: "power-report-fixed", heal: FaultPowerReportFixed},
 }
 
 // FaultNames lists the scenario-file names of the fault kinds, in table order.

@@ -35,6 +35,7 @@ func (s *Sim) applyFault(k FaultKind, i int) {
 	switch k {
 	case FaultPowerOff:
 		m.powered, m.powerLost, m.booted = false, true, false
+		m.offAt = s.now
 	case FaultPowerOn:
 		m.powerLost = false
 		s.powerOn(i)
@@ -48,6 +49,8 @@ func (s *Sim) applyFault(k FaultKind, i int) {
 		m.link[linkPublic] = k == FaultPublicHeal
 	case FaultClusterCut, FaultClusterHeal:
 		m.link[linkCluster] = k == FaultClusterHeal
+	case FaultPowerReportOff, FaultPowerReportFixed:
+		m.reportOff = k == FaultPowerReportOff
 	case FaultNICCut, FaultNICHeal:
 		v := k == FaultNICHeal
 		m.link = [3]bool{v, v, v}

@@ -166,6 +166,8 @@ type Machine struct {
 	clients   []int32    // client processes on this machine (clients.go)
 	block     blockEntry // blocklist entry of its client address
 	tainted   bool       // node.kubernetes.io/out-of-service
+	reportOff bool       // the provider wrongly reports it powered off
+	offAt     Time       // when it lost power
 	oosFenced []int32    // machines whose addresses Rook fenced for this taint
 	oosDone   bool       // Rook reconciled the taint
 }
@@ -392,6 +394,25 @@ func (s *Sim) dispatch(ev event) {
 		s.endCheck()
 		s.stopped = true
 	}
+}
+
+// providerOff is the provider's power report: a real power-off shows after
+// PowerReportLag; a power-report-off fault makes it report off regardless.
+func (s *Sim) providerOff(i int) bool {
+	m := &s.machines[i]
+	return m.reportOff || (!m.powered && m.powerLost && s.now-m.offAt >= s.P.PowerReportLag)
+}
+
+// peersSeeDead reports whether every OSD of machine i has stopped
+// heartbeating to its peers (readable from the surviving OSDs without mon
+// quorum).
+func (s *Sim) peersSeeDead(i int) bool {
+	for _, o := range s.machines[i].osds {
+		if s.osds[o].canUp {
+			return false
+		}
+	}
+	return true
 }
 
 // alive reports whether the host's OS runs (kubelet and daemons can run).

@@ -161,6 +161,9 @@ type Params struct {
 	// RookMDBRequeue is Rook's MDB controller requeue interval (60 s): the
 	// rook policy re-evaluates the MDB this often.
 	RookMDBRequeue Time
+	// PowerReportLag is how long after a real power loss the provider's API
+	// reports the instance powered off (0: at once).
+	PowerReportLag Time
 	// Jitter is the relative random spread applied to lags and boot times.
 	Jitter float64
 
@@ -279,6 +282,7 @@ var paramTable = []paramDesc{
 	{name: "operatorFailoverTime", dur: func(p *Params) *Time { return &p.OperatorFailoverTime }},
 	{name: "cephStatusInterval", dur: func(p *Params) *Time { return &p.CephStatusInterval }},
 	{name: "rookMdbRequeue", dur: func(p *Params) *Time { return &p.RookMDBRequeue }},
+	{name: "powerReportLag", dur: func(p *Params) *Time { return &p.PowerReportLag }},
 	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
 	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
 	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},

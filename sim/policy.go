@@ -59,6 +59,7 @@ type Policy struct {
 	NoWipeCheck       bool // wipe even the last current replicas
 	NoUpOSDCheck      bool // cut off and fence a node whose OSDs are up in the map
 	NoClientBlocklist bool // cut off the OSDs but not the node's clients
+	TrustPowerReport  bool // without quorum, trust the provider's power report alone
 }
 
 // Policies are the selectable policies, by name.
@@ -309,14 +310,19 @@ func (s *Sim) safeStep(i int) string {
 		return "another OSD machine is fenced and not back"
 	}
 	if !s.ceph.quorum {
-		if !m.powered || m.upOSDs == 0 {
+		// The provider's power report alone can be late or wrong: it counts
+		// only when the surviving OSDs confirm that the machine's OSDs
+		// stopped heartbeating (TrustPowerReport is the first-generation
+		// rule, kept to show what the power-report-wrong scenario catches).
+		off := s.providerOff(i) && (pol.TrustPowerReport || s.peersSeeDead(i))
+		if off || m.upOSDs == 0 {
 			if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
 				s.safeNoWipe(i, "Ceph does not answer, so the replicas cannot be checked")
 			}
 			s.safeGrant(i)
 			return ""
 		}
-		return "Ceph does not answer (no mon quorum), the instance is not reported powered off and its OSDs were up in the last OSD map"
+		return "Ceph does not answer (no mon quorum), its OSDs were up in the last OSD map and the instance is not both reported powered off and silent to its OSD peers"
 	}
 	if m.upOSDs > 0 && !pol.NoUpOSDCheck {
 		return "its OSDs are up in the OSD map: Ceph still counts it as a storage host, so it is not fenced"

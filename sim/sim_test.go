@@ -182,6 +182,7 @@ func TestBrokenPolicyCaught(t *testing.T) {
 		{"fences nodes with up OSDs", "partition-during-recovery", func(p *Policy) { p.NoUpOSDCheck = true; p.NoSerialize = true }, 3},
 		{"deletes serving nodes", "api-partition", func(p *Policy) { p.NoUpOSDCheck = true; p.NoStorageFence = true }, 5},
 		{"no wipe check", "baremetal-wipe", func(p *Policy) { p.NoWipeCheck = true; p.NoSerialize = true }, 4},
+		{"trusts a wrong power report", "power-report-wrong", func(p *Policy) { p.TrustPowerReport = true }, 5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
