@@ -249,25 +249,30 @@ func (p *Policy) resync(s *Sim) {
 // one on its own. For a machine the MHC reports unhealthy, on an
 // observation taken when it acts (never a cached one) it:
 //  1. waits while another OSD machine is fenced and not back (invariant 1);
-//  2. without mon quorum, grants only if the provider reports the instance
-//     powered off, or all its OSDs are down in the last OSD map (a frozen
-//     map cannot mark them up again), else waits and names the blocker;
+//  2. without mon quorum, grants only if all its OSDs are down in the last
+//     OSD map (a frozen map cannot mark them up again), or the provider
+//     reports the instance powered off and its OSDs' peers confirm they
+//     stopped heartbeating (a power report alone can be late or wrong),
+//     else waits and names the blocker;
 //  3. waits while any of its OSDs is up in the OSD map: Ceph still counts
 //     it as a storage host (a kubelet/API partition, a stale label), and
 //     cutting serving OSDs off can take a PG below min_size when another
 //     failure is not detected yet (invariants 3 and 5); liveness only asks
 //     for nodes whose OSDs are all down;
-//  4. cuts the machine off from storage (blocklists its OSDs) so that it
-//     cannot come back and serve between the decision and the deletion
-//     (invariant 5), then re-checks;
+//  4. cuts the machine off from storage (blocklists its OSDs and its
+//     clients' address, without expiry) so that it cannot come back and
+//     serve or write between the decision and the deletion (invariants 5
+//     and 7), then re-checks;
 //  5. for a delete-with-wipe fence, falls back to reboot (bare metal) or a
 //     disk-keeping delete (cloud) unless every PG on the machine keeps
 //     min_size current replicas elsewhere (invariant 4);
 //  6. fences (the machine's remediation kind), recording the observation
 //     time (invariant 2).
-// If the node turns Ready before the fence, it lifts the cut-off. The operator runs highly available: a leader that loses the
-// API or Ceph hands over to a standby on a healthy node. Writes are re-validated when they land (an OSD-map-epoch
-// precondition), so the operator's lag delays but never staleness.
+// If the node turns Ready before the fence, it lifts the cut-off. The
+// operator has the same availability as every other policy's
+// (cluster.operatorHA). Writes are re-validated when they land (an
+// OSD-map-epoch precondition), so the operator's lag delays but never
+// staleness.
 
 func (s *Sim) safeTrigger(i int) {
 	m := &s.machines[i]
