@@ -9,7 +9,7 @@
 
 SIM_SCENARIOS ?= fixtures/scenarios
 SIM_SEED      ?= 1
-SIM_POLICIES  := seed rook mhc-only safe
+SIM_POLICIES  := seed rook mhc-only rook-oos never safe
 
 BENCH_TARGETS += bench-sim
 # The rehearsal takes seconds and checks the CLI end to end against every
@@ -30,11 +30,49 @@ rehearse: $(FENCEPROOF) ## DR rehearsal: scenarios x policies, explore, compare 
 	tail -1 $(REPORTS)/sim-explore-safe.txt; \
 	$(FENCEPROOF) sim explore --policy seed --runs 100 --seed $(SIM_SEED) --reports $(REPORTS) > $(REPORTS)/sim-explore-seed.txt; \
 	tail -1 $(REPORTS)/sim-explore-seed.txt; \
-	$(FENCEPROOF) sim compare --random 200 --seed $(SIM_SEED) --scenarios $(SIM_SCENARIOS) --reports $(REPORTS) || fail=1; \
+	$(FENCEPROOF) sim compare --random 200 --seed $(SIM_SEED) --scenarios $(SIM_SCENARIOS) --reports $(REPORTS) --quiet || fail=1; \
+	$(FENCEPROOF) report-index --reports $(REPORTS); \
 	exit $$fail
 
-bench-sim: ## simulator events/s and wall time of a 1,000-node x 10-OSD, 30-simulated-day run
-	@$(GO) test -run '^$$' -bench 'BenchmarkSim1000Nodes30Days' -benchtime 1x ./sim/ | \
-	  awk '/^BenchmarkSim1000Nodes30Days/ { for (i = 2; i <= NF; i++) { if ($$i == "events/s") ev = $$(i-1); if ($$i == "wall-s/run") w = $$(i-1); if ($$i == "events/run") n = $$(i-1); if ($$i == "allocs/event") a = $$(i-1) } } \
-	       END { if (ev == "") { print "bench-sim: benchmark did not run"; exit 1 } \
-	             printf "bench-sim: 1,000 nodes x 10 OSDs, 30 simulated days with random failures: %d events in %.2f s wall = %.2fM events/s, %s allocs/event (goal >= 1M/s, < 10 s)\n", n, w, ev / 1e6, a }'
+# bench-sim runs the 1,000-node benchmark of this checkout and of
+# SIM_BENCH_BASE (the commit before the second-generation model) alternately
+# in the same run, compares them with benchstat, and fails unless this
+# checkout keeps >= 0.5x the base's events/s with < 0.05 allocs/event. It then
+# prints the simulated recovery time for 1 vs 10 TiB and 6 vs 12 OSDs.
+SIM_BENCH_BASE  ?= 73b13b543c5f0c3324c726e0c99769168bdb35e6
+SIM_BENCH_COUNT ?= 3
+BENCHSTAT       := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+bench-sim: ## simulator speed vs SIM_BENCH_BASE (benchstat), allocs/event, recovery scaling
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	git archive $(SIM_BENCH_BASE) go.mod go.sum sim | tar -x -C $$tmp; \
+	bench='-run ^$$ -bench ^BenchmarkSim1000Nodes30Days$$ -benchtime 1x -count 1'; \
+	for i in $$(seq $(SIM_BENCH_COUNT)); do \
+	  (cd $$tmp && $(GO) test $$bench ./sim/) | grep '^Benchmark' >> $$tmp/base.txt; \
+	  $(GO) test $$bench ./sim/ | grep '^Benchmark' >> $$tmp/head.txt; \
+	done; \
+	echo "bench-sim: base $(SIM_BENCH_BASE) vs this checkout, $(SIM_BENCH_COUNT) alternating runs each"; \
+	$(GO) run $(BENCHSTAT) base=$$tmp/base.txt head=$$tmp/head.txt; \
+	awk 'function get(unit,   i) { for (i = 2; i < NF; i++) if ($$(i+1) == unit) return $$i } \
+	     FNR == 1 { f++ } { ev[f] += get("events/s"); al[f] += get("allocs/event"); n[f]++ } \
+	     END { if (n[1] == 0 || n[2] == 0) { print "bench-sim: benchmark did not run"; exit 1 } \
+	           b = ev[1] / n[1]; h = ev[2] / n[2]; a = al[2] / n[2]; \
+	           printf "bench-sim: 1,000 nodes x 10 OSDs, 2,000 clients, 30 simulated days: %.2fM events/s vs %.2fM at base = %.2fx; %.4f allocs/event (goal >= 0.5x, < 0.05)\n", h / 1e6, b / 1e6, h / b, a; \
+	           if (h / b < 0.5 || a >= 0.05) exit 1 }' $$tmp/base.txt $$tmp/head.txt; \
+	$(GO) test -run '^$$' -bench '^BenchmarkRecoveryScaling$$' -benchtime 1x ./sim/ | \
+	  awk '/sim-recovery-min/ { split($$1, a, "/"); sub(/-[0-9]+$$/, "", a[2]); for (i = 2; i < NF; i++) if ($$(i+1) == "sim-recovery-min") printf "bench-sim: recovery after losing one of 6 hosts (osd_max_backfills 1, 100 MB/s per OSD), %-13s %6.1f min\n", a[2], $$i }'
+
+# e2e-sim-shards proves the sharded exploration on the kind cluster: an
+# Indexed Job (fixtures/sim-explore/job.yaml) runs 3 shards of
+# `sim explore` in pods and `sim merge` of their output must equal one local
+# process. It reuses (or creates) the cluster $(CLUSTER) and loads our
+# images; SIM_IMAGE picks the image (default fenceproof:dev).
+E2E_TARGETS += e2e-sim-shards
+.PHONY: e2e-sim-shards
+e2e-sim-shards: $(FENCEPROOF) cluster-image ## sharded sim explore as an Indexed Job on kind, merged = one process
+	@$(CLUSTER_SH) up
+	@KUBECONFIG=$$($(CLUSTER_SH) kubeconfig) FENCEPROOF=$(FENCEPROOF) SHARDS=3 fixtures/sim-explore/run.sh
+
+.PHONY: report-index
+report-index: $(FENCEPROOF) ## write reports/index.html: every report of the run (sanity, sim, e2e) with its verdict
+	@mkdir -p $(REPORTS); $(FENCEPROOF) report-index --reports $(REPORTS)

@@ -8,11 +8,12 @@ import (
 
 // benchConfig is the benchmark cluster: 1,000 nodes with 10 OSDs each
 // (~100 PGs per OSD), 30 simulated days, a random machine failure every
-// 30 minutes on average, each lasting an hour on average.
+// 30 minutes on average, each lasting an hour on average; 2,000 workloads
+// with an RBD client each.
 func benchConfig(seed uint64) Config {
 	return Config{
 		Name:               "bench-1000x10-30d",
-		Cluster:            Cluster{Machines: 1000, OSDsPerMachine: 10, PGs: 333_333, Mons: 5, FenceKind: FenceDelete, OperatorOn: -1},
+		Cluster:            Cluster{Machines: 1000, OSDsPerMachine: 10, PGs: 333_333, Mons: 5, FenceKind: FenceDelete, OperatorOn: -1, Clients: 2000},
 		Params:             DefaultParams(),
 		Policy:             Policies["safe"],
 		Seed:               seed,

@@ -2,14 +2,14 @@ package sim
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 )
 
 // This file holds Ceph's rules: OSD failure detection (heartbeat grace and
 // reporters), down→out with mon_osd_min_in_ratio, mon quorum, PG placement
-// with a host failure domain, PG states, recovery and backfill, and health
-// checks computed from incrementally maintained counters. Nothing here
+// with a host failure domain, and health checks computed from
+// incrementally maintained counters (PG peering, states and recovery are in
+// pgs.go, backfill reservations in recovery.go). Nothing here
 // iterates over all PGs: a change to an OSD touches only its PGs.
 
 // maxSize is the largest supported pool size.
@@ -28,6 +28,9 @@ type OSD struct {
 	downGen int32
 	failAt  Time
 	pgs     []int32
+	// backfill reservations (recovery.go)
+	backfills int
+	waiting   []pgWait
 }
 
 type pgState uint8
@@ -51,6 +54,7 @@ func (st pgState) active() bool { return st <= stActive }
 type PG struct {
 	slot          [maxSize]int32
 	stale         [maxSize]Time
+	resv          [maxSize]int32 // OSDs holding a backfill reservation for this PG (-1: none)
 	inactiveSince Time
 	gen           uint32
 	cur           uint8 // slots holding the latest writes
@@ -145,7 +149,7 @@ func (s *Sim) initCeph() {
 	for pi := range s.pgs {
 		p := &s.pgs[pi]
 		for k := range p.slot {
-			p.slot[k] = -1
+			p.slot[k], p.resv[k] = -1, -1
 		}
 		for k := 0; k < size; k++ {
 			o := s.chooseOSD(pi, p, k)
@@ -416,6 +420,7 @@ func (s *Sim) monsChanged() {
 		return
 	}
 	s.ceph.quorum = q
+	s.allClients()
 	if s.rec != nil {
 		if q {
 			s.logf("ceph", "mon quorum regained (%d/%d)", up, len(s.ceph.mons))
@@ -433,146 +438,6 @@ func (s *Sim) monsChanged() {
 			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
 		case !o.up && o.canUp:
 			s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
-		}
-	}
-}
-
-// ---- PGs ----
-
-func (s *Sim) pgUp(p *PG) uint8 {
-	var up uint8
-	for k := 0; k < s.P.PoolSize; k++ {
-		if o := p.slot[k]; o >= 0 && s.osds[o].up {
-			up |= 1 << k
-		}
-	}
-	return up
-}
-
-// pgChanged starts peering after the PG's acting set changed.
-func (s *Sim) pgChanged(pi int) {
-	p := &s.pgs[pi]
-	p.gen++
-	p.rec = 0
-	p.peering = true
-	up := s.pgUp(p)
-	s.setPGState(pi, stPeering, bits.OnesCount8(up) < s.P.PoolSize || up&p.cur != s.ceph.full)
-	s.schedule(s.now+s.P.PeeringTime, evPGPeered, int32(pi), 0, int64(p.gen))
-}
-
-// pgSettle derives the PG's state after peering or recovery: active iff at
-// least min_size replicas are up and one of them has the latest writes.
-// While active, replicas that are not up miss writes and become stale.
-// Stale or empty up replicas recover (log) or backfill (data) from a
-// current one; recovery below min_size is allowed, as in Ceph.
-func (s *Sim) pgSettle(pi int) {
-	p := &s.pgs[pi]
-	up := s.pgUp(p)
-	u := bits.OnesCount8(up)
-	c := bits.OnesCount8(up & p.cur)
-	var st pgState
-	switch {
-	case p.cur == 0:
-		st = stIncomplete
-	case c == 0:
-		st = stDown
-	case u < s.P.PoolMinSize:
-		st = stInactive
-	default:
-		st = stActive
-	}
-	if st == stActive {
-		if stale := p.cur &^ up; stale != 0 {
-			for k := 0; k < s.P.PoolSize; k++ {
-				if stale&(1<<k) != 0 {
-					p.stale[k] = s.now
-				}
-			}
-			p.cur &= up
-		}
-	}
-	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 {
-		var longest float64
-		for k := 0; k < s.P.PoolSize; k++ {
-			if need&(1<<k) == 0 {
-				continue
-			}
-			mb := s.P.PGDataMB
-			if p.data&(1<<k) != 0 {
-				mb = min(mb, float64(s.now-p.stale[k])/float64(Second)*s.P.PGWriteMBps)
-			}
-			longest = max(longest, mb/s.P.RecoveryMBps)
-		}
-		p.rec = need
-		s.schedule(s.now+Time(longest*float64(Second))+1, evPGRecovered, int32(pi), 0, int64(p.gen))
-	}
-	deg := u < s.P.PoolSize || up&p.cur != s.ceph.full
-	if st == stActive && !deg && p.rec == 0 {
-		st = stClean
-	}
-	s.setPGState(pi, st, deg)
-}
-
-func (s *Sim) pgRecovered(pi int, gen uint32) {
-	p := &s.pgs[pi]
-	if p.gen != gen || p.rec == 0 {
-		return
-	}
-	done := p.rec & s.pgUp(p)
-	p.cur |= done
-	p.data |= done
-	p.rec = 0
-	s.pgSettle(pi)
-}
-
-func (s *Sim) pgStuck(pi int, since uint32) {
-	p := &s.pgs[pi]
-	if !p.state.active() && !p.stuck && uint32(p.inactiveSince) == since {
-		p.stuck = true
-		s.ceph.nStuck++
-	}
-}
-
-func (s *Sim) setPGState(pi int, st pgState, deg bool) {
-	p := &s.pgs[pi]
-	if old := p.state; old != st {
-		s.ceph.nState[old]--
-		s.ceph.nState[st]++
-		p.state = st
-		if old.active() && !st.active() {
-			s.ceph.nInactive++
-			p.inactiveSince = s.now
-			s.schedule(s.now+s.P.MonPGStuckThreshold, evPGStuck, int32(pi), 0, int64(uint32(s.now)))
-		} else if !old.active() && st.active() {
-			s.ceph.nInactive--
-			if p.stuck {
-				p.stuck = false
-				s.ceph.nStuck--
-			}
-		}
-	}
-	if deg != p.degraded {
-		p.degraded = deg
-		if deg {
-			s.ceph.nDegraded++
-		} else {
-			s.ceph.nDegraded--
-		}
-	}
-}
-
-// wipe destroys the data on machine i's OSDs (delete-with-wipe fence).
-func (s *Sim) wipe(i int) {
-	for _, oi := range s.machines[i].osds {
-		for _, pi := range s.osds[oi].pgs {
-			p := &s.pgs[pi]
-			bit := uint8(1) << slotOf(p, int(oi))
-			p.cur &^= bit
-			p.data &^= bit
-			if p.cur == 0 {
-				s.violate(4, fmt.Sprintf("PG %d lost its last replica with the latest writes when %s was wiped", pi, s.machines[i].Name))
-			}
-			s.pgChanged(int(pi))
 		}
 	}
 }

@@ -117,6 +117,7 @@ func RandomScenario(seed uint64) *Scenario {
 		}
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
+	c.Clients = 2 * c.Machines // drawn from nothing: the schedules stay those of earlier versions
 	return &Scenario{Name: fmt.Sprintf("random-%d", seed), Cluster: c, Params: p, Seed: seed, Duration: 8 * Hour, Faults: fs, Expect: map[string]string{}}
 }
 
@@ -133,26 +134,7 @@ type Finding struct {
 // Explore runs policy pol over runs random scenarios with seeds seed,
 // seed+1, ...; progress is called after each run.
 func Explore(pol *Policy, runs int, seed uint64, progress func(done, violations int)) ([]Finding, error) {
-	var out []Finding
-	for i := 0; i < runs; i++ {
-		sd := seed + uint64(i)
-		sc := RandomScenario(sd)
-		r, err := RunConfig(sc.Config(pol, sd))
-		if err != nil {
-			return nil, err
-		}
-		if len(r.Violations) > 0 {
-			f, err := minimizeFinding(sc, pol, sd, r.Violations[0].Inv)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, f)
-		}
-		if progress != nil {
-			progress(i+1, len(out))
-		}
-	}
-	return out, nil
+	return ExploreShard(pol, runs, seed, Shard{}, progress)
 }
 
 func minimizeFinding(sc *Scenario, pol *Policy, seed uint64, inv int) (Finding, error) {
@@ -191,16 +173,26 @@ func ScenarioYAML(sc *Scenario) string {
 	if c.OperatorOn >= 0 {
 		op = fmt.Sprintf("m%d", c.OperatorOn+1)
 	}
-	fmt.Fprintf(&b, "cluster: {machines: %d, osdsPerMachine: %d, pgs: %d, mons: %d, platform: %s, fenceKind: %s, operatorOn: %s}\n",
-		c.Machines, c.OSDsPerMachine, c.PGs, c.Mons, plat, c.FenceKind, op)
-	d := DefaultParams()
-	var ps []string
-	if sc.Params.OperatorLag != d.OperatorLag {
-		ps = append(ps, "operatorLag: "+sc.Params.OperatorLag.Dur())
+	fmt.Fprintf(&b, "cluster: {machines: %d, osdsPerMachine: %d, pgs: %d, mons: %d, platform: %s, fenceKind: %s, operatorOn: %s, clients: %d",
+		c.Machines, c.OSDsPerMachine, c.PGs, c.Mons, plat, c.FenceKind, op, c.Clients)
+	if len(c.Standalone) > 0 {
+		var ms []string
+		for _, i := range c.Standalone {
+			ms = append(ms, fmt.Sprintf("m%d", i+1))
+		}
+		fmt.Fprintf(&b, ", standalone: [%s]", strings.Join(ms, ", "))
 	}
-	if sc.Params.MHCLag != d.MHCLag {
-		ps = append(ps, "mhcLag: "+sc.Params.MHCLag.Dur())
+	if c.MachineSetScale > 0 {
+		fmt.Fprintf(&b, ", machineSetScale: %d", c.MachineSetScale)
 	}
+	if c.OperatorHA {
+		b.WriteString(", operatorHA: true")
+	}
+	if c.MDB != MDBMachineAPI {
+		fmt.Fprintf(&b, ", mdb: %s", c.MDB)
+	}
+	b.WriteString("}\n")
+	ps := sc.Params.diff(DefaultParams())
 	if len(ps) > 0 {
 		fmt.Fprintf(&b, "params: {%s}\n", strings.Join(ps, ", "))
 	}
@@ -208,256 +200,5 @@ func ScenarioYAML(sc *Scenario) string {
 	for _, f := range sc.Faults {
 		fmt.Fprintf(&b, "  - %s\n", FaultString(c, f))
 	}
-	return b.String()
-}
-
-// PolicyStats aggregates a policy's runs in a comparison.
-type PolicyStats struct {
-	Policy        string  // policy name
-	Runs          int     // runs (scenarios + random schedules)
-	ViolatingRuns int     // runs that broke an invariant
-	ByInvariant   [7]int  // runs that broke invariant n, at index n
-	UnavailMin    float64 // minutes with some PG not active or no quorum, summed
-	RecoverySum   Time    // time to recovery, summed over recovered runs
-	Recovered     int     // runs that ended HEALTH_OK after their faults
-	Fences        int     // fences, summed
-}
-
-// MeanRecoveryMin is the mean time to recovery, in minutes, over runs that recovered.
-func (p *PolicyStats) MeanRecoveryMin() float64 {
-	if p.Recovered == 0 {
-		return 0
-	}
-	return float64(p.RecoverySum) / float64(p.Recovered) / float64(Minute)
-}
-
-// Comparison is every policy over the same scenarios and random schedules.
-type Comparison struct {
-	// Scenarios are the scripted scenarios' names, in order.
-	Scenarios []string
-	// Verdicts[scenario][policy] is the verdict of a scripted scenario.
-	Verdicts map[string]map[string]string
-	// Expected[scenario][policy] is the scenario file's expectation.
-	Expected map[string]map[string]string
-	// Traces maps "scenario.policy" to the recorded timeline of every
-	// scripted run that broke an invariant.
-	Traces map[string]string
-	// FirstViolation maps "scenario.policy" to that run's first violation.
-	FirstViolation map[string]string
-	// Stats are the per-policy aggregates.
-	Stats []*PolicyStats
-	// Breaks lists, per policy, the first random schedules that broke an
-	// invariant, as replay hints.
-	Breaks map[string][]string
-	// RandomRuns is the number of random schedules per policy.
-	RandomRuns int
-	// Seed is the first random schedule's seed.
-	Seed uint64
-}
-
-// Compare runs every policy over scenarios plus randomRuns random schedules.
-// Metrics are measured with KeepGoing so that a violation does not cut a
-// run's unavailability or recovery short; verdicts use the first violation.
-func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(string)) (*Comparison, error) {
-	cmp := &Comparison{Verdicts: map[string]map[string]string{}, Expected: map[string]map[string]string{}, Breaks: map[string][]string{}, RandomRuns: randomRuns, Seed: seed,
-		Traces: map[string]string{}, FirstViolation: map[string]string{}}
-	for _, name := range PolicyNames() {
-		pol := Policies[name]
-		st := &PolicyStats{Policy: name}
-		cmp.Stats = append(cmp.Stats, st)
-		add := func(sc *Scenario, sd uint64) (string, error) {
-			r, err := RunConfig(sc.Config(pol, sd))
-			if err != nil {
-				return "", err
-			}
-			cfg := sc.Config(pol, sd)
-			cfg.KeepGoing = true
-			m, err := RunConfig(cfg)
-			if err != nil {
-				return "", err
-			}
-			st.Runs++
-			if len(r.Violations) > 0 {
-				st.ViolatingRuns++
-				for _, n := range uniqueInts(r.Invariants()) {
-					st.ByInvariant[n]++
-				}
-			}
-			st.UnavailMin += float64(m.Metrics.Unavailable) / float64(Minute)
-			st.Fences += m.Metrics.Fences
-			if m.Recovery >= 0 {
-				st.Recovered++
-				st.RecoverySum += m.Recovery
-			}
-			return r.Verdict(), nil
-		}
-		for _, sc := range scenarios {
-			v, err := add(sc, sc.Seed)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", sc.File, err)
-			}
-			if cmp.Verdicts[sc.Name] == nil {
-				cmp.Verdicts[sc.Name] = map[string]string{}
-				cmp.Expected[sc.Name] = sc.Expect
-				cmp.Scenarios = append(cmp.Scenarios, sc.Name)
-			}
-			cmp.Verdicts[sc.Name][name] = v
-			if v != "pass" {
-				r, err := RunConfig(withRecording(sc.Config(pol, sc.Seed)))
-				if err != nil {
-					return nil, err
-				}
-				key := sc.Name + "." + name
-				cmp.Traces[key] = r.Text()
-				cmp.FirstViolation[key] = r.Violations[0].String()
-			}
-		}
-		for i := 0; i < randomRuns; i++ {
-			sd := seed + uint64(i)
-			v, err := add(RandomScenario(sd), sd)
-			if err != nil {
-				return nil, err
-			}
-			if v != "pass" && len(cmp.Breaks[name]) < 5 {
-				cmp.Breaks[name] = append(cmp.Breaks[name], fmt.Sprintf("seed %d: %s (replay: fenceproof sim explore --policy %s --runs 1 --seed %d)", sd, v, name, sd))
-			}
-		}
-		if progress != nil {
-			progress(fmt.Sprintf("compare: %s done (%d runs, %d violating)", name, st.Runs, st.ViolatingRuns))
-		}
-	}
-	return cmp, nil
-}
-
-func withRecording(c Config) Config {
-	c.Record = true
-	return c
-}
-
-func uniqueInts(a []int) []int {
-	sort.Ints(a)
-	var out []int
-	for i, v := range a {
-		if i == 0 || v != a[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// Markdown renders the comparison as Markdown tables.
-func (c *Comparison) Markdown() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# fenceproof sim compare\n\n%d scripted scenarios + %d random schedules (seeds %d..%d) per policy.\n\n", len(c.Scenarios), c.RandomRuns, c.Seed, c.Seed+uint64(max(c.RandomRuns, 1))-1)
-	b.WriteString("| policy | runs | violating runs | inv1 | inv2 | inv3 | inv4 | inv5 | inv6 | data unavailable (min) | mean time to recovery (min) | fences |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, s := range c.Stats {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %d |\n", s.Policy, s.Runs, s.ViolatingRuns,
-			s.ByInvariant[1], s.ByInvariant[2], s.ByInvariant[3], s.ByInvariant[4], s.ByInvariant[5], s.ByInvariant[6], s.UnavailMin, s.MeanRecoveryMin(), s.Fences)
-	}
-	b.WriteString("\n## Scripted scenarios (verdict; `!` marks a verdict that differs from the scenario's expectation)\n\n| scenario |")
-	for _, p := range PolicyNames() {
-		fmt.Fprintf(&b, " %s |", p)
-	}
-	b.WriteString("\n|---|")
-	for range PolicyNames() {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, sc := range c.Scenarios {
-		fmt.Fprintf(&b, "| %s |", sc)
-		for _, p := range PolicyNames() {
-			v := c.Verdicts[sc][p]
-			if e, ok := c.Expected[sc][p]; ok && e != v {
-				v += " !"
-			}
-			fmt.Fprintf(&b, " %s |", v)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n## Where each policy breaks (scripted scenarios; full traces in sim-compare-traces/)\n\n| scenario | policy | first violation | trace |\n|---|---|---|---|\n")
-	for _, sc := range c.Scenarios {
-		for _, p := range PolicyNames() {
-			key := sc + "." + p
-			if v, ok := c.FirstViolation[key]; ok {
-				fmt.Fprintf(&b, "| %s | %s | %s | [%s.txt](sim-compare-traces/%s.txt) |\n", sc, p, strings.ReplaceAll(v, "|", "/"), key, key)
-			}
-		}
-	}
-	b.WriteString("\n## Random schedules that broke an invariant (first 5 per policy)\n\n")
-	for _, p := range PolicyNames() {
-		for _, s := range c.Breaks[p] {
-			fmt.Fprintf(&b, "- %s %s\n", p, s)
-		}
-	}
-	return b.String()
-}
-
-// Text renders the comparison as a plain-text table.
-func (c *Comparison) Text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-9s %5s %9s %5s %5s %5s %5s %5s %5s %12s %12s %7s\n", "policy", "runs", "violating", "inv1", "inv2", "inv3", "inv4", "inv5", "inv6", "unavail-min", "mean-TTR-min", "fences")
-	for _, s := range c.Stats {
-		fmt.Fprintf(&b, "%-9s %5d %9d %5d %5d %5d %5d %5d %5d %12.1f %12.1f %7d\n", s.Policy, s.Runs, s.ViolatingRuns,
-			s.ByInvariant[1], s.ByInvariant[2], s.ByInvariant[3], s.ByInvariant[4], s.ByInvariant[5], s.ByInvariant[6], s.UnavailMin, s.MeanRecoveryMin(), s.Fences)
-	}
-	b.WriteString("\n")
-	fmt.Fprintf(&b, "%-28s", "scenario")
-	for _, p := range PolicyNames() {
-		fmt.Fprintf(&b, " %-16s", p)
-	}
-	b.WriteString("\n")
-	for _, sc := range c.Scenarios {
-		fmt.Fprintf(&b, "%-28s", sc)
-		for _, p := range PolicyNames() {
-			v := c.Verdicts[sc][p]
-			if e, ok := c.Expected[sc][p]; ok && e != v {
-				v += "!"
-			}
-			fmt.Fprintf(&b, " %-16s", v)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
-// SVG renders four bar charts: violating runs, data unavailability, mean
-// time to recovery and fences, per policy.
-func (c *Comparison) SVG() string {
-	type metric struct {
-		title string
-		val   func(*PolicyStats) float64
-	}
-	ms := []metric{
-		{"violating runs", func(s *PolicyStats) float64 { return float64(s.ViolatingRuns) }},
-		{"data unavailable (min)", func(s *PolicyStats) float64 { return s.UnavailMin }},
-		{"mean time to recovery (min)", func(s *PolicyStats) float64 { return s.MeanRecoveryMin() }},
-		{"fences", func(s *PolicyStats) float64 { return float64(s.Fences) }},
-	}
-	colors := []string{"#e53935", "#fb8c00", "#8e24aa", "#43a047"}
-	const pw, ph = 240.0, 220.0
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", pw*float64(len(ms))+20, ph+40)
-	for mi, m := range ms {
-		x0 := 10 + pw*float64(mi)
-		top := 0.0
-		for _, s := range c.Stats {
-			top = max(top, m.val(s))
-		}
-		if top == 0 {
-			top = 1
-		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="16" font-size="12">%s</text>`+"\n", x0, m.title)
-		bw := (pw - 30) / float64(len(c.Stats))
-		for i, s := range c.Stats {
-			v := m.val(s)
-			h := (ph - 60) * v / top
-			x := x0 + float64(i)*bw
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %.1f</title></rect>`+"\n", x, ph-20-h, bw-6, h, colors[i%len(colors)], s.Policy, v)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%.0f</text>`+"\n", x+(bw-6)/2, ph-24-h, v)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x+(bw-6)/2, ph-6, s.Policy)
-		}
-	}
-	b.WriteString("</svg>\n")
 	return b.String()
 }

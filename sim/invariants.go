@@ -38,7 +38,12 @@ var InvariantDocs = map[int]string{
 	4: "every PG keeps a replica with the latest writes",
 	5: "no node whose OSDs may still serve is deleted before it is cut off from storage",
 	6: "bounded liveness: a dead NotReady node is fenced within the bound",
+	7: "split-brain: no write accepted from a client whose workload has moved",
+	8: "no fence blocklists the client address of a Ready node",
 }
+
+// numInvariants is one more than the highest invariant number.
+const numInvariants = 9
 
 // Violation is one broken invariant.
 type Violation struct {

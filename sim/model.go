@@ -3,9 +3,11 @@
 // MachineDisruptionBudget gating. One seeded RNG, a virtual clock, no
 // goroutines: the same configuration and seed give the same trace.
 //
-// Ceph's rules live in ceph.go, the controllers' rules (the policies) in
-// policy.go, the invariants in invariants.go; this file holds the machines,
-// the Kubernetes side and the event loop.
+// Ceph's rules live in ceph.go and recovery.go, the clients and the
+// blocklist in clients.go, the controllers' rules (the policies) in
+// policy.go and rookoos.go, the MachineHealthCheck in mhc.go, the operator's
+// pod in operator.go, the fault table in faults.go, the invariants in
+// invariants.go; this file holds the machines, the Node and the event loop.
 package sim
 
 import (
@@ -77,6 +79,16 @@ type Cluster struct {
 	// MachineSetScale is the MachineSet's replicas (0: all non-standalone
 	// machines). A deleted machine is replaced only while the set is below it.
 	MachineSetScale int
+	// OperatorHA runs the storage operator with leader election across
+	// nodes (a leader that loses the API or Ceph is replaced by a standby),
+	// for every policy alike.
+	OperatorHA bool
+	// MDB is the MachineDisruptionBudget implementation (its arithmetic and
+	// the MHC's retry interval).
+	MDB MDBVariant
+	// Clients is the number of workloads with an RBD volume (one client
+	// each), placed round-robin on the machines (clients.go).
+	Clients int
 }
 
 // Config is everything a run depends on.
@@ -150,6 +162,14 @@ type Machine struct {
 	liveStall Time
 	blocked   string
 	safeWhy   string
+
+	clients   []int32    // client processes on this machine (clients.go)
+	block     blockEntry // blocklist entry of its client address
+	tainted   bool       // node.kubernetes.io/out-of-service
+	reportOff bool       // the provider wrongly reports it powered off
+	offAt     Time       // when it lost power
+	oosFenced []int32    // machines whose addresses Rook fenced for this taint
+	oosDone   bool       // Rook reconciled the taint
 }
 
 // Sim is one simulation run.
@@ -168,6 +188,7 @@ type Sim struct {
 	osds     []OSD
 	pgs      []PG
 	ceph     cephState
+	cl       clientState
 
 	mdbMax       int
 	mdbObs       Time
@@ -244,6 +265,7 @@ func New(cfg Config) (*Sim, error) {
 		}
 	}
 	s.initCeph()
+	s.initClients()
 	for i := range s.machines {
 		m := &s.machines[i]
 		if s.pol.initialLabel(s, i) {
@@ -358,10 +380,39 @@ func (s *Sim) dispatch(ev event) {
 		s.livenessExpired(int(ev.a), ev.b)
 	case evRandomFault:
 		s.randomFault()
+	case evClientStart:
+		s.clientStart(int(ev.a), ev.b, int(ev.c))
+	case evStaleKill:
+		s.staleKill(int(ev.a), ev.b)
+	case evBlockExpire:
+		s.blockExpire(int(ev.a), Time(ev.c))
+	case evOOSFence:
+		s.oosFence(int(ev.a), ev.b)
+	case evOOSUnfence:
+		s.oosUnfence(int(ev.a), ev.b)
 	case evEnd:
 		s.endCheck()
 		s.stopped = true
 	}
+}
+
+// providerOff is the provider's power report: a real power-off shows after
+// PowerReportLag; a power-report-off fault makes it report off regardless.
+func (s *Sim) providerOff(i int) bool {
+	m := &s.machines[i]
+	return m.reportOff || (!m.powered && m.powerLost && s.now-m.offAt >= s.P.PowerReportLag)
+}
+
+// peersSeeDead reports whether every OSD of machine i has stopped
+// heartbeating to its peers (readable from the surviving OSDs without mon
+// quorum).
+func (s *Sim) peersSeeDead(i int) bool {
+	for _, o := range s.machines[i].osds {
+		if s.osds[o].canUp {
+			return false
+		}
+	}
+	return true
 }
 
 // alive reports whether the host's OS runs (kubelet and daemons can run).
@@ -390,6 +441,9 @@ func (s *Sim) machineChanged(i int) {
 	}
 	if m.mon >= 0 {
 		s.monsChanged()
+	}
+	if len(m.clients) > 0 {
+		s.clientsOn(i)
 	}
 	if s.opHost == i {
 		s.opRecompute()
@@ -426,6 +480,8 @@ func (s *Sim) setReady(i int, v bool) {
 	if v {
 		m.everUp = true
 		m.refused = false
+		s.oosUntaint(i)
+		s.restartLocal(i)
 		if m.unhealthy {
 			m.unhealthy = false
 			s.nUnhealthy--
@@ -444,497 +500,4 @@ func (s *Sim) setReady(i int, v bool) {
 	s.pol.onReadyChange(s, i)
 	s.livenessUpdate(i)
 	s.backCheck(i)
-}
-
-// setLabel sets the fencing label (MDB selector) on a machine.
-func (s *Sim) setLabel(i int, v bool, obs Time) {
-	m := &s.machines[i]
-	m.labelObs = obs
-	if m.labelled == v {
-		return
-	}
-	m.labelled = v
-	d := 1
-	if !v {
-		d = -1
-	}
-	s.nLabelled += d
-	if m.ready {
-		s.nLabelledRdy += d
-	}
-	if s.rec != nil && s.now > 0 {
-		if v {
-			s.logf("label", "%s labelled (observed %s)", m.Name, obs)
-		} else {
-			s.logf("label", "%s unlabelled (observed %s)", m.Name, obs)
-		}
-	}
-}
-
-func (s *Sim) setMDB(v int, obs Time) {
-	s.mdbObs = obs
-	if v == s.mdbMax {
-		return
-	}
-	s.mdbMax = v
-	if s.rec != nil {
-		s.logf("mdb", "maxUnavailable=%d (observed %s)", v, obs)
-	}
-}
-
-// mdbAllowed is the MDB's disruptionsAllowed, computed as the
-// machine-remediation-operator does: currentHealthy - desiredHealthy + 1,
-// where desiredHealthy = expected - maxUnavailable; the +1 lets the unhealthy
-// machine itself be remediated when the budget is exactly met.
-func (s *Sim) mdbAllowed() int {
-	if s.nLabelled == 0 {
-		return 0
-	}
-	return s.nLabelledRdy - (s.nLabelled - s.mdbMax) + 1
-}
-
-// ---- faults ----
-
-func (s *Sim) injectFault(f Fault) {
-	if f.Kind.controller() {
-		s.controllerFault(f.Kind, true)
-		if f.For > 0 {
-			s.schedule(s.now+f.For, evHeal, -1, int32(f.Kind), 0)
-		}
-		return
-	}
-	m := &s.machines[f.Machine]
-	if s.rec != nil {
-		if f.For > 0 {
-			s.logf("fault", "%s %s for %s", f.Kind, m.Name, f.For.Dur())
-		} else {
-			s.logf("fault", "%s %s", f.Kind, m.Name)
-		}
-	}
-	s.applyFault(f.Kind, f.Machine)
-	if f.For > 0 {
-		s.schedule(s.now+f.For, evHeal, int32(f.Machine), int32(f.Kind), int64(m.gen))
-	}
-}
-
-func (s *Sim) applyFault(k FaultKind, i int) {
-	m := &s.machines[i]
-	if m.phase == PhaseGone {
-		return
-	}
-	if k.breaks() && m.ready {
-		m.faultAt = s.now
-	}
-	switch k {
-	case FaultPowerOff:
-		m.powered, m.powerLost, m.booted = false, true, false
-	case FaultPowerOn:
-		m.powerLost = false
-		s.powerOn(i)
-	case FaultHang:
-		m.hung = true
-	case FaultUnhang:
-		m.hung = false
-	case FaultAPICut, FaultAPIHeal:
-		m.link[linkAPI] = k == FaultAPIHeal
-	case FaultPublicCut, FaultPublicHeal:
-		m.link[linkPublic] = k == FaultPublicHeal
-	case FaultClusterCut, FaultClusterHeal:
-		m.link[linkCluster] = k == FaultClusterHeal
-	case FaultNICCut, FaultNICHeal:
-		v := k == FaultNICHeal
-		m.link = [3]bool{v, v, v}
-	}
-	s.machineChanged(i)
-}
-
-func (s *Sim) powerOn(i int) {
-	m := &s.machines[i]
-	if m.powered || m.phase != PhaseRunning {
-		return
-	}
-	m.powered, m.booted = true, false
-	s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
-}
-
-func (s *Sim) heal(k FaultKind, i int, gen int32) {
-	if i < 0 {
-		s.controllerFault(k, false)
-		return
-	}
-	m := &s.machines[i]
-	if m.gen != gen {
-		return
-	}
-	h := k.healer()
-	if s.rec != nil {
-		s.logf("fault", "%s %s", h, m.Name)
-	}
-	s.applyFault(h, i)
-}
-
-func (s *Sim) controllerFault(k FaultKind, on bool) {
-	switch k {
-	case FaultOperatorStall:
-		s.opStalled = on
-		s.opRecompute()
-	case FaultMHCStall:
-		s.mhcStall = on
-		if !on {
-			for i := range s.machines {
-				m := &s.machines[i]
-				if !m.ready && m.phase == PhaseRunning && m.machineSet {
-					s.schedule(s.now+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
-				}
-			}
-		}
-	}
-	if s.rec != nil {
-		if on {
-			s.logf("fault", "%s", k)
-		} else {
-			s.logf("fault", "%s", k.healer())
-		}
-	}
-}
-
-// randomFault injects one random machine failure (benchmarks and soak runs).
-func (s *Sim) randomFault() {
-	i := s.rng.IntN(len(s.machines))
-	kinds := [...]FaultKind{FaultPowerOff, FaultPowerOff, FaultHang, FaultAPICut, FaultClusterCut, FaultNICCut}
-	k := kinds[s.rng.IntN(len(kinds))]
-	m := &s.machines[i]
-	if m.phase == PhaseRunning {
-		s.applyFault(k, i)
-		s.schedule(s.expo(s.cfg.RandomFailureFor), evHeal, int32(i), int32(k), int64(m.gen))
-	}
-	s.schedule(s.expo(s.cfg.RandomFailureEvery), evRandomFault, 0, 0, 0)
-}
-
-// ---- operator (runs the label, MDB and safe controllers) ----
-
-func (s *Sim) opRecompute() {
-	up := s.opStarted && !s.opStalled
-	if up && s.opHost >= 0 {
-		h := &s.machines[s.opHost]
-		up = h.alive() && h.link[linkAPI] && h.link[linkPublic]
-	}
-	if up == s.opUp {
-		return
-	}
-	s.opUp = up
-	s.opEpoch++
-	if s.rec != nil {
-		where := "control plane"
-		if s.opHost >= 0 {
-			where = s.machines[s.opHost].Name
-		}
-		if up {
-			s.logf("operator", "operator reconciling (on %s)", where)
-		} else {
-			s.logf("operator", "operator stalled (on %s)", where)
-		}
-	}
-	if up {
-		s.pol.resync(s)
-		return
-	}
-	if s.pol.HAOperator && s.opHost >= 0 && s.opStarted {
-		s.schedule(s.now+s.P.OperatorFailoverTime, evOpEvict, int32(s.opHost), -1, int64(s.opEpoch))
-	}
-	if s.opHost >= 0 && !s.machines[s.opHost].ready && s.opStarted {
-		h := &s.machines[s.opHost]
-		at := h.readyLT + s.P.PodEvictionTimeout
-		if at < s.now {
-			at = s.now
-		}
-		s.schedule(at, evOpEvict, int32(s.opHost), h.readyGen, 0)
-	}
-}
-
-// opLive reports whether a write issued by the operator in epoch e still lands.
-func (s *Sim) opLive(e int32) bool { return s.opUp && e == s.opEpoch }
-
-func (s *Sim) opEvict(host int, gen int32, epoch int32) {
-	h := &s.machines[host]
-	if s.opHost != host || s.opUp {
-		return
-	}
-	if gen == -1 {
-		s.opFailover(host, epoch)
-		return
-	}
-	if h.readyGen != gen || h.ready {
-		return
-	}
-	next := -1
-	for i := range s.machines {
-		if c := &s.machines[i]; i != host && c.ready && c.link[linkAPI] && c.link[linkPublic] {
-			next = i
-			break
-		}
-	}
-	s.opStarted = false
-	s.opHost = next
-	s.opEpoch++
-	if s.rec != nil {
-		s.logf("operator", "operator pod evicted from %s, restarting", h.Name)
-	}
-	s.schedule(s.now+s.P.OperatorStartTime, evOpStart, int32(next), 0, int64(s.opEpoch))
-}
-
-// opFailover: with a highly available operator (leader election across
-// nodes), a standby on a healthy machine takes the lease when the leader
-// cannot reach the API or Ceph.
-func (s *Sim) opFailover(host int, epoch int32) {
-	if epoch != s.opEpoch {
-		return
-	}
-	for i := range s.machines {
-		c := &s.machines[i]
-		if i != host && c.ready && c.alive() && c.link[linkAPI] && c.link[linkPublic] {
-			if s.rec != nil {
-				s.logf("operator", "leader on %s lost the API or Ceph; standby on %s takes the lease", s.machines[host].Name, c.Name)
-			}
-			s.opHost = i
-			s.opRecompute()
-			return
-		}
-	}
-	s.schedule(s.now+s.P.OperatorFailoverTime, evOpEvict, int32(host), -1, int64(s.opEpoch))
-}
-
-// ---- MachineHealthCheck and MachineSet ----
-
-func (s *Sim) mhcCheck(i int, gen int32) {
-	m := &s.machines[i]
-	if s.mhcStall || m.readyGen != gen || m.ready || m.phase != PhaseRunning || !m.machineSet {
-		return
-	}
-	if due := s.unhealthyAt(i); s.now < due {
-		s.schedule(due+s.P.MHCLag, evMHCCheck, int32(i), gen, 0)
-		return
-	}
-	if !m.unhealthy {
-		m.unhealthy = true
-		s.nUnhealthy++
-		if s.rec != nil {
-			if m.everUp {
-				s.logf("mhc", "%s unhealthy: Ready=False since %s", m.Name, m.readyLT)
-			} else {
-				s.logf("mhc", "%s unhealthy: no Ready node %s after creation (nodeStartupTimeout)", m.Name, s.P.MHCNodeStartupTimeout.Dur())
-			}
-		}
-	}
-	if s.pol.Grants {
-		return // external remediation: the safe controller acts on the request
-	}
-	retry := func(why string) {
-		m.blocked = why
-		if !m.refused && s.rec != nil {
-			s.logf("mhc", "%s remediation refused: %s (retry every %s)", m.Name, why, s.P.MHCRetryInterval.Dur())
-		}
-		m.refused = true
-		s.schedule(s.now+s.P.MHCRetryInterval, evMHCCheck, int32(i), gen, 0)
-	}
-	if s.nUnhealthy*100 > s.P.MHCMaxUnhealthyPct*s.nTargets {
-		retry("maxUnhealthy exceeded")
-		return
-	}
-	if m.labelled && s.pol.Gate != gateNone {
-		if s.mdbAllowed() <= 0 {
-			retry("MachineDisruptionBudget allows 0 disruptions")
-			return
-		}
-	}
-	s.fence(i, "MachineHealthCheck")
-}
-
-// unhealthyAt is when the MHC deems machine i unhealthy: unhealthyTimeout
-// after the Ready condition's last transition, or nodeStartupTimeout after
-// creation for a machine whose node never became Ready.
-func (s *Sim) unhealthyAt(i int) Time {
-	m := &s.machines[i]
-	if !m.everUp {
-		return m.readyLT + s.P.MHCNodeStartupTimeout
-	}
-	return m.readyLT + s.P.MHCUnhealthyTimeout
-}
-
-func (s *Sim) kindOf(i int) FenceKind {
-	if k := s.machines[i].kindOverride; k >= 0 {
-		return FenceKind(k)
-	}
-	return s.cfg.Cluster.FenceKind
-}
-
-// fence performs MHC remediation on machine i.
-func (s *Sim) fence(i int, by string) {
-	m := &s.machines[i]
-	kind := s.kindOf(i)
-	if s.rec != nil {
-		s.logf("FENCE", "%s %s by %s (labelled=%v, MDB maxUnavailable=%d observed %s)", m.Name, kind, by, m.labelled, s.mdbMax, s.mdbObs)
-		s.rec.fence(s, i, kind)
-	}
-	s.checkFence(i, kind)
-	s.metrics.Fences++
-	m.remediated = true
-	m.refused = false
-	s.setFenced(i)
-	if m.unhealthy {
-		m.unhealthy = false
-		s.nUnhealthy--
-	}
-	switch kind {
-	case FenceReboot:
-		m.phase = PhaseRebooting
-		m.booted = false
-		s.schedule(s.now+s.P.RebootTime, evRebootDone, int32(i), m.gen, 0)
-	default:
-		if kind == FenceDeleteWipe {
-			s.wipe(i)
-		}
-		m.phase = PhaseDeleting
-		m.hasNode = false
-		s.schedule(s.now+s.P.ProviderDeleteTime, evMachineTerminated, int32(i), m.gen, 0)
-	}
-	if m.ready {
-		m.ready = false
-		if m.labelled {
-			s.nLabelledRdy--
-		}
-	}
-	if s.rec != nil {
-		s.rec.nodeState(s, i)
-	}
-	s.machineChanged(i)
-}
-
-func (s *Sim) machineTerminated(i int, gen int32) {
-	m := &s.machines[i]
-	if m.gen != gen || m.phase != PhaseDeleting {
-		return
-	}
-	m.powered, m.booted = false, false
-	m.phase = PhaseProvisioning
-	if !m.machineSet || s.inSet() > s.scale() {
-		m.phase = PhaseGone
-		m.machineSet = false
-		s.nTargets--
-	}
-	if s.rec != nil {
-		s.logf("machine", "%s instance terminated", m.Name)
-		s.rec.nodeState(s, i)
-	}
-	s.machineChanged(i)
-	if m.phase == PhaseProvisioning {
-		d := s.P.MachineProvisionTime
-		if s.cfg.Cluster.BareMetal {
-			d = s.P.BareMetalReprovisionTime
-		}
-		s.schedule(s.now+s.jit(d), evMachineReplaced, int32(i), gen, 0)
-	}
-}
-
-// inSet counts the MachineSet's machines that exist (not Gone).
-func (s *Sim) inSet() int {
-	n := 0
-	for i := range s.machines {
-		if s.machines[i].machineSet && s.machines[i].phase != PhaseGone {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *Sim) scale() int {
-	if s.cfg.Cluster.MachineSetScale > 0 {
-		return s.cfg.Cluster.MachineSetScale
-	}
-	return len(s.machines) - len(s.cfg.Cluster.Standalone)
-}
-
-// machineReplaced brings up the MachineSet's replacement; on cloud the OSDs
-// follow their volumes to it, on bare metal the host is reprovisioned.
-func (s *Sim) machineReplaced(i int, gen int32) {
-	m := &s.machines[i]
-	if m.gen != gen || m.phase != PhaseProvisioning {
-		return
-	}
-	m.gen++
-	m.phase = PhaseRunning
-	m.powered, m.powerLost, m.hung, m.booted = true, false, false, false
-	m.link = [3]bool{true, true, true}
-	m.storageFenced, m.granted, m.remediated, m.everUp = false, false, false, false
-	m.kindOverride = -1
-	m.blocked, m.safeWhy = "", ""
-	m.Name = fmt.Sprintf("%s.%d", baseName(m.Name), m.gen)
-	if s.rec != nil {
-		s.logf("machine", "%s created by MachineSet", m.Name)
-		s.rec.nodeState(s, i)
-	}
-	s.setLabel(i, s.pol.initialLabel(s, i), s.now)
-	s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
-	m.readyLT = s.now
-	m.readyGen++
-	s.schedule(s.unhealthyAt(i)+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
-	s.pol.onReadyChange(s, i)
-	s.machineChanged(i)
-}
-
-func baseName(n string) string {
-	for j := 0; j < len(n); j++ {
-		if n[j] == '.' {
-			return n[:j]
-		}
-	}
-	return n
-}
-
-func (s *Sim) rebootDone(i int, gen int32) {
-	m := &s.machines[i]
-	if m.gen != gen || m.phase != PhaseRebooting {
-		return
-	}
-	m.phase = PhaseRunning
-	m.hung = false
-	m.powered = false
-	if s.rec != nil {
-		s.logf("machine", "%s power cycle done", m.Name)
-		s.rec.nodeState(s, i)
-	}
-	if !m.powerLost {
-		s.powerOn(i)
-	}
-	s.machineChanged(i)
-}
-
-// setFenced marks an OSD machine "fenced or not yet back" (invariant 1).
-func (s *Sim) setFenced(i int) {
-	m := &s.machines[i]
-	if len(m.osds) == 0 || m.fenced {
-		return
-	}
-	m.fenced = true
-	s.nFenced++
-	if s.nFenced == 1 {
-		s.livenessAll()
-	}
-}
-
-// backCheck clears "fenced or not yet back" once the machine runs, its node
-// is Ready and all its OSDs are up.
-func (s *Sim) backCheck(i int) {
-	m := &s.machines[i]
-	if !m.fenced || m.phase != PhaseRunning || !m.ready || m.upOSDs != len(m.osds) || m.storageFenced {
-		return
-	}
-	m.fenced = false
-	s.nFenced--
-	if s.nFenced == 0 {
-		s.livenessAll()
-	}
-	if s.rec != nil {
-		s.logf("machine", "%s back: node Ready, all OSDs up", m.Name)
-	}
 }

@@ -96,8 +96,19 @@ type Params struct {
 	// PGWriteMBps is the client write rate into one active PG; a replica that
 	// misses writes needs that much log-based recovery.
 	PGWriteMBps float64
-	// RecoveryMBps is the recovery/backfill bandwidth given to one PG.
+	// RecoveryMBps is the recovery/backfill bandwidth given to one PG when
+	// OSDMaxBackfills is 0.
 	RecoveryMBps float64
+	// PoolUsedGB, when > 0, is the pool's stored data; one PG replica then
+	// holds PoolUsedGB/PGs instead of PGDataMB.
+	PoolUsedGB float64
+	// OSDMaxBackfills is Ceph's osd_max_backfills (1): recoveries and
+	// backfills an OSD takes part in at once. 0 turns reservations off
+	// (every PG recovers at RecoveryMBps, in parallel).
+	OSDMaxBackfills int
+	// OSDRecoveryMBps is one OSD's recovery bandwidth, shared by its
+	// OSDMaxBackfills slots.
+	OSDRecoveryMBps float64
 
 	// NodeMonitorGracePeriod is kube-controller-manager's
 	// --node-monitor-grace-period (40 s; raised to 50 s in recent releases):
@@ -118,7 +129,8 @@ type Params struct {
 	// remediation stops while more targets than this are unhealthy.
 	MHCMaxUnhealthyPct int
 	// MHCRetryInterval is how soon the MHC retries a remediation that the
-	// MachineDisruptionBudget refused.
+	// MachineDisruptionBudget refused (0: the MDB variant's, 1 min for
+	// machine-api-operator, 30 s for machine-remediation).
 	MHCRetryInterval Time
 	// MHCLag is the MHC controller's reconcile lag.
 	MHCLag Time
@@ -146,8 +158,28 @@ type Params struct {
 	OperatorFailoverTime Time
 	// CephStatusInterval is how often the operator polls `ceph status`.
 	CephStatusInterval Time
+	// RookMDBRequeue is Rook's MDB controller requeue interval (60 s): the
+	// rook policy re-evaluates the MDB this often.
+	RookMDBRequeue Time
+	// PowerReportLag is how long after a real power loss the provider's API
+	// reports the instance powered off (0: at once).
+	PowerReportLag Time
 	// Jitter is the relative random spread applied to lags and boot times.
 	Jitter float64
+
+	// WorkloadStartTime is from a pod's force deletion to its replacement's
+	// RBD client holding the volume's lock on another node (schedule, attach,
+	// map, start).
+	WorkloadStartTime Time
+	// StaleKillTime is how long a kubelet back on the API takes to kill the
+	// containers of pods deleted while it was away (pod sync).
+	StaleKillTime Time
+	// BlocklistExpire is the expiry of a blocklist entry a fencer adds
+	// without its own (Ceph's mon_osd_blocklist_default_expire, 1 h).
+	BlocklistExpire Time
+	// ClientWriteIOPS is each workload's write rate, for the counts of
+	// writes refused and writes accepted from stale clients.
+	ClientWriteIOPS float64
 
 	// LivenessBound is invariant 6's bound: a NotReady node with all OSDs down
 	// must be fenced within this time.
@@ -171,13 +203,14 @@ func DefaultParams() Params {
 		PGDataMB:                 10240,
 		PGWriteMBps:              0.05,
 		RecoveryMBps:             50,
+		OSDRecoveryMBps:          100,
 		NodeMonitorGracePeriod:   40 * Second,
 		PodEvictionTimeout:       300 * Second,
 		NodeBootTime:             60 * Second,
 		MHCUnhealthyTimeout:      300 * Second,
 		MHCNodeStartupTimeout:    10 * Minute,
 		MHCMaxUnhealthyPct:       100,
-		MHCRetryInterval:         30 * Second,
+		MHCRetryInterval:         0,
 		MHCLag:                   1 * Second,
 		ProviderDeleteTime:       30 * Second,
 		MachineProvisionTime:     4 * Minute,
@@ -187,8 +220,13 @@ func DefaultParams() Params {
 		OperatorStartTime:        30 * Second,
 		OperatorFailoverTime:     30 * Second,
 		CephStatusInterval:       15 * Second,
+		RookMDBRequeue:           60 * Second,
 		Jitter:                   0.1,
 		LivenessBound:            30 * Minute,
+		WorkloadStartTime:        20 * Second,
+		StaleKillTime:            10 * Second,
+		BlocklistExpire:          Hour,
+		ClientWriteIOPS:          100,
 	}
 }
 
@@ -224,6 +262,9 @@ var paramTable = []paramDesc{
 	{name: "pgDataMB", kind: pFloat, f: func(p *Params) *float64 { return &p.PGDataMB }},
 	{name: "pgWriteMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.PGWriteMBps }},
 	{name: "recoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.RecoveryMBps }},
+	{name: "poolUsedGB", kind: pFloat, f: func(p *Params) *float64 { return &p.PoolUsedGB }},
+	{name: "osdMaxBackfills", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxBackfills }},
+	{name: "osdRecoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.OSDRecoveryMBps }},
 	{name: "nodeMonitorGracePeriod", dur: func(p *Params) *Time { return &p.NodeMonitorGracePeriod }},
 	{name: "podEvictionTimeout", dur: func(p *Params) *Time { return &p.PodEvictionTimeout }},
 	{name: "nodeBootTime", dur: func(p *Params) *Time { return &p.NodeBootTime }},
@@ -240,8 +281,14 @@ var paramTable = []paramDesc{
 	{name: "operatorStartTime", dur: func(p *Params) *Time { return &p.OperatorStartTime }},
 	{name: "operatorFailoverTime", dur: func(p *Params) *Time { return &p.OperatorFailoverTime }},
 	{name: "cephStatusInterval", dur: func(p *Params) *Time { return &p.CephStatusInterval }},
+	{name: "rookMdbRequeue", dur: func(p *Params) *Time { return &p.RookMDBRequeue }},
+	{name: "powerReportLag", dur: func(p *Params) *Time { return &p.PowerReportLag }},
 	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
 	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
+	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},
+	{name: "staleKillTime", dur: func(p *Params) *Time { return &p.StaleKillTime }},
+	{name: "blocklistExpire", dur: func(p *Params) *Time { return &p.BlocklistExpire }},
+	{name: "clientWriteIops", kind: pFloat, f: func(p *Params) *float64 { return &p.ClientWriteIOPS }},
 }
 
 // ParamNames lists the keys accepted under a scenario's `params:`.
@@ -294,12 +341,36 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("poolMinSize must be 1..poolSize")
 	case p.RecoveryMBps <= 0:
 		return fmt.Errorf("recoveryMBps must be > 0")
+	case p.OSDMaxBackfills > 0 && p.OSDRecoveryMBps <= 0:
+		return fmt.Errorf("osdRecoveryMBps must be > 0 when osdMaxBackfills is set")
 	case p.MonOSDMinInRatio > 1:
 		return fmt.Errorf("monOsdMinInRatio must be <= 1")
-	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.MHCRetryInterval <= 0:
-		return fmt.Errorf("cephStatusInterval, monTickInterval and mhcRetryInterval must be > 0")
+	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.RookMDBRequeue <= 0:
+		return fmt.Errorf("cephStatusInterval, monTickInterval and rookMdbRequeue must be > 0")
 	case p.Jitter > 0.5:
 		return fmt.Errorf("jitter must be <= 0.5")
 	}
 	return nil
+}
+
+// diff renders, as `key: value` items, every parameter of p that differs from d.
+func (p *Params) diff(d Params) []string {
+	var out []string
+	for _, pd := range paramTable {
+		switch pd.kind {
+		case pDur:
+			if v := *pd.dur(p); v != *pd.dur(&d) {
+				out = append(out, pd.name+": "+v.Dur())
+			}
+		case pInt:
+			if v := *pd.i(p); v != *pd.i(&d) {
+				out = append(out, fmt.Sprintf("%s: %d", pd.name, v))
+			}
+		case pFloat:
+			if v := *pd.f(p); v != *pd.f(&d) {
+				out = append(out, fmt.Sprintf("%s: %g", pd.name, v))
+			}
+		}
+	}
+	return out
 }

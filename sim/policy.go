@@ -44,16 +44,22 @@ type Policy struct {
 	FailSafe bool
 	// Grants runs the safe policy's controller.
 	Grants bool
-	// HAOperator runs the operator with leader election across nodes: a
-	// leader that loses the API or Ceph is replaced by a standby.
-	HAOperator bool
+	// NoRemediation: the MHC marks machines unhealthy but nothing fences.
+	NoRemediation bool
+	// OOSTaint: instead of deleting the Machine, the remediator adds the
+	// node.kubernetes.io/out-of-service taint (Kubernetes non-graceful node
+	// shutdown: pods force-deleted, volumes force-detached) and Rook's
+	// operator creates a NetworkFence for the node's client addresses.
+	OOSTaint bool
 
 	// The safe policy's checks. Tests switch one off to show that the
 	// invariants catch the resulting policy.
-	NoSerialize    bool // do not wait for the fenced machine to be back
-	NoStorageFence bool // fence without cutting the machine off first
-	NoWipeCheck    bool // wipe even the last current replicas
-	NoUpOSDCheck   bool // cut off and fence a node whose OSDs are up in the map
+	NoSerialize       bool // do not wait for the fenced machine to be back
+	NoStorageFence    bool // fence without cutting the machine off first
+	NoWipeCheck       bool // wipe even the last current replicas
+	NoUpOSDCheck      bool // cut off and fence a node whose OSDs are up in the map
+	NoClientBlocklist bool // cut off the OSDs but not the node's clients
+	TrustPowerReport  bool // without quorum, trust the provider's power report alone
 }
 
 // Policies are the selectable policies, by name.
@@ -64,12 +70,18 @@ var Policies = map[string]*Policy{
 		Label: labelPodScheduled, Gate: gateAllClean, FailSafe: true},
 	"mhc-only": {Name: "mhc-only", Doc: "MachineHealthCheck with no storage gating",
 		Label: labelNone, Gate: gateNone},
+	"rook-oos": {Name: "rook-oos", Doc: "today's Rook path: out-of-service taint on a NotReady node (pods force-deleted, volumes force-detached), Rook fences the clients it finds as the volumes' watchers",
+		Label: labelNone, Gate: gateNone, OOSTaint: true},
+	"never": {Name: "never", Doc: "never fences: the MachineHealthCheck only reports",
+		Label: labelNone, Gate: gateNone, NoRemediation: true},
 	"safe": {Name: "safe", Doc: "MHC external remediation: one OSD machine at a time, on a fresh observation, cut off from storage (mark down + blocklist) before the fence; never wipe a last current replica",
-		Label: labelStatic, Gate: gateClosed, Grants: true, HAOperator: true},
+		Label: labelStatic, Gate: gateClosed, Grants: true},
 }
 
 // PolicyNames lists the policies in a fixed order.
-func PolicyNames() []string { return []string{"seed", "rook", "mhc-only", "safe"} }
+func PolicyNames() []string {
+	return []string{"seed", "rook", "mhc-only", "rook-oos", "never", "safe"}
+}
 
 // LookupPolicy returns the named policy.
 func LookupPolicy(name string) (*Policy, error) {
@@ -117,7 +129,7 @@ func (p *Policy) initialLabel(s *Sim, i int) bool {
 // usesOperator reports whether the policy needs the storage operator's
 // controllers to fence.
 func (p *Policy) usesOperator() bool {
-	return p.Label == labelPodReady || p.Label == labelPodScheduled || p.Gate == gateHealthOK || p.Gate == gateAllClean || p.Grants
+	return p.Label == labelPodReady || p.Label == labelPodScheduled || p.Gate == gateHealthOK || p.Gate == gateAllClean || p.Grants || p.OOSTaint
 }
 
 func (p *Policy) initialMDB() int {
@@ -151,7 +163,11 @@ func (s *Sim) labelApply(i int, b int32, obs int64) {
 // mdbPoll: the MDB controller polls `ceph status` and writes maxUnavailable
 // after the operator's lag.
 func (s *Sim) mdbPoll() {
-	s.schedule(s.now+s.P.CephStatusInterval, evMDBPoll, 0, 0, 0)
+	every := s.P.CephStatusInterval
+	if s.pol.Gate == gateAllClean {
+		every = s.P.RookMDBRequeue
+	}
+	s.schedule(s.now+every, evMDBPoll, 0, 0, 0)
 	if !s.opUp {
 		return
 	}
@@ -208,6 +224,12 @@ func (p *Policy) resync(s *Sim) {
 				s.labelTrigger(i)
 			}
 		}
+		if p.OOSTaint && m.tainted && !m.oosDone {
+			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSFence, int32(i), s.opEpoch, 0)
+		}
+		if p.OOSTaint && !m.tainted && len(m.oosFenced) > 0 {
+			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSUnfence, int32(i), s.opEpoch, 0)
+		}
 		if p.Grants {
 			if !m.ready && m.phase == PhaseRunning {
 				s.safeTrigger(i)
@@ -227,25 +249,30 @@ func (p *Policy) resync(s *Sim) {
 // one on its own. For a machine the MHC reports unhealthy, on an
 // observation taken when it acts (never a cached one) it:
 //  1. waits while another OSD machine is fenced and not back (invariant 1);
-//  2. without mon quorum, grants only if the provider reports the instance
-//     powered off, or all its OSDs are down in the last OSD map (a frozen
-//     map cannot mark them up again), else waits and names the blocker;
+//  2. without mon quorum, grants only if all its OSDs are down in the last
+//     OSD map (a frozen map cannot mark them up again), or the provider
+//     reports the instance powered off and its OSDs' peers confirm they
+//     stopped heartbeating (a power report alone can be late or wrong),
+//     else waits and names the blocker;
 //  3. waits while any of its OSDs is up in the OSD map: Ceph still counts
 //     it as a storage host (a kubelet/API partition, a stale label), and
 //     cutting serving OSDs off can take a PG below min_size when another
 //     failure is not detected yet (invariants 3 and 5); liveness only asks
 //     for nodes whose OSDs are all down;
-//  4. cuts the machine off from storage (blocklists its OSDs) so that it
-//     cannot come back and serve between the decision and the deletion
-//     (invariant 5), then re-checks;
+//  4. cuts the machine off from storage (blocklists its OSDs and its
+//     clients' address, without expiry) so that it cannot come back and
+//     serve or write between the decision and the deletion (invariants 5
+//     and 7), then re-checks;
 //  5. for a delete-with-wipe fence, falls back to reboot (bare metal) or a
 //     disk-keeping delete (cloud) unless every PG on the machine keeps
 //     min_size current replicas elsewhere (invariant 4);
 //  6. fences (the machine's remediation kind), recording the observation
 //     time (invariant 2).
-// If the node turns Ready before the fence, it lifts the cut-off. The operator runs highly available: a leader that loses the
-// API or Ceph hands over to a standby on a healthy node. Writes are re-validated when they land (an OSD-map-epoch
-// precondition), so the operator's lag delays but never staleness.
+// If the node turns Ready before the fence, it lifts the cut-off. The
+// operator has the same availability as every other policy's
+// (cluster.operatorHA). Writes are re-validated when they land (an
+// OSD-map-epoch precondition), so the operator's lag delays but never
+// staleness.
 
 func (s *Sim) safeTrigger(i int) {
 	m := &s.machines[i]
@@ -288,14 +315,19 @@ func (s *Sim) safeStep(i int) string {
 		return "another OSD machine is fenced and not back"
 	}
 	if !s.ceph.quorum {
-		if !m.powered || m.upOSDs == 0 {
+		// The provider's power report alone can be late or wrong: it counts
+		// only when the surviving OSDs confirm that the machine's OSDs
+		// stopped heartbeating (TrustPowerReport is the first-generation
+		// rule, kept to show what the power-report-wrong scenario catches).
+		off := s.providerOff(i) && (pol.TrustPowerReport || s.peersSeeDead(i))
+		if off || m.upOSDs == 0 {
 			if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
 				s.safeNoWipe(i, "Ceph does not answer, so the replicas cannot be checked")
 			}
 			s.safeGrant(i)
 			return ""
 		}
-		return "Ceph does not answer (no mon quorum), the instance is not reported powered off and its OSDs were up in the last OSD map"
+		return "Ceph does not answer (no mon quorum), its OSDs were up in the last OSD map and the instance is not both reported powered off and silent to its OSD peers"
 	}
 	if m.upOSDs > 0 && !pol.NoUpOSDCheck {
 		return "its OSDs are up in the OSD map: Ceph still counts it as a storage host, so it is not fenced"
@@ -357,6 +389,10 @@ func (s *Sim) safeStorageFence(i int) {
 		s.logf("FENCE", "%s cut off from storage by safe: OSDs marked down and blocklisted", m.Name)
 	}
 	s.checkCutOff(i)
+	s.metrics.fenceHealth(s)
+	if !s.pol.NoClientBlocklist {
+		s.blocklist(i, forever, "safe")
+	}
 	m.storageFenced = true
 	s.setFenced(i)
 	if s.rec != nil {
@@ -388,6 +424,9 @@ func (s *Sim) safeRevoke(i int) {
 	}
 	m.storageFenced, m.granted = false, false
 	m.kindOverride = -1
+	if m.block.until > s.now {
+		s.blocklist(i, 0, "safe")
+	}
 	if s.rec != nil {
 		s.logf("safe", "%s Ready again: cut-off lifted", m.Name)
 	}

@@ -28,6 +28,11 @@ const (
 	evOpStart
 	evLiveness
 	evRandomFault
+	evClientStart
+	evStaleKill
+	evBlockExpire
+	evOOSFence
+	evOOSUnfence
 	evEnd
 )
 

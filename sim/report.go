@@ -75,8 +75,8 @@ func (r *Recorder) nodeState(s *Sim, i int) {
 	}
 }
 
-func (r *Recorder) fence(s *Sim, i int, k FenceKind) {
-	r.fences = append(r.fences, fenceMark{s.now, i, k.String()})
+func (r *Recorder) fence(s *Sim, i int, kind string) {
+	r.fences = append(r.fences, fenceMark{s.now, i, kind})
 }
 
 // Metrics are a run's figures of merit.
@@ -91,14 +91,45 @@ type Metrics struct {
 	// (-1: not OK at the end).
 	RecoveredAt Time
 
+	// InactivePG is the time some PG was not active (with mon quorum).
+	InactivePG Time
+	// NoQuorum is the time without mon quorum.
+	NoQuorum Time
+	// WritesRefused counts client writes refused: the workload's current
+	// client cannot reach Ceph, is blocklisted, is not running (moving), or
+	// its write lands on an inactive PG (the inactive fraction).
+	WritesRefused float64
+	// StaleWrites counts writes accepted from clients whose pod was deleted
+	// (the workload moved): writes the workload's current instance never
+	// sees, lost or corrupting.
+	StaleWrites float64
+	// FencesNotOK counts fences (remediations, cut-offs, taints) taken
+	// while `ceph status` was not HEALTH_OK; the seed design's rule
+	// "HEALTH_OK before any fence" holds in a run iff it is 0.
+	FencesNotOK int
+	// FenceActions counts fences, cut-offs and taints.
+	FenceActions int
+
 	unavail    bool
 	since      Time
 	lastChecks uint8
 	lastH      Health
+	lastStep   Time
+	lastQuorum bool
+	refRate    float64 // writes refused per ms since lastStep
+	staleRate  float64 // stale writes accepted per ms since lastStep
+}
+
+// fenceHealth records whether a fence happens on HEALTH_OK.
+func (mt *Metrics) fenceHealth(s *Sim) {
+	mt.FenceActions++
+	if h, _ := s.health(); h != HealthOK {
+		mt.FencesNotOK++
+	}
 }
 
 func (mt *Metrics) init(s *Sim) {
-	mt.FirstFault, mt.RecoveredAt = -1, 0
+	mt.FirstFault, mt.RecoveredAt, mt.lastQuorum = -1, 0, true
 	for _, f := range s.cfg.Faults {
 		if mt.FirstFault < 0 || f.At < mt.FirstFault {
 			mt.FirstFault = f.At
@@ -123,12 +154,36 @@ func (mt *Metrics) step(s *Sim) {
 			mt.RecoveredAt = -1
 		}
 	}
+	dt := s.now - mt.lastStep
+	if dt > 0 {
+		if mt.unavail {
+			if !mt.lastQuorum {
+				mt.NoQuorum += dt
+			} else {
+				mt.InactivePG += dt
+			}
+		}
+		mt.WritesRefused += float64(dt) * mt.refRate
+		mt.StaleWrites += float64(dt) * mt.staleRate
+		mt.lastStep = s.now
+	}
+	mt.lastQuorum = s.ceph.quorum
 	un := !s.ceph.quorum || s.ceph.nInactive > 0
 	if un != mt.unavail {
 		if mt.unavail {
 			mt.Unavailable += s.now - mt.since
 		}
 		mt.unavail, mt.since = un, s.now
+	}
+	if nw := len(s.cl.workloads); nw > 0 {
+		per := s.P.ClientWriteIOPS / float64(Second)
+		inact := 0.0
+		if len(s.pgs) > 0 {
+			inact = float64(s.ceph.nInactive) / float64(len(s.pgs))
+		}
+		cur := float64(s.cl.nCurWriting)
+		mt.refRate = per * (float64(nw) - cur + cur*inact)
+		mt.staleRate = per * float64(s.cl.nStaleWriting)
 	}
 	if s.rec != nil && len(s.pgs) > 0 {
 		v := 1 - float64(s.ceph.nInactive)/float64(len(s.pgs))
@@ -229,6 +284,13 @@ func (r *Result) Summary() string {
 	}
 	fmt.Fprintf(&b, "# end %s: %s; fences %d; data unavailable %.1f min; recovery %s\n",
 		r.End, r.Health, r.Metrics.Fences, float64(r.Metrics.Unavailable)/float64(Minute), rec)
+	mt := &r.Metrics
+	rule := "kept"
+	if mt.FencesNotOK > 0 {
+		rule = fmt.Sprintf("broken by %d of %d fence actions", mt.FencesNotOK, mt.FenceActions)
+	}
+	fmt.Fprintf(&b, "# availability: inactive PGs %.1f min, no mon quorum %.1f min, writes refused %.0f, stale writes accepted %.0f; HEALTH_OK before every fence: %s\n",
+		float64(mt.InactivePG)/float64(Minute), float64(mt.NoQuorum)/float64(Minute), mt.WritesRefused, mt.StaleWrites, rule)
 	for _, bl := range r.Blockers {
 		fmt.Fprintf(&b, "# blocker: %s\n", bl)
 	}
@@ -248,28 +310,40 @@ func (r *Result) SVG() string {
 	if rc == nil {
 		return ""
 	}
-	end := float64(r.End)
-	if end <= 0 {
-		end = 1
-	}
-	x := func(t Time) float64 { return left + (w-left-10)*float64(t)/end }
+	t0, t1 := r.window()
+	span := float64(t1 - t0)
+	clip := func(t Time) Time { return min(max(t, t0), t1) }
+	x := func(t Time) float64 { return left + (w-left-10)*float64(clip(t)-t0)/span }
 	nrows := len(rc.nodes) + 1
 	chartTop := 30 + float64(nrows)*rowH + 20
 	chartH := 90.0
-	h := chartTop + chartH + 60
+	h := chartTop + chartH + 80
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", w, h)
-	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13">%s — policy %s — seed %d — verdict %s</text>`+"\n", html.EscapeString(r.Name), r.Policy, r.Seed, r.Verdict())
+	zoom := ""
+	if t0 > 0 || t1 < r.End {
+		zoom = fmt.Sprintf(" — showing %s..%s of %s", shortTime(t0), shortTime(t1), shortTime(r.End))
+	}
+	fmt.Fprintf(&b, `<text x="4" y="16" font-size="13">%s — policy %s — seed %d — verdict %s%s</text>`+"\n", html.EscapeString(r.Name), r.Policy, r.Seed, r.Verdict(), zoom)
+	// even time ticks with grid lines
+	step := tickStep(t1 - t0)
+	for t := (t0 + step - 1) / step * step; t <= t1; t += step {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="26" x2="%.1f" y2="%.0f" stroke="#eee"/><text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n",
+			x(t), x(t), chartTop+chartH, x(t), chartTop+chartH+16, shortTime(t))
+	}
 	bar := func(row int, label string, ss []stateSample) {
 		y := 30 + float64(row)*rowH
 		fmt.Fprintf(&b, `<text x="4" y="%.0f">%s</text>`+"\n", y+12, html.EscapeString(label))
 		for i, smp := range ss {
-			t1 := r.End
+			end := r.End
 			if i+1 < len(ss) {
-				t1 = ss[i+1].at
+				end = ss[i+1].at
 			}
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"><title>%s %s</title></rect>`+"\n",
-				x(smp.at), y, math.Max(x(t1)-x(smp.at), 0.5), rowH-3, stateColors[smp.state], html.EscapeString(label), smp.state)
+			if end < t0 || smp.at > t1 {
+				continue
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s"><title>%s %s from %s</title></rect>`+"\n",
+				x(smp.at), y, math.Max(x(end)-x(smp.at), 0.5), rowH-3, stateColors[smp.state], html.EscapeString(label), smp.state, smp.at)
 		}
 	}
 	for i, ns := range rc.nodes {
@@ -280,37 +354,76 @@ func (r *Result) SVG() string {
 		y := 30 + float64(f.m)*rowH
 		fmt.Fprintf(&b, `<path d="M%.1f %.0f l-5 -8 h10 z" fill="#b71c1c"><title>fence %s %s at %s</title></path>`+"\n", x(f.at), y+2, rc.names[f.m], f.kind, f.at)
 	}
+	// PGs active, with a y axis
 	fmt.Fprintf(&b, `<text x="4" y="%.0f">PGs active</text>`+"\n", chartTop+chartH/2)
 	fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#ccc"/>`+"\n", left, chartTop, w-left-10, chartH)
+	for _, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		y := chartTop + chartH*(1-f)
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%.0f%%</text>`+"\n",
+			left-4, y, w-10, y, left-6, y+4, f*100)
+	}
 	var pts []string
 	prev := 1.0
 	for _, a := range rc.avail {
+		if a.at > t1 {
+			break
+		}
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(a.at), chartTop+chartH*(1-prev)), fmt.Sprintf("%.1f,%.1f", x(a.at), chartTop+chartH*(1-a.v)))
 		prev = a.v
 	}
-	pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.End), chartTop+chartH*(1-prev)))
+	pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(t1), chartTop+chartH*(1-prev)))
 	fmt.Fprintf(&b, `<polyline fill="none" stroke="#1565c0" stroke-width="1.5" points="%s"/>`+"\n", strings.Join(pts, " "))
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="24" x2="%.1f" y2="%.0f" stroke="#d50000" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
 			x(v.At), x(v.At), chartTop+chartH, html.EscapeString(v.String()))
 	}
-	ticks := 8
-	for i := 0; i <= ticks; i++ {
-		t := Time(float64(r.End) * float64(i) / float64(ticks))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(t), chartTop+chartH+16, shortTime(t))
-	}
-	lx := left
+	// legend: states, then the marks
+	lx, ly := left, h-40
 	for _, k := range []string{"Ready", "NotReady", "CutOff", "Deleting", "Rebooting", "Provisioning", "HEALTH_WARN", "NO_ANSWER"} {
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", lx, h-22, stateColors[k], lx+13, h-13, k)
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", lx, ly, stateColors[k], lx+13, ly+9, k)
 		lx += 13 + float64(len(k))*6.5 + 12
 	}
+	lx, ly = left, h-20
+	fmt.Fprintf(&b, `<path d="M%.0f %.0f l-5 -8 h10 z" fill="#b71c1c"/><text x="%.0f" y="%.0f">fence (remediation, cut-off or taint)</text>`+"\n", lx+5, ly+10, lx+14, ly+9)
+	lx += 230
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#d50000" stroke-dasharray="4 3"/><text x="%.0f" y="%.0f">invariant violation</text>`+"\n", lx, ly, lx, ly+11, lx+6, ly+9)
+	lx += 130
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#1565c0" stroke-width="1.5"/><text x="%.0f" y="%.0f">PGs active</text>`+"\n", lx, ly+5, lx+16, ly+5, lx+20, ly+9)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
 
+// window is the part of the run the plot shows: from a little before the
+// first timeline entry to a little after the last, so that a long run
+// whose events are bunched is not a thin sliver.
+func (r *Result) window() (Time, Time) {
+	end := max(r.End, 1)
+	es := r.Rec.Entries
+	if len(es) == 0 {
+		return 0, end
+	}
+	first, last := es[0].At, es[len(es)-1].At
+	margin := max((last-first)/10, 5*Minute)
+	t0, t1 := max(first-margin, 0), min(last+margin, end)
+	if t1-t0 > end*8/10 {
+		return 0, end
+	}
+	return t0, t1
+}
+
+// tickStep picks an even tick interval giving at most 10 ticks over span.
+func tickStep(span Time) Time {
+	for _, s := range []Time{Minute, 2 * Minute, 5 * Minute, 10 * Minute, 15 * Minute, 30 * Minute, Hour, 2 * Hour, 3 * Hour, 6 * Hour, 12 * Hour, Day, 2 * Day, 7 * Day} {
+		if span/s <= 10 {
+			return s
+		}
+	}
+	return span / 10
+}
+
 func shortTime(t Time) string {
 	if t >= Day {
-		return fmt.Sprintf("%.1fd", float64(t)/float64(Day))
+		return fmt.Sprintf("%dd%02d:%02d", t/Day, (t%Day)/Hour, (t%Hour)/Minute)
 	}
 	return fmt.Sprintf("%d:%02d", t/Hour, (t%Hour)/Minute)
 }

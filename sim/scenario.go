@@ -11,52 +11,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// FaultKind is an injected fault or its repair.
-type FaultKind uint8
-
-// Fault kinds. Each *-cut, power-off, hang and stall has a matching repair.
-const (
-	FaultPowerOff FaultKind = iota
-	FaultPowerOn
-	FaultHang
-	FaultUnhang
-	FaultAPICut
-	FaultAPIHeal
-	FaultPublicCut
-	FaultPublicHeal
-	FaultClusterCut
-	FaultClusterHeal
-	FaultNICCut
-	FaultNICHeal
-	FaultOperatorStall
-	FaultOperatorResume
-	FaultMHCStall
-	FaultMHCResume
-	numFaultKinds
-)
-
-var faultNames = [numFaultKinds]string{
-	"power-off", "power-on", "hang", "unhang", "api-cut", "api-heal", "public-cut", "public-heal",
-	"cluster-cut", "cluster-heal", "nic-cut", "nic-heal", "operator-stall", "operator-resume", "mhc-stall", "mhc-resume",
-}
-
-// String returns the scenario-file name of the fault.
-func (k FaultKind) String() string { return faultNames[k] }
-
-// healer is the repair of a fault (itself for repairs).
-func (k FaultKind) healer() FaultKind {
-	if k%2 == 0 {
-		return k + 1
-	}
-	return k
-}
-
-// breaks reports whether the fault starts a failure (its time is the fault
-// time invariant 2 compares against).
-func (k FaultKind) breaks() bool { return k%2 == 0 && !k.controller() }
-
-func (k FaultKind) controller() bool { return k >= FaultOperatorStall }
-
 // Fault is one scheduled fault. Machine is -1 for controller faults.
 type Fault struct {
 	// At is when the fault happens.
@@ -278,7 +232,7 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	var operatorNode *yaml.Node
 	var standalone *yaml.Node
 	if clusterNode != nil {
-		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale"}, func(k string, v *yaml.Node) error {
+		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb", "operatorHA"}, func(k string, v *yaml.Node) error {
 			var err error
 			c := &sc.Cluster
 			switch k {
@@ -321,6 +275,34 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 				standalone = v
 			case "machineSetScale":
 				c.MachineSetScale, err = p.intv(v, k, 0, 100000)
+			case "clients":
+				c.Clients, err = p.intv(v, k, 0, 100000)
+			case "operatorHA":
+				var s string
+				if s, err = p.scalar(v, k); err == nil {
+					switch s {
+					case "true":
+						c.OperatorHA = true
+					case "false":
+					default:
+						err = p.errf(v, "operatorHA: want true or false, got %q", s)
+					}
+				}
+			case "mdb":
+				var s string
+				if s, err = p.scalar(v, k); err == nil {
+					found := false
+					var names []string
+					for i, d := range mdbVariants {
+						names = append(names, d.name)
+						if d.name == s {
+							c.MDB, found = MDBVariant(i), true
+						}
+					}
+					if !found {
+						err = p.errf(v, "mdb: want one of %s, got %q", strings.Join(names, ", "), s)
+					}
+				}
 			}
 			return err
 		})
@@ -331,6 +313,9 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	c := &sc.Cluster
 	if c.Mons > c.Machines {
 		return nil, p.errf(clusterNode, "mons (%d) exceed machines (%d)", c.Mons, c.Machines)
+	}
+	if c.FenceKind == FenceReboot && !c.BareMetal {
+		return nil, p.errf(clusterNode, "fenceKind reboot needs platform baremetal (a BMC power cycle); a cloud machine is fenced by delete")
 	}
 	if operator != "" && operator != "control-plane" {
 		i, err := p.machine(operatorNode, "operatorOn", c.Machines)
@@ -404,11 +389,11 @@ func (p sp) verdict(v *yaml.Node) (string, error) {
 			return "pass", nil
 		}
 		if it.Kind != yaml.ScalarNode || !strings.HasPrefix(it.Value, "inv") {
-			return "", p.errf(it, "expect: want pass or inv1..inv6, got %q", it.Value)
+			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
 		}
 		n, err := strconv.Atoi(it.Value[3:])
-		if err != nil || n < 1 || n > 6 {
-			return "", p.errf(it, "expect: want pass or inv1..inv6, got %q", it.Value)
+		if err != nil || n < 1 || n >= numInvariants {
+			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
 		}
 		invs = append(invs, n)
 	}
@@ -470,15 +455,11 @@ func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := false
-	for i, name := range faultNames {
-		if name == ks {
-			f.Kind, found = FaultKind(i), true
-		}
-	}
+	k, found := lookupFault(ks)
 	if !found {
-		return nil, p.errf(kindNode, "kind: unknown fault %q (known: %s)", ks, strings.Join(faultNames[:], ", "))
+		return nil, p.errf(kindNode, "kind: unknown fault %q (known: %s)", ks, strings.Join(FaultNames(), ", "))
 	}
+	f.Kind = k
 	if f.Kind.controller() {
 		if machineNode != nil {
 			return nil, p.errf(machineNode, "machine: not allowed for controller fault %s", ks)
@@ -493,6 +474,12 @@ func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
 	}
 	if f.At >= dur {
 		return nil, p.errf(n, "fault at %s is not before the end of the run (%s)", f.At.Dur(), dur.Dur())
+	}
+	if everyNode != nil && repeat == 1 {
+		return nil, p.errf(everyNode, "every: needs repeat: (more than 1)")
+	}
+	if repeat > 1 && everyNode == nil {
+		return nil, p.errf(n, "repeat: needs every:")
 	}
 	if repeat > 1 && every <= f.For {
 		where := n

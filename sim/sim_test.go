@@ -182,6 +182,7 @@ func TestBrokenPolicyCaught(t *testing.T) {
 		{"fences nodes with up OSDs", "partition-during-recovery", func(p *Policy) { p.NoUpOSDCheck = true; p.NoSerialize = true }, 3},
 		{"deletes serving nodes", "api-partition", func(p *Policy) { p.NoUpOSDCheck = true; p.NoStorageFence = true }, 5},
 		{"no wipe check", "baremetal-wipe", func(p *Policy) { p.NoWipeCheck = true; p.NoSerialize = true }, 4},
+		{"trusts a wrong power report", "power-report-wrong", func(p *Policy) { p.TrustPowerReport = true }, 5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -241,12 +242,16 @@ func TestScenarioErrors(t *testing.T) {
 		{"missing machine", "name: x\nfaults:\n  - {at: 1m, kind: hang}\n", "x.yaml:3:5: fault hang needs a machine"},
 		{"bad param", "name: x\nparams: {poolSize: three}\n", "x.yaml:2:20: poolSize: want a non-negative integer"},
 		{"unknown param", "name: x\nparams: {heartbeat: 5s}\n", "x.yaml:2:10: unknown field \"heartbeat\" in params"},
-		{"bad verdict", "name: x\nexpect: {seed: maybe}\n", "x.yaml:2:16: expect: want pass or inv1..inv6"},
+		{"bad verdict", "name: x\nexpect: {seed: maybe}\n", "x.yaml:2:16: expect: want pass or inv1..inv8"},
 		{"unknown policy", "name: x\nexpect: {yolo: pass}\n", "x.yaml:2:10: unknown field \"yolo\" in expect"},
 		{"duplicate", "name: x\nname: y\n", "x.yaml:2:1: duplicate field \"name\""},
 		{"min_size > size", "name: x\nparams: {poolMinSize: 4}\n", "params: poolMinSize must be 1..poolSize"},
 		{"fault after end", "name: x\nduration: 1h\nfaults:\n  - {at: 2h, kind: hang, machine: m1}\n", "x.yaml:4:5: fault at 2h0m0s is not before the end"},
 		{"no name", "cluster: {machines: 4}\n", "missing field \"name\""},
+		{"every without repeat", "name: x\nfaults:\n  - {at: 1m, kind: hang, machine: m1, for: 1m, every: 5m}\n", "x.yaml:3:55: every: needs repeat:"},
+		{"repeat without every", "name: x\nfaults:\n  - {at: 1m, kind: hang, machine: m1, repeat: 3}\n", "x.yaml:3:5: repeat: needs every:"},
+		{"reboot on cloud", "name: x\ncluster: {platform: cloud, fenceKind: reboot}\n", "fenceKind reboot needs platform baremetal"},
+		{"negative clients", "name: x\ncluster: {clients: -1}\n", "clients"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

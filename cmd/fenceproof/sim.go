@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/fenceproof/fenceproof/sim"
@@ -15,18 +17,57 @@ func init() {
 	register("sim", "fencing simulator: run a scenario, explore random faults, compare policies", simMain)
 }
 
-const simUsage = `usage:
+var simUsage = `usage:
   fenceproof sim run SCENARIO.yaml [--policy P] [--seed N] [--reports DIR] [--quiet]
-  fenceproof sim explore [--policy P] [--runs N] [--seed S] [--reports DIR]
-  fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR]
+  fenceproof sim explore [--policy P] [--runs N] [--seed S] [--reports DIR] [--quiet]
+  fenceproof sim explore --shard I/N --json FILE [--policy P] [--runs N] [--seed S]
+  fenceproof sim merge [--reports DIR] [--quiet] SHARD.json...
+  fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR] [--quiet]
 
-policies: seed, rook, mhc-only, safe
+policies: ` + strings.Join(sim.PolicyNames(), ", ") + `
 exit codes: 0 as expected, 1 a violation the scenario does not expect (or an
-expected one that did not happen), 2 bad input`
+expected one that did not happen), 2 bad input; --help exits 0`
+
+// simFlags parses a subcommand's flags. It returns the exit code to use
+// and false when the command must stop (--help: 0, a bad flag: 2).
+func simFlags(fs *flag.FlagSet, args []string, parse func([]string) error) (int, bool) {
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "%s\n\nflags of fenceproof %s:\n", simUsage, fs.Name())
+		fs.PrintDefaults()
+	}
+	if err := parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		fmt.Fprintf(os.Stderr, "fenceproof %s: %v\n", fs.Name(), err)
+		return 2, false
+	}
+	return 0, true
+}
+
+// badArg reports a bad flag value and returns exit status 2.
+func badArg(cmd, format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "fenceproof %s: %s\n", cmd, fmt.Sprintf(format, a...))
+	return 2
+}
+
+// noPositional rejects positional arguments for commands that take none.
+func noPositional(fs *flag.FlagSet) func([]string) error {
+	return func(args []string) error {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		}
+		return nil
+	}
+}
 
 func simMain(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, simUsage)
+		fmt.Fprintf(os.Stderr, "fenceproof sim: missing subcommand\n%s\n", simUsage)
 		return 2
 	}
 	switch args[0] {
@@ -36,8 +77,10 @@ func simMain(args []string) int {
 		return simExplore(args[1:])
 	case "compare":
 		return simCompare(args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stderr, simUsage)
+	case "merge":
+		return simMerge(args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Println(simUsage)
 		return 0
 	}
 	fmt.Fprintf(os.Stderr, "fenceproof sim: unknown subcommand %q\n\n%s\n", args[0], simUsage)
@@ -74,14 +117,21 @@ func writeReport(dir, name, content string) (string, error) {
 
 func simRun(args []string) int {
 	fs := flag.NewFlagSet("sim run", flag.ContinueOnError)
-	policy := fs.String("policy", "safe", "policy: seed, rook, mhc-only, safe")
-	seed := fs.Int64("seed", -1, "RNG seed (default: the scenario's seed)")
+	policy := fs.String("policy", "safe", "policy: "+strings.Join(sim.PolicyNames(), ", "))
+	seedArg := fs.String("seed", "", "RNG seed, a non-negative integer (default: the scenario's seed)")
 	reports := fs.String("reports", "reports", "directory for the timeline, SVG and HTML")
-	quiet := fs.Bool("quiet", false, "print only the summary, not the timeline")
-	path, err := parseWithPositional(fs, args)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fenceproof sim run: %v\n%s\n", err, simUsage)
-		return 2
+	quiet := fs.Bool("quiet", false, "print only the verdict line and violations, not the timeline or the minimized trace")
+	var path string
+	if code, ok := simFlags(fs, args, func(a []string) (err error) { path, err = parseWithPositional(fs, a); return err }); !ok {
+		return code
+	}
+	seed := int64(-1)
+	if *seedArg != "" {
+		n, err := strconv.ParseUint(*seedArg, 10, 63)
+		if err != nil {
+			return badArg("sim run", "--seed %q: want a non-negative integer", *seedArg)
+		}
+		seed = int64(n)
 	}
 	pol, err := sim.LookupPolicy(*policy)
 	if err != nil {
@@ -94,8 +144,8 @@ func simRun(args []string) int {
 		return 2
 	}
 	sd := sc.Seed
-	if *seed >= 0 {
-		sd = uint64(*seed)
+	if seed >= 0 {
+		sd = uint64(seed)
 	}
 	cfg := sc.Config(pol, sd)
 	cfg.Record = true
@@ -106,19 +156,27 @@ func simRun(args []string) int {
 	}
 	out := io.Writer(os.Stdout)
 	if *quiet {
-		fmt.Fprint(out, r.Summary())
+		for _, l := range strings.SplitAfter(r.Summary(), "\n") {
+			if strings.HasPrefix(l, "# verdict") || strings.HasPrefix(l, "# violation") {
+				fmt.Fprint(out, l)
+			}
+		}
 	} else {
 		fmt.Fprint(out, r.Text())
 	}
-	base := fmt.Sprintf("sim-%s-%s-%d", sc.Name, pol.Name, sd)
+	// one folder per scenario: reports/sim/<scenario>/<policy>-<seed>.*
+	runDir := filepath.Join(*reports, "sim", sc.Name)
+	base := fmt.Sprintf("%s-%d", pol.Name, sd)
 	for ext, content := range map[string]string{".txt": r.Text(), ".svg": r.SVG(), ".html": r.HTML()} {
-		if _, err := writeReport(*reports, base+ext, content); err != nil {
+		if _, err := writeReport(runDir, base+ext, content); err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim run: %v\n", err)
 			return 2
 		}
 	}
-	fmt.Fprintf(out, "# reports: %s/%s.{txt,svg,html}\n", *reports, base)
-	if len(r.Violations) > 0 {
+	if !*quiet {
+		fmt.Fprintf(out, "# reports: %s/%s.{txt,svg,html}\n", runDir, base)
+	}
+	if len(r.Violations) > 0 && !*quiet {
 		inv := r.Violations[0].Inv
 		min, faults, err := sim.MinimizeResult(sc, pol, sd, inv)
 		if err == nil {
@@ -127,7 +185,7 @@ func simRun(args []string) int {
 				fmt.Fprintf(out, "#   - %s\n", sc.FaultString(f))
 			}
 			fmt.Fprintf(out, "# shortest trace:\n%s", min.Text())
-			if _, err := writeReport(*reports, base+"-minimal.txt", min.Text()); err != nil {
+			if _, err := writeReport(runDir, base+"-minimal.txt", min.Text()); err != nil {
 				fmt.Fprintf(os.Stderr, "fenceproof sim run: %v\n", err)
 			}
 		}
@@ -136,7 +194,9 @@ func simRun(args []string) int {
 	want, ok := sc.Expect[pol.Name]
 	switch {
 	case ok && want == got:
-		fmt.Fprintf(out, "# as expected by %s: %s\n", filepath.Base(path), got)
+		if !*quiet {
+			fmt.Fprintf(out, "# as expected by %s: %s\n", filepath.Base(path), got)
+		}
 		return 0
 	case ok:
 		fmt.Fprintf(out, "# UNEXPECTED: %s expects %s for policy %s, got %s (seed %d)\n", filepath.Base(path), want, pol.Name, got, sd)
@@ -150,23 +210,42 @@ func simRun(args []string) int {
 
 func simExplore(args []string) int {
 	fs := flag.NewFlagSet("sim explore", flag.ContinueOnError)
-	policy := fs.String("policy", "safe", "policy: seed, rook, mhc-only, safe")
-	runs := fs.Int("runs", 100, "number of random fault schedules")
+	policy := fs.String("policy", "safe", "policy: "+strings.Join(sim.PolicyNames(), ", "))
+	runs := fs.Int("runs", 100, "number of random fault schedules (>= 1)")
 	seed := fs.Uint64("seed", 1, "first seed; run i uses seed+i")
 	reports := fs.String("reports", "reports", "directory for minimized scenarios and traces")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *runs < 1 {
-		fmt.Fprintln(os.Stderr, simUsage)
-		return 2
+	quiet := fs.Bool("quiet", false, "print only the final count and one line per finding")
+	shardArg := fs.String("shard", "", "run only shard i/n of the runs (run j belongs to shard j mod n); needs --json")
+	jsonOut := fs.String("json", "", "with --shard: write the shard's findings to this file (- for stdout) for sim merge")
+	if code, ok := simFlags(fs, args, noPositional(fs)); !ok {
+		return code
+	}
+	if *runs < 1 {
+		return badArg("sim explore", "--runs %d: want at least 1", *runs)
+	}
+	var sh sim.Shard
+	if *shardArg != "" {
+		var err error
+		if sh, err = sim.ParseShard(*shardArg); err != nil {
+			return badArg("sim explore", "--shard: %v", err)
+		}
+		if *jsonOut == "" {
+			return badArg("sim explore", "--shard needs --json FILE")
+		}
+	} else if *jsonOut != "" {
+		return badArg("sim explore", "--json needs --shard i/n")
 	}
 	pol, err := sim.LookupPolicy(*policy)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(os.Stderr, "explore: policy %s, %d runs, seeds %d..%d\n", pol.Name, *runs, *seed, *seed+uint64(*runs)-1)
+	if !*quiet {
+		fmt.Fprintf(os.Stderr, "explore: policy %s, %d runs, seeds %d..%d\n", pol.Name, *runs, *seed, *seed+uint64(*runs)-1)
+	}
 	step := max(*runs/20, 1)
-	findings, err := sim.Explore(pol, *runs, *seed, func(done, viol int) {
-		if done%step == 0 || done == *runs {
+	findings, err := sim.ExploreShard(pol, *runs, *seed, sh, func(done, viol int) {
+		if !*quiet && (done%step == 0 || done == *runs) {
 			fmt.Fprintf(os.Stderr, "explore: %d/%d runs, %d with violations\n", done, *runs, viol)
 		}
 	})
@@ -174,27 +253,96 @@ func simExplore(args []string) int {
 		fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 		return 2
 	}
-	for _, f := range findings {
-		r := f.Minimal
-		fmt.Printf("\n== seed %d, policy %s: %s\n", f.Seed, pol.Name, r.Verdict())
-		for _, v := range r.Violations {
-			fmt.Printf("   %s\n", v)
+	rep := sim.Report(findings)
+	if sh.Of > 0 {
+		b, err := sim.MarshalShard(&sim.ShardReport{Policy: pol.Name, Seed: *seed, Runs: *runs, Shard: sh.Index, Shards: sh.Of, Findings: rep})
+		if err == nil && *jsonOut == "-" {
+			_, err = fmt.Printf("%s\n", b)
+			if err == nil {
+				return 0
+			}
+		} else if err == nil {
+			_, err = writeReport(filepath.Dir(*jsonOut), filepath.Base(*jsonOut), string(b))
 		}
-		y := sim.ScenarioYAML(f.Scenario)
-		p, err := writeReport(filepath.Join(*reports, "sim-explore-"+pol.Name), fmt.Sprintf("seed-%d.yaml", f.Seed), y)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim explore: %v\n", err)
 			return 2
 		}
-		fmt.Printf("   replay: fenceproof sim explore --policy %s --runs 1 --seed %d\n", pol.Name, f.Seed)
-		fmt.Printf("   minimized scenario (%d faults): %s (fenceproof sim run %s --policy %s)\n", len(f.Scenario.Faults), p, p, pol.Name)
-		fmt.Print(indent(r.Text(), "   | "))
+		fmt.Printf("explore: shard %d/%d of policy %s: %d findings in its %d runs; written to %s (join the shards with fenceproof sim merge)\n",
+			sh.Index, sh.Of, pol.Name, len(rep), shardRuns(*runs, sh), *jsonOut)
+		return 0
 	}
-	fmt.Printf("\nexplore: policy %s: %d of %d random schedules broke an invariant\n", pol.Name, len(findings), *runs)
+	return printFindings(pol.Name, *runs, rep, *reports, *quiet)
+}
+
+func shardRuns(runs int, sh sim.Shard) int {
+	n := 0
+	for j := 0; j < runs; j++ {
+		if j%sh.Of == sh.Index {
+			n++
+		}
+	}
+	return n
+}
+
+// printFindings prints an exploration's findings and writes their
+// minimized scenarios; sim explore and sim merge share it, so a merged
+// sharded exploration prints what one process prints.
+func printFindings(policy string, runs int, findings []sim.FindingReport, reports string, quiet bool) int {
+	for _, f := range findings {
+		if quiet {
+			fmt.Printf("seed %d: %s\n", f.Seed, f.Verdict)
+		} else {
+			fmt.Printf("\n== seed %d, policy %s: %s\n", f.Seed, policy, f.Verdict)
+			for _, v := range f.Violations {
+				fmt.Printf("   %s\n", v)
+			}
+		}
+		p, err := writeReport(filepath.Join(reports, "sim-explore-"+policy), fmt.Sprintf("seed-%d.yaml", f.Seed), f.Scenario)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sim: %v\n", err)
+			return 2
+		}
+		if quiet {
+			continue
+		}
+		fmt.Printf("   replay: fenceproof sim explore --policy %s --runs 1 --seed %d\n", policy, f.Seed)
+		fmt.Printf("   minimized scenario (%d faults): %s (fenceproof sim run %s --policy %s)\n", f.Faults, p, p, policy)
+		fmt.Print(indent(f.Trace, "   | "))
+	}
+	fmt.Printf("\nexplore: policy %s: %d of %d random schedules broke an invariant\n", policy, len(findings), runs)
 	if len(findings) > 0 {
 		return 1
 	}
 	return 0
+}
+
+func simMerge(args []string) int {
+	fs := flag.NewFlagSet("sim merge", flag.ContinueOnError)
+	reports := fs.String("reports", "reports", "directory for minimized scenarios")
+	quiet := fs.Bool("quiet", false, "print only the final count and one line per finding")
+	if code, ok := simFlags(fs, args, fs.Parse); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return badArg("sim merge", "want the shard reports (sim explore --shard i/n --json FILE) as arguments")
+	}
+	files := map[string][]byte{}
+	for _, name := range fs.Args() {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return badArg("sim merge", "%v", err)
+		}
+		files[name] = b
+	}
+	m, err := sim.Merge(files)
+	if err != nil {
+		return badArg("sim merge", "%v", err)
+	}
+	if !*quiet {
+		fmt.Fprintf(os.Stderr, "merge: %d shards of policy %s, %d runs, seeds %d..%d\n", m.Shards, m.Policy, m.Runs, m.Seed, m.Seed+uint64(m.Runs)-1)
+	}
+	return printFindings(m.Policy, m.Runs, m.Findings, *reports, *quiet)
 }
 
 func indent(s, prefix string) string {
@@ -205,25 +353,32 @@ func indent(s, prefix string) string {
 func simCompare(args []string) int {
 	fs := flag.NewFlagSet("sim compare", flag.ContinueOnError)
 	dir := fs.String("scenarios", "fixtures/scenarios", "directory of scenario files")
-	random := fs.Int("random", 40, "random fault schedules per policy")
+	random := fs.Int("random", 40, "random fault schedules per policy (>= 0)")
 	seed := fs.Uint64("seed", 1, "first seed of the random schedules")
 	reports := fs.String("reports", "reports", "directory for sim-compare.{md,txt,svg,html}")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, simUsage)
-		return 2
+	quiet := fs.Bool("quiet", false, "no progress; print only the policy table and unexpected verdicts")
+	if code, ok := simFlags(fs, args, noPositional(fs)); !ok {
+		return code
+	}
+	if *random < 0 {
+		return badArg("sim compare", "--random %d: want 0 or more", *random)
 	}
 	scs, err := sim.LoadScenarios(*dir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
 		return 2
 	}
-	cmp, err := sim.Compare(scs, *random, *seed, func(msg string) { fmt.Fprintln(os.Stderr, msg) })
+	cmp, err := sim.Compare(scs, *random, *seed, func(msg string) {
+		if !*quiet {
+			fmt.Fprintln(os.Stderr, msg)
+		}
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
 		return 2
 	}
 	md, txt, svg := cmp.Markdown(), cmp.Text(), cmp.SVG()
-	html := "<!doctype html><meta charset=utf-8><title>fenceproof sim compare</title>\n" + svg + "<pre>" + strings.ReplaceAll(strings.ReplaceAll(md, "&", "&amp;"), "<", "&lt;") + "</pre>\n"
+	html := cmp.HTML()
 	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare.html": html} {
 		if _, err := writeReport(*reports, name, c); err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
@@ -236,7 +391,11 @@ func simCompare(args []string) int {
 			return 2
 		}
 	}
-	fmt.Print(txt)
+	if *quiet {
+		fmt.Print(strings.SplitN(txt, "\n\n", 2)[0] + "\n")
+	} else {
+		fmt.Print(txt)
+	}
 	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html}, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports)
 	bad := false
 	for _, sc := range cmp.Scenarios {

@@ -37,11 +37,30 @@ func TestSimRunExitCodes(t *testing.T) {
 		{"unknown policy", []string{"run", scenario("power-loss.yaml"), "--policy", "yolo"}, 2},
 		{"missing scenario", []string{"run", "nope.yaml"}, 2},
 		{"unknown subcommand", []string{"fly"}, 2},
+		{"no subcommand", []string{}, 2},
+		{"sim --help", []string{"--help"}, 0},
+		{"run --help", []string{"run", "--help"}, 0},
+		{"explore --help", []string{"explore", "--help"}, 0},
+		{"compare -h", []string{"compare", "-h"}, 0},
+		{"run negative seed", []string{"run", scenario("power-loss.yaml"), "--seed", "-3"}, 2},
+		{"run non-numeric seed", []string{"run", scenario("power-loss.yaml"), "--seed", "x"}, 2},
+		{"run two scenarios", []string{"run", scenario("power-loss.yaml"), scenario("two-failures.yaml")}, 2},
+		{"explore --runs 0", []string{"explore", "--runs", "0"}, 2},
+		{"explore --runs -5", []string{"explore", "--runs", "-5"}, 2},
+		{"explore unknown policy", []string{"explore", "--policy", "yolo", "--runs", "1"}, 2},
+		{"explore stray argument", []string{"explore", "extra"}, 2},
+		{"compare --random -1", []string{"compare", "--random", "-1"}, 2},
+		{"explore --shard without --json", []string{"explore", "--shard", "0/3"}, 2},
+		{"explore --shard 3/3", []string{"explore", "--shard", "3/3", "--json", "x.json"}, 2},
+		{"explore --json without --shard", []string{"explore", "--json", "x.json"}, 2},
+		{"merge without shards", []string{"merge"}, 2},
+		{"merge a missing file", []string{"merge", "/nonexistent.json"}, 2},
+		{"compare missing directory", []string{"compare", "--scenarios", "/nonexistent", "--random", "0"}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			args := append(c.args, "--reports", t.TempDir(), "--quiet")
-			if c.args[0] != "run" {
+			if len(c.args) == 0 || c.args[0] != "run" || strings.HasPrefix(c.args[len(c.args)-1], "-h") || c.args[len(c.args)-1] == "--help" {
 				args = c.args
 			}
 			if got := simMain(args); got != c.want {
@@ -62,11 +81,11 @@ func TestSimRunWritesReplayableReports(t *testing.T) {
 			t.Fatalf("exit %d", got)
 		}
 		for _, ext := range []string{".txt", ".svg", ".html"} {
-			if _, err := os.Stat(filepath.Join(dir, "sim-two-failures-seed-7"+ext)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, "sim", "two-failures", "seed-7"+ext)); err != nil {
 				t.Errorf("report %s: %v", ext, err)
 			}
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "sim-two-failures-seed-7.txt"))
+		b, err := os.ReadFile(filepath.Join(dir, "sim", "two-failures", "seed-7.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}

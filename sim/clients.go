@@ -1,0 +1,304 @@
+package sim
+
+import "fmt"
+
+// This file models the clients fencing protects: RBD/CephFS clients of
+// workloads (pods with a ReadWriteOnce volume) on the machines, the
+// volume's exclusive lock, and Ceph's client blocklist.
+//
+// A workload has one current client (the pod Kubernetes believes runs it).
+// When its pod is deleted from the API (the node object is deleted, or the
+// out-of-service taint force-deletes it) the workload moves: a new client
+// starts on another Ready node after WorkloadStartTime and takes the
+// exclusive lock. RBD's exclusive lock is cooperative (the owner hands it
+// over on request and takes it back to write), so it does not stop the old
+// client: a process that still runs on the old host keeps writing unless
+// its address is blocklisted. The old process dies when its host loses
+// power, reboots or is replaced, or when its kubelet reaches the API again
+// and kills the deleted pod (StaleKillTime later).
+//
+// A blocklist entry covers one machine's client address and has an expiry
+// (Ceph's mon_osd_blocklist_default_expire, 1 h, unless the fencer sets
+// one). On cloud a replacement machine gets a new address; a bare-metal
+// host keeps its address across reprovisioning and reboots.
+
+// client is one RBD client process of a workload.
+type client struct {
+	w       int32 // workload
+	host    int32 // machine
+	gen     int32 // host incarnation the process runs on
+	addr    int32 // address generation (see addrGen)
+	dead    bool  // the process is gone
+	current bool  // the workload's current client (holds the lease)
+	started bool  // has taken the lock (current clients only)
+	writes  bool  // cached: the client's writes are accepted now
+}
+
+// workload is a pod with a ReadWriteOnce volume.
+type workload struct {
+	cur     int32 // current client (-1: none running)
+	home    int32 // machine of the latest client
+	prev    int32 // machine it moved away from last (-1: never moved)
+	moveGen int32
+}
+
+// blockEntry is a blocklist entry for one machine's client address.
+type blockEntry struct {
+	addr  int32
+	until Time // 0: none
+}
+
+type clientState struct {
+	clients   []client
+	workloads []workload
+	// counters kept incrementally for the metrics
+	nStaleWriting int // stale clients whose writes are accepted
+	nCurWriting   int // current clients whose writes are accepted
+}
+
+// addrGen is the address generation of machine i: a cloud replacement gets
+// a new address, a bare-metal host keeps its own.
+func (s *Sim) addrGen(i int) int32 {
+	if s.cfg.Cluster.BareMetal {
+		return 0
+	}
+	return s.machines[i].gen
+}
+
+func (s *Sim) initClients() {
+	n := s.cfg.Cluster.Clients
+	s.cl.workloads = make([]workload, n)
+	for w := 0; w < n; w++ {
+		h := w % len(s.machines)
+		s.cl.workloads[w].cur, s.cl.workloads[w].prev = -1, -1
+		s.startClient(w, h)
+	}
+}
+
+// startClient starts workload w's client on machine h; it holds the lock.
+func (s *Sim) startClient(w, h int) {
+	ci := int32(len(s.cl.clients))
+	s.cl.clients = append(s.cl.clients, client{w: int32(w), host: int32(h), gen: s.machines[h].gen, addr: s.addrGen(h), current: true, started: true})
+	s.machines[h].clients = append(s.machines[h].clients, ci)
+	wl := &s.cl.workloads[w]
+	wl.cur, wl.home = ci, int32(h)
+	s.clientEval(int(ci))
+	if s.cl.nStaleWriting > 0 {
+		for k := range s.cl.clients {
+			if c := &s.cl.clients[k]; c.w == int32(w) && !c.current && c.writes {
+				s.violate(7, fmt.Sprintf("split-brain: workload w%d started on %s while its old client on %s still writes (not blocklisted)", w, s.machines[h].Name, s.machines[c.host].Name))
+				break
+			}
+		}
+	}
+}
+
+// blocklisted reports whether client c's address is on the blocklist.
+func (s *Sim) blocklisted(c *client) bool {
+	e := &s.machines[c.host].block
+	return e.until > s.now && e.addr == c.addr
+}
+
+// clientEval recomputes whether client ci's writes are accepted and checks
+// the split-brain invariant.
+func (s *Sim) clientEval(ci int) {
+	c := &s.cl.clients[ci]
+	m := &s.machines[c.host]
+	if !c.dead && (m.gen != c.gen || m.phase != PhaseRunning || !m.powered) {
+		c.dead = true
+	}
+	w := !c.dead && m.alive() && m.link[linkPublic] && s.ceph.quorum && !s.blocklisted(c)
+	if w == c.writes {
+		return
+	}
+	c.writes = w
+	d := 1
+	if !w {
+		d = -1
+	}
+	if c.current {
+		s.cl.nCurWriting += d
+		return
+	}
+	s.cl.nStaleWriting += d
+	if w {
+		wl := &s.cl.workloads[c.w]
+		if wl.cur >= 0 && s.cl.clients[wl.cur].started {
+			s.violate(7, fmt.Sprintf("split-brain: workload w%d moved to %s but its old client on %s writes (not blocklisted)", c.w, s.machines[s.cl.clients[wl.cur].host].Name, m.Name))
+		}
+	}
+}
+
+// clientsOn re-evaluates the clients on machine i and drops dead ones.
+func (s *Sim) clientsOn(i int) {
+	m := &s.machines[i]
+	k := 0
+	for _, ci := range m.clients {
+		s.clientEval(int(ci))
+		c := &s.cl.clients[ci]
+		if !c.dead {
+			m.clients[k] = ci
+			k++
+		} else if c.current {
+			s.workloadLost(int(c.w), int(ci))
+		}
+	}
+	m.clients = m.clients[:k]
+	if len(m.clients) > 0 && m.alive() && m.link[linkAPI] {
+		// the kubelet reaches the API: it kills pods deleted meanwhile
+		for _, ci := range m.clients {
+			if !s.cl.clients[ci].current {
+				s.schedule(s.now+s.P.StaleKillTime, evStaleKill, int32(i), m.hbGen, 0)
+				break
+			}
+		}
+	}
+}
+
+// allClients re-evaluates every client (a change of mon quorum).
+func (s *Sim) allClients() {
+	for i := range s.machines {
+		if len(s.machines[i].clients) > 0 {
+			s.clientsOn(i)
+		}
+	}
+}
+
+// staleKill: the kubelet, back on the API, kills the containers of pods
+// that were deleted while it was away.
+func (s *Sim) staleKill(i int, hbGen int32) {
+	m := &s.machines[i]
+	if m.hbGen != hbGen || !m.alive() || !m.link[linkAPI] {
+		return
+	}
+	for _, ci := range m.clients {
+		if c := &s.cl.clients[ci]; !c.current && !c.dead {
+			c.dead = true
+			if s.rec != nil {
+				s.logf("client", "kubelet on %s killed the deleted pod of w%d", m.Name, c.w)
+			}
+		}
+	}
+	s.clientsOn(i)
+}
+
+// workloadLost: the current client of w died with its host but the pod is
+// not deleted; Kubernetes restarts it on the same machine when it is back
+// (a reboot), or it moves when the node object is deleted.
+func (s *Sim) workloadLost(w, ci int) {
+	c := &s.cl.clients[ci]
+	s.cl.clients[ci].current = false
+	if c.writes {
+		s.cl.nCurWriting--
+		c.writes = false
+	}
+	s.cl.workloads[w].cur = -1
+	s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), s.cl.workloads[w].moveGen, int64(c.host))
+}
+
+// moveWorkloads force-deletes the pods on machine i (node deleted, or the
+// out-of-service taint): their workloads start elsewhere. Old processes
+// keep running until their host dies or their kubelet kills them.
+func (s *Sim) moveWorkloads(i int, why string) {
+	n := 0
+	for w := range s.cl.workloads {
+		wl := &s.cl.workloads[w]
+		if wl.home != int32(i) {
+			continue
+		}
+		if wl.cur >= 0 {
+			c := &s.cl.clients[wl.cur]
+			if c.writes {
+				s.cl.nCurWriting--
+				s.cl.nStaleWriting++
+			}
+			c.current = false
+		}
+		wl.cur, wl.home, wl.prev = -1, -1, int32(i)
+		wl.moveGen++
+		n++
+		s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, -1)
+	}
+	if n > 0 && s.rec != nil {
+		s.logf("client", "%d pod(s) on %s force-deleted (%s); their workloads move", n, s.machines[i].Name, why)
+	}
+}
+
+// clientStart starts workload w's new client: on machine h if h >= 0 (a
+// restart in place), else on the first Ready machine after its old one.
+func (s *Sim) clientStart(w int, gen int32, h int) {
+	wl := &s.cl.workloads[w]
+	if wl.moveGen != gen || wl.cur >= 0 {
+		return
+	}
+	if h >= 0 {
+		m := &s.machines[h]
+		if m.phase == PhaseRunning && m.alive() && m.ready {
+			s.startClient(w, h)
+			return
+		}
+		// the pod stays on its node until the node is back or deleted
+		return
+	}
+	n := len(s.machines)
+	for k := 1; k <= n; k++ {
+		j := (w + k) % n
+		m := &s.machines[j]
+		if m.phase == PhaseRunning && m.alive() && m.ready && !m.tainted {
+			s.startClient(w, j)
+			if s.rec != nil {
+				s.logf("client", "workload w%d started on %s (takes the exclusive lock)", w, m.Name)
+			}
+			return
+		}
+	}
+	s.schedule(s.now+s.mhcRetry(), evClientStart, int32(w), gen, -1)
+}
+
+// restartLocal restarts, on a machine that is back, the workloads whose
+// current client died with it and whose pod was not deleted.
+func (s *Sim) restartLocal(i int) {
+	for w := range s.cl.workloads {
+		wl := &s.cl.workloads[w]
+		if wl.cur < 0 && wl.home == int32(i) {
+			s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, int64(i))
+		}
+	}
+}
+
+// blocklist adds (until > now) or removes (until 0) the blocklist entry of
+// machine i's current address.
+func (s *Sim) blocklist(i int, until Time, by string) {
+	m := &s.machines[i]
+	m.block = blockEntry{addr: s.addrGen(i), until: until}
+	if s.rec != nil {
+		if until >= forever {
+			s.logf("ceph", "client address of %s blocklisted by %s (no expiry)", m.Name, by)
+		} else if until > s.now {
+			s.logf("ceph", "client address of %s blocklisted by %s until %s", m.Name, by, until)
+		} else {
+			s.logf("ceph", "client address of %s removed from the blocklist by %s", m.Name, by)
+		}
+	}
+	if until > s.now && until < forever {
+		s.schedule(until, evBlockExpire, int32(i), 0, int64(until))
+	}
+	if until > s.now && m.ready {
+		s.violate(8, fmt.Sprintf("%s blocklisted the client address of %s, a Ready node", by, m.Name))
+	}
+	s.clientsOn(i)
+}
+
+// forever is a blocklist entry without expiry.
+const forever = Time(1) << 62
+
+func (s *Sim) blockExpire(i int, until Time) {
+	m := &s.machines[i]
+	if m.block.until != until {
+		return
+	}
+	if s.rec != nil {
+		s.logf("ceph", "blocklist entry of %s expired", m.Name)
+	}
+	s.clientsOn(i)
+}

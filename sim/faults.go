@@ -1,0 +1,98 @@
+package sim
+
+// FaultKind is an injected fault or its repair.
+type FaultKind uint8
+
+// Fault kinds. faultTable says, for each, its scenario-file name, its repair
+// and whether it breaks a machine or stalls a controller.
+const (
+	FaultPowerOff FaultKind = iota
+	FaultPowerOn
+	FaultHang
+	FaultUnhang
+	FaultAPICut
+	FaultAPIHeal
+	FaultPublicCut
+	FaultPublicHeal
+	FaultClusterCut
+	FaultClusterHeal
+	FaultNICCut
+	FaultNICHeal
+	FaultOperatorStall
+	FaultOperatorResume
+	FaultMHCStall
+	FaultMHCResume
+	FaultPowerReportOff
+	FaultPowerReportFixed
+	numFaultKinds
+)
+
+// faultDesc describes one fault kind.
+type faultDesc struct {
+	// name is the scenario-file name.
+	name string
+	// heal is the repair applied when a fault with `for:` ends (a repair is
+	// its own heal).
+	heal FaultKind
+	// breaks marks a failure: its time is the fault time invariant 2
+	// compares against.
+	breaks bool
+	// controller marks a fault of a controller (no machine).
+	controller bool
+}
+
+// faultTable is the one declaration of the fault kinds; everything else
+// (parsing, repair, invariant 2, the docs test) reads it.
+var faultTable = [numFaultKinds]faultDesc{
+	FaultPowerOff:       {name: "power-off", heal: FaultPowerOn, breaks: true},
+	FaultPowerOn:        {name: "power-on", heal: FaultPowerOn},
+	FaultHang:           {name: "hang", heal: FaultUnhang, breaks: true},
+	FaultUnhang:         {name: "unhang", heal: FaultUnhang},
+	FaultAPICut:         {name: "api-cut", heal: FaultAPIHeal, breaks: true},
+	FaultAPIHeal:        {name: "api-heal", heal: FaultAPIHeal},
+	FaultPublicCut:      {name: "public-cut", heal: FaultPublicHeal, breaks: true},
+	FaultPublicHeal:     {name: "public-heal", heal: FaultPublicHeal},
+	FaultClusterCut:     {name: "cluster-cut", heal: FaultClusterHeal, breaks: true},
+	FaultClusterHeal:    {name: "cluster-heal", heal: FaultClusterHeal},
+	FaultNICCut:         {name: "nic-cut", heal: FaultNICHeal, breaks: true},
+	FaultNICHeal:        {name: "nic-heal", heal: FaultNICHeal},
+	FaultOperatorStall:  {name: "operator-stall", heal: FaultOperatorResume, controller: true},
+	FaultOperatorResume: {name: "operator-resume", heal: FaultOperatorResume, controller: true},
+	FaultMHCStall:       {name: "mhc-stall", heal: FaultMHCResume, controller: true},
+	FaultMHCResume:      {name: "mhc-resume", heal: FaultMHCResume, controller: true},
+	// the provider's API reports the instance powered off while it runs (an
+	// imperfect power oracle); the machine itself is unaffected
+	FaultPowerReportOff:   {name: "power-report-off", heal: FaultPowerReportFixed},
+	FaultPowerReportFixed: {name: "power-report-fixed", heal: FaultPowerReportFixed},
+}
+
+// FaultNames lists the scenario-file names of the fault kinds, in table order.
+func FaultNames() []string {
+	n := make([]string, numFaultKinds)
+	for i := range faultTable {
+		n[i] = faultTable[i].name
+	}
+	return n
+}
+
+// lookupFault returns the fault kind with the scenario-file name n.
+func lookupFault(n string) (FaultKind, bool) {
+	for i := range faultTable {
+		if faultTable[i].name == n {
+			return FaultKind(i), true
+		}
+	}
+	return 0, false
+}
+
+// String returns the scenario-file name of the fault.
+func (k FaultKind) String() string { return faultTable[k].name }
+
+// healer is the repair of a fault (itself for repairs).
+func (k FaultKind) healer() FaultKind { return faultTable[k].heal }
+
+// breaks reports whether the fault starts a machine failure.
+func (k FaultKind) breaks() bool { return faultTable[k].breaks }
+
+// controller reports whether the fault concerns a controller, not a machine.
+func (k FaultKind) controller() bool { return faultTable[k].controller }
