@@ -31,6 +31,9 @@ type Case struct {
 	Kind Kind
 	A, B string
 	Port uint32
+	// Prepare is the empty directory the suite makes for a link case's
+	// target before sending it; LinkTarget when empty.
+	Prepare string
 }
 
 // LinkTarget and LinkSource are the default fields of link cases.
@@ -63,7 +66,7 @@ var Cases = []Case{
 	{Rule: "LINK-001", Name: "source in C:\\Windows", Kind: KindLink, A: `C:\Windows\{s}`, B: LinkTarget},
 	{Rule: "LINK-001", Name: "source beside the plugins path (prefix without a separator)", Kind: KindLink, A: `{plugins}-{s}`, B: LinkTarget},
 	{Rule: "LINK-001", Name: "source in the pod path", Kind: KindLink, A: `{pods}\{s}`, B: LinkTarget},
-	{Rule: "LINK-002", Name: "target in the plugins path", Kind: KindLink, A: LinkSource, B: `{plugins}\{t}`},
+	{Rule: "LINK-002", Name: "target in the plugins path", Kind: KindLink, A: LinkSource, B: `{plugins}\{t}`, Prepare: `{plugins}\{t}`},
 	{Rule: "DIR-001", Name: "mkdir in C:\\Windows", Kind: KindDir, A: `C:\Windows\{s}`},
 	{Rule: "DIR-001", Name: "mkdir beside the pod path (prefix without a separator)", Kind: KindDir, A: `{pods}-{s}`},
 	{Rule: "SMB-001", Name: "server only", Kind: KindSMB, A: `\\fileserver.example.com`},
