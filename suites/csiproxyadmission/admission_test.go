@@ -151,9 +151,12 @@ func dryRun(ctx context.Context, p *corev1.Pod) error {
 var _ = Describe("csi-proxy pipe admission policy", Ordered, ContinueOnFailure, func() {
 	BeforeAll(func(ctx SpecContext) {
 		p, pb, cm := fixtureObjects()
-		// Per-run names. On a bare kube-apiserver v1.32.4 a second run in the
-		// same API server lifetime was seen never to find its parameters
-		// ("no params found"); a fresh API server passes.
+		// Per-run names. On a bare kube-apiserver v1.32.4 the first run after
+		// the API server starts passes; a later run in the same API server
+		// lifetime never finds its parameters ("no params found"), also
+		// when the policy is kept and only updated: the ConfigMap parameter
+		// informer appears stuck after the first binding and ConfigMap are
+		// deleted. Restarting kube-apiserver clears it.
 		p.Name, pb.Name, cm.Name = p.Name+"-"+namespace, pb.Name+"-"+namespace, cm.Name+"-"+namespace
 		pb.Spec.PolicyName, pb.Spec.ParamRef.Name = p.Name, cm.Name
 		cm.Data["serviceAccounts"] = "kube-system/csi-node-win, " + namespace + "/" + allowedSA
