@@ -38,7 +38,7 @@ csiproxy-fuzz: ## fuzz the csi-proxy restriction validator, CSIPROXY_FUZZTIME (1
 csiproxy-windows: ## compile fenceproof for Windows (the npipe:// endpoint of csiproxy-sanity; it cannot run here)
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/fenceproof
 
-e2e-csiproxy-admission: ## the csi-proxy pipe admission policy on kind: 17 pod shapes by server-side dry-run (CSIPROXY_ADMISSION_KUBECONFIG=path for any cluster)
+e2e-csiproxy-admission: ## the csi-proxy pipe admission policy on kind: 16 pod shapes and an ephemeral container by server-side dry-run (CSIPROXY_ADMISSION_KUBECONFIG=path for any cluster)
 ifneq ($(CSIPROXY_ADMISSION_KUBECONFIG),)
 	@mkdir -p $(REPORTS)
 	$(GO) test -count=1 -timeout 15m -v ./suites/csiproxyadmission -args --kubeconfig=$(abspath $(CSIPROXY_ADMISSION_KUBECONFIG)) \
