@@ -1,0 +1,191 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega"
+	"google.golang.org/grpc"
+
+	"github.com/fenceproof/fenceproof/internal/csiproxy/endpoint"
+	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+)
+
+// Config is what a run needs. Rules that would change a real host beyond
+// the kubelet directories run only when their resource is named.
+type Config struct {
+	// Endpoint is unix:///dir or npipe://./pipe/.
+	Endpoint string
+	// PluginsPath and PodPath are csi-proxy's kubelet-csi-plugins-path and
+	// kubelet-pod-path.
+	PluginsPath, PodPath string
+	// SymlinkInPods is an existing symbolic link below PodPath (LINK-006);
+	// empty skips that case.
+	SymlinkInPods string
+	// ScratchDisk is a disk the suite may go offline, partition and
+	// format (DISK-002, VOL-001); negative skips them.
+	ScratchDisk int
+	// SMBShare is a reachable \\server\share with SMBUser/SMBPassword
+	// (SMBAPI-001 and the valid SMB cases); empty skips them.
+	SMBShare, SMBUser, SMBPassword string
+	// ISCSIPortal is a reachable portal address (ISCSIAPI-001, the default
+	// port and the valid CHAP cases, which change the node-wide secret);
+	// empty skips them.
+	ISCSIPortal string
+	// RPCTimeout bounds every call.
+	RPCTimeout time.Duration
+	// RunID names what the suite creates (fp-<RunID>-N).
+	RunID string
+}
+
+// Defaults are csi-proxy's default paths, no destructive resources.
+func Defaults() Config {
+	return Config{
+		PluginsPath: restrict.DefaultPluginsPath, PodPath: restrict.DefaultPodPath,
+		ScratchDisk: -1, RPCTimeout: 10 * time.Second, RunID: fmt.Sprint(time.Now().Unix() % 100000),
+	}
+}
+
+// state is shared by the specs of one run.
+type state struct {
+	cfg    Config
+	ep     endpoint.Endpoint
+	served []string
+	conns  map[string]*grpc.ClientConn
+	fs     []fsAPI
+	smb    []smbAPI
+	n      atomic.Int64
+}
+
+func (s *state) name() string { return fmt.Sprintf("fp-%s-%d", s.cfg.RunID, s.n.Add(1)) }
+
+func (s *state) expand(p, src, tgt string) string {
+	return restrict.Expand(p, s.cfg.PluginsPath, s.cfg.PodPath, src, tgt)
+}
+
+func (s *state) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.RPCTimeout)
+}
+
+func (s *state) conn(group, version string) *grpc.ClientConn {
+	return s.conns[restrict.PipeBase(group, version)]
+}
+
+// Report-entry names the specs attach.
+const (
+	entryRule    = "csiproxy.rule"
+	entryWarning = "csiproxy.warning"
+	entryNote    = "csiproxy.note"
+)
+
+// it registers one rule as one spec. SHOULD rules record a warning instead
+// of failing; INFO rules only notes.
+func it(id string, body func(ctx context.Context)) {
+	r, ok := RuleByID(id)
+	if !ok {
+		panic("unknown rule " + id)
+	}
+	It(fmt.Sprintf("[%s] %s", r.ID, r.Title), Label(r.ID, string(r.Level)), func(ctx SpecContext) {
+		AddReportEntry(entryRule, r.ID, ReportEntryVisibilityNever)
+		if r.Level == Must {
+			body(ctx)
+			return
+		}
+		if err := InterceptGomegaFailure(func() { body(ctx) }); err != nil {
+			AddReportEntry(entryWarning, fmt.Sprintf("%s not met: %s", r.Level, err.Error()), ReportEntryVisibilityNever)
+		}
+	})
+}
+
+func note(format string, args ...any) {
+	AddReportEntry(entryNote, fmt.Sprintf(format, args...), ReportEntryVisibilityNever)
+}
+
+// failures collects per-case failures so a rule reports every failing
+// case, not only the first.
+type failures []string
+
+func (f *failures) add(format string, args ...any) { *f = append(*f, fmt.Sprintf(format, args...)) }
+
+func (f failures) check() {
+	ExpectWithOffset(1, len(f)).To(BeZero(), fmt.Sprintf("%d case(s) failed:\n  %s", len(f), strings.Join(f, "\n  ")))
+}
+
+// register builds the spec tree for cfg.
+func register(s *state) {
+	Describe("csi-proxy", Ordered, ContinueOnFailure, func() {
+		BeforeAll(func(ctx SpecContext) {
+			ep, err := endpoint.Parse(s.cfg.Endpoint)
+			Expect(err).NotTo(HaveOccurred())
+			s.ep = ep
+			dctx, cancel := s.call(ctx)
+			defer cancel()
+			s.served, err = ep.Discover(dctx)
+			Expect(err).NotTo(HaveOccurred(), "discovering the served API versions")
+			s.conns = map[string]*grpc.ClientConn{}
+			for _, name := range s.served {
+				c, err := ep.DialName(name)
+				Expect(err).NotTo(HaveOccurred())
+				s.conns[name] = c
+			}
+			s.fs, s.smb = adapters(s.conns, s.cfg.PodPath)
+		})
+		AfterAll(func() {
+			for _, c := range s.conns {
+				_ = c.Close()
+			}
+		})
+		versionSpecs(s)
+		restrictionSpecs(s)
+		stateSpecs(s)
+		fsSpecs(s)
+		storageSpecs(s)
+		remoteSpecs(s)
+		codeSpecs(s)
+	})
+}
+
+// failRecorder is the minimal testing.T Ginkgo needs outside go test.
+type failRecorder struct{ failed bool }
+
+func (f *failRecorder) Fail() { f.failed = true }
+
+// RunOptions are the Ginkgo settings of a command-line run.
+type RunOptions struct {
+	LabelFilter string
+	JUnitPath   string
+	Verbose     bool
+	NoColor     bool
+}
+
+// Run runs the suite once in this process (a Ginkgo limit) and returns the
+// verdict per rule.
+func Run(cfg Config, opts RunOptions) (*Result, error) {
+	if _, err := endpoint.Parse(cfg.Endpoint); err != nil {
+		return nil, err
+	}
+	s := &state{cfg: cfg}
+	var result *Result
+	started := time.Now()
+	var _ = Describe("", func() { register(s) })
+	ReportAfterSuite("csiproxy report", func(r types.Report) {
+		result = buildResult(cfg, r, started)
+	})
+	sc, rc := GinkgoConfiguration()
+	sc.LabelFilter = opts.LabelFilter
+	rc.JUnitReport = opts.JUnitPath
+	rc.NoColor = opts.NoColor
+	rc.Verbose = opts.Verbose
+	rc.Succinct = !opts.Verbose
+	RegisterFailHandler(Fail)
+	RunSpecs(&failRecorder{}, "fenceproof csiproxy-sanity", sc, rc)
+	if result == nil {
+		return nil, fmt.Errorf("the suite did not produce a report")
+	}
+	return result, nil
+}

@@ -1,0 +1,112 @@
+// Package endpoint dials csi-proxy API groups: on Linux through unix sockets
+// in one directory named like the pipes (unix:///run/csi-proxy/ serves
+// csi-proxy-disk-v1 and so on), on Windows through csi-proxy's named pipes
+// (npipe://./pipe/ reaches \\.\pipe\csi-proxy-disk-v1).
+package endpoint
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+)
+
+// Known lists every group and version of csi-proxy's client v1.1.3, the
+// versions a discovery probes on Windows.
+var Known = map[string][]string{
+	"disk":       {"v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"},
+	"filesystem": {"v1alpha1", "v1beta1", "v1beta2", "v1", "v2alpha1"},
+	"iscsi":      {"v1alpha1", "v1alpha2"},
+	"smb":        {"v1alpha1", "v1beta1", "v1beta2", "v1"},
+	"system":     {"v1alpha1"},
+	"volume":     {"v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1", "v2alpha1"},
+}
+
+// Endpoint is a parsed --endpoint.
+type Endpoint struct {
+	// Scheme is "unix" or "npipe".
+	Scheme string
+	// Dir is the socket directory (unix) or the pipe directory (npipe,
+	// \\.\pipe\).
+	Dir string
+}
+
+// Parse reads unix:///dir or npipe://./pipe/ (npipe:// alone means the
+// same).
+func Parse(s string) (Endpoint, error) {
+	switch {
+	case strings.HasPrefix(s, "unix://"):
+		dir := strings.TrimPrefix(s, "unix://")
+		if !filepath.IsAbs(dir) {
+			return Endpoint{}, fmt.Errorf("endpoint %q: want unix:///absolute/dir", s)
+		}
+		return Endpoint{Scheme: "unix", Dir: dir}, nil
+	case strings.HasPrefix(s, "npipe://"):
+		return Endpoint{Scheme: "npipe", Dir: `\\.\pipe\`}, nil
+	}
+	return Endpoint{}, fmt.Errorf("endpoint %q: want unix:///dir (simulated host) or npipe://./pipe/ (csi-proxy on Windows)", s)
+}
+
+// Address is where one pipe name is reached.
+func (e Endpoint) Address(pipeBase string) string {
+	if e.Scheme == "npipe" {
+		return e.Dir + pipeBase
+	}
+	return filepath.Join(e.Dir, pipeBase)
+}
+
+// Dial connects to one group and version (lazily: errors surface on the
+// first call).
+func (e Endpoint) Dial(group, version string) (*grpc.ClientConn, error) {
+	return e.DialName(restrict.PipeBase(group, version))
+}
+
+// DialName connects to one pipe name.
+func (e Endpoint) DialName(name string) (*grpc.ClientConn, error) {
+	addr := e.Address(name)
+	return grpc.NewClient("passthrough:///"+name,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return dial(ctx, e.Scheme, addr)
+		}))
+}
+
+// Discover lists the pipe names served. For unix it lists the sockets in
+// the directory whose names start with csi-proxy; for npipe it probes every
+// Known group and version (Windows offers no listing of a pipe prefix to
+// an unprivileged client).
+func (e Endpoint) Discover(ctx context.Context) ([]string, error) {
+	var out []string
+	if e.Scheme == "unix" {
+		ents, err := os.ReadDir(e.Dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ents {
+			if strings.HasPrefix(d.Name(), "csi-proxy") && d.Type()&os.ModeSocket != 0 {
+				out = append(out, d.Name())
+			}
+		}
+		sort.Strings(out)
+		return out, nil
+	}
+	for g, vs := range Known {
+		for _, v := range vs {
+			name := restrict.PipeBase(g, v)
+			if c, err := dial(ctx, e.Scheme, e.Address(name)); err == nil {
+				_ = c.Close()
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
