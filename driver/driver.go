@@ -87,6 +87,7 @@ type Driver struct {
 	o        Options
 	log      *slog.Logger
 	faults   *fault.Set
+	extra    faultState // state of the second-generation faults (faults2.go)
 	hostBits cidr.HostBits
 	clients  []Client
 	store    *store.Store

@@ -64,7 +64,7 @@ func describeIdentity(s *State) {
 
 		ruleClientsNotAdvertised.It(s, func(ctx context.Context) {
 			if s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
-				skipBecause("the driver advertises GET_CLIENTS_TO_FENCE")
+				notSupported("not applicable: the driver advertises GET_CLIENTS_TO_FENCE")
 			}
 			_, err := s.clients(ctx)
 			expectCode(err, "GetFenceClients without the capability", "Unimplemented")

@@ -92,7 +92,8 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| endpoint | `%s` |\n| driver | %s %s |\n| capabilities | %s |\n", r.Endpoint, mdCell(r.DriverName), mdCell(r.DriverVer), strings.Join(r.Capabilities, ", "))
 	fmt.Fprintf(&b, "| profile | hostBits=%s, ipv6=%s, listClusterFence=%s, strict=%v |\n", r.Profile.HostBits, r.Profile.IPv6, r.Profile.ListClusterFence, r.Strict)
-	fmt.Fprintf(&b, "| seed | %d |\n| started | %s |\n| duration | %s (%d RPCs) |\n| rules | %s |\n\n", r.Seed, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond), r.Calls, r.Summary())
+	fmt.Fprintf(&b, "| seed | %d |\n| started | %s |\n| duration | %s (%d RPCs) |\n| rules | %s |\n", r.Seed, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond), r.Calls, r.Summary())
+	fmt.Fprintf(&b, "| state read from | %s |\n| core verdict | **%s** |\n| extended verdict | %s |\n\n", r.StateSource, r.Core, mdCell(r.Extended))
 	if r.SetupError != "" {
 		fmt.Fprintf(&b, "**Setup failed:** %s\n\n", mdCell(r.SetupError))
 	}

@@ -11,8 +11,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/fenceproof/fenceproof/driver"
 	"github.com/fenceproof/fenceproof/sanity"
@@ -63,6 +66,12 @@ flags:`)
 		noColor     = fs.Bool("no-color", false, "no ANSI colours")
 		backend     = fs.String("driver-backend", "auto", "reference driver backend when no --endpoint: auto | memory | nftables")
 		listRules   = fs.Bool("list-rules", false, "print every rule (ID, level, labels, title) and exit; no driver needed")
+		scaleSize   = fs.Int("scale-size", cfg.ScaleSize, "blocks the scale rule SCALE-001 fences, in one request and across many")
+		hold        = fs.Duration("hold", cfg.Hold.Duration, "how long the sentinel fence must stay listed (EXPIRE-001); nightly CI: above the storage's blocklist expiry, e.g. 65m")
+		restartCmd  = fs.String("restart-command", "", "shell command that restarts the driver (RESTART-001); empty skips the rule")
+		observeCmd  = fs.String("observe-command", "", "shell command printing the storage's fenced entries, one CIDR or address per line; used when ListClusterFence is missing or broken")
+		runTimeout  = fs.Duration("timeout", 0, "budget of the whole run; the report is written when it runs out (default derived from --rpc-timeout, --connect-timeout and --hold)")
+		secretsFile = fs.String("secrets-file", "", "YAML file of valid secrets (key: value), so they never sit on a command line")
 		secrets     = kvFlag{}
 		params      = kvFlag{}
 		focus       listFlag
@@ -109,6 +118,23 @@ flags:`)
 	override("seed", func() { cfg.Seed = *seed })
 	override("secret", func() { cfg.Secrets = secrets })
 	override("param", func() { cfg.Parameters = params })
+	override("scale-size", func() { cfg.ScaleSize = *scaleSize })
+	override("hold", func() { cfg.Hold.Duration = *hold })
+	override("restart-command", func() { cfg.RestartCommand = *restartCmd })
+	override("observe-command", func() { cfg.ObserveCommand = *observeCmd })
+	override("timeout", func() { cfg.Timeout.Duration = *runTimeout })
+	if *secretsFile != "" {
+		sec, err := sanity.LoadSecretsFile(*secretsFile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+			return exitUsageConfig
+		}
+		cfg.Secrets = sec
+	}
+	if err := checkSelection(*labelFilter, focus, skip); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+		return exitUsageConfig
+	}
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = os.Getenv("ENDPOINT")
 	}
@@ -124,6 +150,14 @@ flags:`)
 		return printRules(ctx, cfg, *labelFilter)
 	}
 
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+		return exitUsageConfig
+	}
+	if err := checkWritable(*reportsDir); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: reports directory: %v\n", err)
+		return exitUsageConfig
+	}
 	if cfg.Endpoint == "" {
 		stopRef, err := startReference(ctx, &cfg, *backend, faults, *reportsDir)
 		if err != nil {
@@ -161,6 +195,7 @@ flags:`)
 			fmt.Printf("  %-4s %-10s %-6s %s\n       %s\n", rr.Verdict, rr.ID, rr.Level, rr.Title, rr.Reason)
 		}
 	}
+	fmt.Printf("state read from: %s\ncore: %s\nextended: %s\n", res.StateSource, res.Core, res.Extended)
 	fmt.Printf("reports: %s %v\n", *junit, paths)
 	if !res.Passed() {
 		fmt.Println("verdict: DOES NOT CONFORM")
@@ -295,4 +330,35 @@ func randomSecret() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// checkSelection refuses a label filter or focus/skip regexp that does not
+// parse, before anything runs (Ginkgo would otherwise end the run).
+func checkSelection(labelFilter string, focus, skip []string) error {
+	if labelFilter != "" {
+		if _, err := types.ParseLabelFilter(labelFilter); err != nil {
+			return fmt.Errorf("--label-filter %q: %v", labelFilter, err)
+		}
+	}
+	for _, re := range append(append([]string{}, focus...), skip...) {
+		if _, err := regexp.Compile(re); err != nil {
+			return fmt.Errorf("--focus/--skip %q: %v", re, err)
+		}
+	}
+	return nil
+}
+
+// checkWritable makes sure the reports can be written before the run, so a
+// run never ends without its report.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".fenceproof-write-check-")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
 }
