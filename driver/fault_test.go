@@ -173,6 +173,54 @@ var faultCases = []faultCase{
 		h.d.Stop()
 		return len(start(t, o).list(t)) == 0
 	}},
+
+	// Second-generation faults (sanity issue 12).
+	{spec: "list-storage-native", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.7/32")
+		return !listed(t, h, "192.0.2.7/32")
+	}},
+	{spec: "silent-capacity", broken: func(t *testing.T, h *harness, _ Options) bool {
+		var b []string
+		for i := range fault.CapacityLimit + 1 {
+			b = append(b, fmt.Sprintf("2001:db8::%x/128", i))
+		}
+		return h.fence(t, b...) == nil && len(h.list(t)) == fault.CapacityLimit
+	}},
+	{spec: "expire-fences", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.7/32")
+		time.Sleep(fault.ExpiryAfter + 100*time.Millisecond)
+		return !listed(t, h, "192.0.2.7/32")
+	}},
+	{spec: "unfence-verbatim", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.0/24")
+		return h.unfence(t, "192.0.2.9/24") == nil && listed(t, h, "192.0.2.0/24")
+	}},
+	{spec: "keep-mapped", broken: func(t *testing.T, h *harness, _ Options) bool {
+		return h.fence(t, "::ffff:192.0.2.1/128") == nil
+	}},
+	{spec: "auth-fence-only", opts: Options{Secrets: map[string]string{"k": "v"}}, broken: func(t *testing.T, h *harness, _ Options) bool {
+		return h.unfence(t, "192.0.2.1/32") == nil
+	}},
+	{spec: "concurrent-dup", broken: func(t *testing.T, h *harness, _ Options) bool {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = h.fence(t, "192.0.2.7/32") }()
+		}
+		wg.Wait()
+		return len(h.list(t)) > 1
+	}},
+	{spec: "unfence-neighbour", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.1/32", "192.0.2.2/32")
+		h.unfence(t, "192.0.2.1/32")
+		return !listed(t, h, "192.0.2.2/32")
+	}},
+	{spec: "reject-ipv4-31", broken: func(t *testing.T, h *harness, _ Options) bool { return h.fence(t, "192.0.2.0/31") != nil }},
+	{spec: "fail-wide-ipv6", broken: func(t *testing.T, h *harness, _ Options) bool { return h.fence(t, "2001:db8::/64") != nil }},
+	{spec: "mixed-first-family", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.1/32", "2001:db8::1/128")
+		return !listed(t, h, "2001:db8::1/128")
+	}},
 }
 
 func TestFaultsChangeBehaviour(t *testing.T) {

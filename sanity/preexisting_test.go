@@ -44,12 +44,12 @@ func seedFences(t *testing.T, sock string, blocks []string) {
 
 // TestManyPreexistingFences: 20,000 fences that existed before the run, one
 // of them a /64 inside the suite's IPv6 pool and one a /27 inside its IPv4
-// pool. The run must avoid them, leave them all in place (SUITE-001) and
-// conform. Its duration is logged next to an empty run's; no speed is
-// asserted here (see make bench).
+// pool. The run must avoid them, leave them all in place (SUITE-001) and run
+// every rule. The naive driver holds them: the reference driver rewrites its
+// whole store on every change, which would measure the driver, not the suite.
+// The duration is logged; no speed is asserted here.
 func TestManyPreexistingFences(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "driver.sock")
-	startDriver(t, sock)
+	sock := startNaive(t)
 	var blocks []string
 	for i := range 20000 {
 		blocks = append(blocks, fmt.Sprintf("10.%d.%d.0/24", i/256, i%256))
@@ -57,9 +57,17 @@ func TestManyPreexistingFences(t *testing.T) {
 	blocks = append(blocks, "2001:db8:fe00::/64", "198.51.100.0/27")
 	seedFences(t, sock, blocks)
 	start := time.Now()
-	r := sanityRun(t, 3*time.Minute, "--endpoint", "unix://"+sock, "--list", "required")
-	expectConforms(t, r, "CIDR-010", "ERR-002", "ERR-003", "ERR-004")
+	r := sanityRun(t, 3*time.Minute, "--endpoint", "unix://"+sock)
 	t.Logf("run with %d pre-existing fences: %s", len(blocks), time.Since(start).Round(time.Millisecond))
+	if v := r.verdict(t, "SUITE-001"); v != sanity.VerdictPass {
+		rr, _ := r.result.Rule("SUITE-001")
+		t.Errorf("SUITE-001 is %s: %s", v, rr.Reason)
+	}
+	for _, rr := range r.result.Rules {
+		if strings.Contains(rr.Reason, "no free") {
+			t.Errorf("%s: %s", rr.ID, rr.Reason)
+		}
+	}
 }
 
 // TestHostileSlashZeroDoesNotHang: a pre-existing ::/0 covers the suite's
