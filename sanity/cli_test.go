@@ -259,8 +259,8 @@ func TestProfiles(t *testing.T) {
 		{"driver rejects host bits, profile either", []string{"--driver-fault", "reject-host-bits", "--host-bits", "either"}, 0, "CIDR-005", sanity.VerdictPass, nil},
 		{"driver normalises, profile reject", []string{"--host-bits", "reject"}, 1, "CIDR-005", sanity.VerdictFail, []string{"--host-bits", "normalise"}},
 		{"driver rejects, profile normalise", []string{"--host-bits", "normalise"}, 1, "CIDR-005", sanity.VerdictFail, []string{"--host-bits", "reject"}},
-		{"no ListClusterFence, profile optional", []string{"--driver-fault", "list-unimplemented", "--list", "optional"}, 0, "FENCE-001", sanity.VerdictSkip, nil},
-		{"no IPv6, profile optional", []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, 0, "CIDR-007", sanity.VerdictSkip, nil},
+		{"no ListClusterFence, profile optional", []string{"--driver-fault", "list-unimplemented", "--list", "optional"}, 0, "FENCE-001", sanity.VerdictNotSup, nil},
+		{"no IPv6, profile optional", []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, 0, "CIDR-007", sanity.VerdictNotSup, nil},
 		{"lenient CIDRs meet the MUST", []string{"--driver-fault", "lenient-cidrs"}, 0, "CIDR-003", sanity.VerdictPass, nil},
 		{"lenient CIDRs only warn on the SHOULD", []string{"--driver-fault", "lenient-cidrs"}, 0, "CIDR-004", sanity.VerdictWarn, nil},
 		{"lenient CIDRs fail the SHOULD with --strict", []string{"--driver-fault", "lenient-cidrs", "--strict"}, 1, "CIDR-004", sanity.VerdictFail, nil},
@@ -292,8 +292,11 @@ func TestHungDriverFailsInTime(t *testing.T) {
 	if r.exit != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
 	}
-	if r.result.SetupError == "" {
-		t.Errorf("a List that hangs before the first spec should be reported as a setup error")
+	if v := r.verdict(t, "LIST-001"); v != sanity.VerdictFail {
+		t.Errorf("a List that hangs before the first spec should fail LIST-001, got %s", v)
+	}
+	if v := r.verdict(t, "IDENT-001"); v != sanity.VerdictPass {
+		t.Errorf("IDENT-001 is %s: a hung List must not fail the identity rules", v)
 	}
 	if v := r.verdict(t, "FENCE-001"); v != sanity.VerdictFail {
 		t.Errorf("FENCE-001 is %s, want FAIL", v)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -34,6 +35,13 @@ func (t *tracker) everFenced() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Clone(t.ever)
+}
+
+// peek returns the blocks added after mark without removing them.
+func (t *tracker) peek(mark int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.blocks[min(mark, len(t.blocks)):])
 }
 
 func (t *tracker) mark() int {
@@ -104,9 +112,27 @@ const batchUndo = 32
 func (s *State) cleanupAfterSpec() {
 	mark, pos := s.tracker.mark(), s.alloc.position()
 	DeferCleanup(func(ctx SpecContext) {
+		made := s.tracker.peek(mark)
 		if err := s.undo(ctx, mark); err != nil {
 			s.cleanupFailed(err.Error())
 			return
+		}
+		// Hand the blocks out again only when the state shows them all gone.
+		if s.stateSource() == SourceNone {
+			return
+		}
+		listed, err := s.observed(ctx)
+		if err != nil {
+			return
+		}
+		now := map[string]bool{}
+		for _, c := range canonicalAll(listed) {
+			now[c] = true
+		}
+		for _, b := range made {
+			if now[canonical(strings.TrimSpace(b))] {
+				return
+			}
 		}
 		s.alloc.rewind(pos)
 	})
