@@ -217,6 +217,10 @@ var faultCases = []faultCase{
 	}},
 	{spec: "reject-ipv4-31", broken: func(t *testing.T, h *harness, _ Options) bool { return h.fence(t, "192.0.2.0/31") != nil }},
 	{spec: "fail-wide-ipv6", broken: func(t *testing.T, h *harness, _ Options) bool { return h.fence(t, "2001:db8::/64") != nil }},
+	{spec: "ignore-param-values", opts: Options{RequiredParameters: []string{"clusterID=c1"}}, broken: func(t *testing.T, h *harness, _ Options) bool {
+		_, err := h.f.FenceClusterNetwork(ctx(t), &fence.FenceClusterNetworkRequest{Cidrs: cidrs("192.0.2.1/32"), Parameters: map[string]string{"clusterID": "other"}})
+		return err == nil
+	}},
 	{spec: "mixed-first-family", broken: func(t *testing.T, h *harness, _ Options) bool {
 		h.fence(t, "192.0.2.1/32", "2001:db8::1/128")
 		return !listed(t, h, "2001:db8::1/128")

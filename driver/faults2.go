@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,4 +139,19 @@ func (d *Driver) extraCIDRCheck(p netip.Prefix) error {
 func (d *Driver) authSkipped(r request) bool {
 	_, isFence := r.(*fence.FenceClusterNetworkRequest)
 	return d.faults.AuthFenceOnly && !isFence
+}
+
+// checkParam checks one required parameter: "key" must be present and
+// non-empty; "key=value" must also carry exactly that value (unless
+// ignore-param-values), as a clusterID names one cluster.
+func (d *Driver) checkParam(r request, spec string) error {
+	key, want, hasValue := strings.Cut(spec, "=")
+	got := r.GetParameters()[key]
+	if got == "" {
+		return d.fail(r, codes.InvalidArgument, "missing required parameter %q", key)
+	}
+	if hasValue && got != want && !d.faults.IgnoreParamValues {
+		return d.fail(r, codes.InvalidArgument, "parameter %q names nothing this driver serves", key)
+	}
+	return nil
 }

@@ -38,8 +38,8 @@ func (d *Driver) checkRequest(r request) error {
 		return nil
 	}
 	for _, k := range d.o.RequiredParameters {
-		if r.GetParameters()[k] == "" {
-			return d.fail(r, codes.InvalidArgument, "missing required parameter %q", k)
+		if err := d.checkParam(r, k); err != nil {
+			return err
 		}
 	}
 	return nil

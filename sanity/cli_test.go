@@ -148,7 +148,7 @@ func TestReferenceDriverConformsNftablesDestructive(t *testing.T) {
 // vendor's driver runs, and the suite against its socket.
 func TestExternalDriverProcess(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "driver.sock")
-	drv := startDriver(t, sock, "--secret", "userKey=s3cr3t-value", "--require-param", "clusterID")
+	drv := startDriver(t, sock, "--secret", "userKey=s3cr3t-value", "--require-param", "clusterID=c1")
 	r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock, "--secret", "userKey=s3cr3t-value", "--param", "clusterID=c1", "--host-bits", "normalise")
 	expectConforms(t, r, "IDENT-005", "CIDR-010")
 	if strings.Contains(r.out, "s3cr3t-value") {
@@ -360,7 +360,7 @@ func TestConfigErrorsExit2(t *testing.T) {
 
 func TestConfigFileIsUsed(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "driver.sock")
-	startDriver(t, sock, "--secret", "k=v1", "--require-param", "clusterID", "--host-bits", "reject")
+	startDriver(t, sock, "--secret", "k=v1", "--require-param", "clusterID=c1", "--host-bits", "reject")
 	cfg := filepath.Join(t.TempDir(), "sanity.yaml")
 	yaml := fmt.Sprintf("endpoint: unix://%s\nrpcTimeout: 5s\nsecrets:\n  k: v1\nparameters:\n  clusterID: c1\nprofile:\n  hostBits: reject\n  ipv6: required\n  listClusterFence: required\nseed: 42\n", sock)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {

@@ -44,6 +44,24 @@ func (s *State) makeSentinel(ctx context.Context) {
 
 func describeDurability(s *State) {
 	Describe("Durability", func() {
+		ruleExpire.It(s, func(ctx context.Context) {
+			s.needList()
+			if s.sentinelFence.block == "" {
+				skipBecause("the sentinel fence was not made: %v", s.sentinelFence.err)
+			}
+			expectOK(s.sentinelFence.err, "FenceClusterNetwork of the sentinel "+s.sentinelFence.block+" at the start of the run")
+			wait := time.Until(s.sentinelFence.at.Add(s.cfg.Hold.Duration))
+			if wait > 0 {
+				GinkgoWriter.Printf("holding %s so that the sentinel %s is %s old\n", wait.Round(time.Millisecond), s.sentinelFence.block, s.cfg.Hold.Duration)
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					Fail("the run ended during the hold: " + context.Cause(ctx).Error())
+				}
+			}
+			s.expectFenced(ctx, []string{s.sentinelFence.block}, fmt.Sprintf("%s after the sentinel was fenced", time.Since(s.sentinelFence.at).Round(time.Millisecond)))
+			note("sentinel %s still listed after %s", s.sentinelFence.block, time.Since(s.sentinelFence.at).Round(time.Millisecond))
+		})
 		ruleRestart.It(s, func(ctx context.Context) {
 			if s.cfg.RestartCommand == "" {
 				skipBecause("no --restart-command: give the command that restarts your driver (e.g. 'kubectl -n storage rollout restart deploy/csi-controller && kubectl -n storage rollout status deploy/csi-controller') to check fences survive a restart")
@@ -64,24 +82,6 @@ func describeDurability(s *State) {
 			}
 		})
 
-		ruleExpire.It(s, func(ctx context.Context) {
-			s.needList()
-			if s.sentinelFence.block == "" {
-				skipBecause("the sentinel fence was not made: %v", s.sentinelFence.err)
-			}
-			expectOK(s.sentinelFence.err, "FenceClusterNetwork of the sentinel "+s.sentinelFence.block+" at the start of the run")
-			wait := time.Until(s.sentinelFence.at.Add(s.cfg.Hold.Duration))
-			if wait > 0 {
-				GinkgoWriter.Printf("holding %s so that the sentinel %s is %s old\n", wait.Round(time.Millisecond), s.sentinelFence.block, s.cfg.Hold.Duration)
-				select {
-				case <-time.After(wait):
-				case <-ctx.Done():
-					Fail("the run ended during the hold: " + context.Cause(ctx).Error())
-				}
-			}
-			s.expectFenced(ctx, []string{s.sentinelFence.block}, fmt.Sprintf("%s after the sentinel was fenced", time.Since(s.sentinelFence.at).Round(time.Millisecond)))
-			note("sentinel %s still listed after %s", s.sentinelFence.block, time.Since(s.sentinelFence.at).Round(time.Millisecond))
-		})
 	})
 }
 

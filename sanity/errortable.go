@@ -37,6 +37,9 @@ var (
 	ruleNoSecretInErrors = Rule{ID: "ERR-005", Level: Must, Labels: []string{"errors", "secrets"},
 		Title: "error messages never contain secret values",
 		Spec:  "map<string, string> secrets = 2 [(csi.v1.csi_secret) = true];"}
+	ruleBadParamValue = Rule{ID: "ERR-007", Level: Must, Labels: []string{"errors", "parameters"},
+		Title: "a request whose required parameter has a value the driver does not serve (an unknown clusterID) is rejected with INVALID_ARGUMENT and changes nothing",
+		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | one or more fields ... has an invalid value."}
 	ruleTableCodes = Rule{ID: "ERR-006", Level: Must, Labels: []string{"errors"},
 		Title: "rejected requests carry a code from the error table",
 		Spec:  "Error Scheme: INVALID_ARGUMENT, UNIMPLEMENTED, UNAUTHENTICATED, UNKNOWN."}
@@ -70,6 +73,25 @@ func describeErrorTable(s *State) {
 				s.needRPC(c.rpc.name)
 				block := s.v4(1, 32)
 				expectCode(c.rpc.call(ctx, s, block, withoutParam(c.param)), c.rpc.name+" without parameter "+c.param, "InvalidArgument")
+				s.expectNotFenced(ctx, block, "after a rejected "+c.rpc.name)
+			}, entries...)
+		}
+
+		if len(s.cfg.Parameters) == 0 {
+			ruleBadParamValue.It(s, func(context.Context) {
+				skipBecause("no required parameters are configured (give them with --param key=value or in the config file)")
+			})
+		} else {
+			var entries []TableEntry
+			for _, key := range slices.Sorted(maps.Keys(s.cfg.Parameters)) {
+				for _, rpc := range fenceRPCs[:2] {
+					entries = append(entries, Entry(fmt.Sprintf("%s with an unknown %s", rpc.name, key), credCase{rpc, key}))
+				}
+			}
+			Table(s, ruleBadParamValue, func(ctx context.Context, c credCase) {
+				block := s.v4(1, 32)
+				bad := func(cr *creds) { cr.params[c.param] = "fenceproof-no-such-" + c.param }
+				expectCode(c.rpc.call(ctx, s, block, bad), c.rpc.name+" with an unknown value of "+c.param, "InvalidArgument")
 				s.expectNotFenced(ctx, block, "after a rejected "+c.rpc.name)
 			}, entries...)
 		}

@@ -56,7 +56,7 @@ func describeIdentity(s *State) {
 
 		ruleClientsServed.It(s, func(ctx context.Context) {
 			if !s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
-				skipBecause("the driver does not advertise GET_CLIENTS_TO_FENCE")
+				notSupported("not applicable: the driver does not advertise GET_CLIENTS_TO_FENCE")
 			}
 			_, err := s.clients(ctx)
 			Expect(codeName(err)).NotTo(Equal("Unimplemented"), "GetFenceClients answered UNIMPLEMENTED although GET_CLIENTS_TO_FENCE is advertised")

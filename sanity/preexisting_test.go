@@ -151,7 +151,7 @@ func TestRestartCommand(t *testing.T) {
 				_ = loop.Wait()
 			})
 			waitSocket(t, sock)
-			restart := fmt.Sprintf("kill $(cat %s); while [ -e %s ]; do sleep 0.05; done", pid, sock)
+			restart := fmt.Sprintf("old=$(cat %[1]s); kill $old; while [ \"$(cat %[1]s)\" = \"$old\" ]; do sleep 0.05; done", pid)
 			r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock, "--restart-command", restart, "--label-filter", "RESTART-001 || EXPIRE-001 || SUITE-001")
 			if v := r.verdict(t, "RESTART-001"); v != c.want {
 				rr, _ := r.result.Rule("RESTART-001")

@@ -267,8 +267,8 @@ func newReference(ctx context.Context, cfg *sanity.Config, backend string, fault
 		cfg.Parameters = map[string]string{"clusterID": "fenceproof-reference"}
 	}
 	var required []string
-	for k := range cfg.Parameters {
-		required = append(required, k)
+	for k, v := range cfg.Parameters {
+		required = append(required, k+"="+v)
 	}
 	logger, err := driverLogger(reportsDir)
 	if err != nil {

@@ -68,6 +68,7 @@ type Set struct {
 	RejectSlash31     bool // IPv4 /31 blocks are INVALID_ARGUMENT (point-to-point links treated as invalid)
 	FailWideIPv6      bool // IPv6 blocks wider than /96 fail with INTERNAL (expanded address by address until out of memory)
 	MixedFirstFamily  bool // a request mixing IPv4 and IPv6 fences only the family of its first block
+	IgnoreParamValues bool // required parameters are checked for presence only, not for their value
 
 	specs []string
 }
@@ -116,6 +117,7 @@ var flags = map[string]func(*Set) *bool{
 	"reject-ipv4-31":      func(s *Set) *bool { return &s.RejectSlash31 },
 	"fail-wide-ipv6":      func(s *Set) *bool { return &s.FailWideIPv6 },
 	"mixed-first-family":  func(s *Set) *bool { return &s.MixedFirstFamily },
+	"ignore-param-values": func(s *Set) *bool { return &s.IgnoreParamValues },
 }
 
 // Limits of the second-generation faults.

@@ -70,7 +70,7 @@ func TestEveryNameParses(t *testing.T) {
 			t.Errorf("Parse(%q) = %v", spec, err)
 		}
 	}
-	if len(Names()) != 43 {
-		t.Errorf("got %d fault names, want 43", len(Names()))
+	if len(Names()) != 44 {
+		t.Errorf("got %d fault names, want 44", len(Names()))
 	}
 }
