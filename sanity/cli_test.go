@@ -228,7 +228,7 @@ func TestEveryMustRuleHasAFault(t *testing.T) {
 		if rr.Level != sanity.Must {
 			continue
 		}
-		if _, ok := provenOtherwise[rr.ID]; ok {
+		if _, ok := sanity.ProvenOtherwise[rr.ID]; ok {
 			continue
 		}
 		if len(proven[rr.ID]) == 0 {
@@ -237,12 +237,6 @@ func TestEveryMustRuleHasAFault(t *testing.T) {
 	}
 }
 
-// provenOtherwise are the MUST rules a fault of the reference driver cannot
-// break, with the test that shows they can fail.
-var provenOtherwise = map[string]string{
-	"CIDR-010":    "needs --destructive: TestReferenceDriverConformsNftablesDestructive runs it; fault no-normalise is not wide-specific",
-	"RESTART-001": "TestRestartCommand: forget-on-restart",
-}
 
 // TestProfiles checks that a legitimate choice the spec leaves open is not
 // failed, and that the profile is enforced when it is set.
@@ -472,5 +466,28 @@ func TestFocusAndSkipSelectRules(t *testing.T) {
 		if strings.Contains(cs.Name, "IPv6") && cs.State != "skipped" {
 			t.Errorf("case %q ran although --skip IPv6", cs.Name)
 		}
+	}
+}
+
+// TestREADMERuleTable checks that the README's rule table is the one
+// generated from the rule table and sanity.FaultProofs, so it never drifts.
+// Regenerate it with: fenceproof sanity --rules-table
+func TestREADMERuleTable(t *testing.T) {
+	out, err := exec.Command(fenceproofBin, "sanity", "--rules-table").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- rules-table:begin -->\n", "<!-- rules-table:end -->"
+	_, rest, ok := strings.Cut(string(readme), begin)
+	table, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("README.md has no %q ... %q block", begin, end)
+	}
+	if table != string(out) {
+		t.Errorf("README.md's rule table is stale; regenerate it with fenceproof sanity --rules-table.\nwant:\n%s", out)
 	}
 }

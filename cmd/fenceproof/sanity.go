@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"golang.org/x/sys/unix"
 
 	"github.com/fenceproof/fenceproof/driver"
 	"github.com/fenceproof/fenceproof/sanity"
@@ -71,6 +72,7 @@ flags:`)
 		restartCmd  = fs.String("restart-command", "", "shell command that restarts the driver (RESTART-001); empty skips the rule")
 		observeCmd  = fs.String("observe-command", "", "shell command printing the storage's fenced entries, one CIDR or address per line; used when ListClusterFence is missing or broken")
 		runTimeout  = fs.Duration("timeout", 0, "budget of the whole run; the report is written when it runs out (default derived from --rpc-timeout, --connect-timeout and --hold)")
+		rulesTable  = fs.Bool("rules-table", false, "print the Markdown table of every rule, its level and the fault that proves it can fail (the README's), and exit")
 		secretsFile = fs.String("secrets-file", "", "YAML file of valid secrets (key: value), so they never sit on a command line")
 		secrets     = kvFlag{}
 		params      = kvFlag{}
@@ -148,6 +150,15 @@ flags:`)
 
 	if *listRules {
 		return printRules(ctx, cfg, *labelFilter)
+	}
+	if *rulesTable {
+		rules, err := rulesQuietly(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+			return exitUsageConfig
+		}
+		fmt.Print(sanity.RuleTableMarkdown(rules))
+		return exitConforms
 	}
 
 	if err := cfg.Validate(); err != nil {
@@ -361,4 +372,35 @@ func checkWritable(dir string) error {
 	name := f.Name()
 	_ = f.Close()
 	return os.Remove(name)
+}
+
+// rulesQuietly lists every rule from a dry run whose Ginkgo output (written
+// straight to file descriptor 1) is sent to /dev/null, so that stdout holds
+// only what the caller prints.
+func rulesQuietly(ctx context.Context, cfg sanity.Config) ([]sanity.Rule, error) {
+	saved, err := unix.Dup(1)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(saved)
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer null.Close()
+	if err := unix.Dup2(int(null.Fd()), 1); err != nil {
+		return nil, err
+	}
+	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{DryRun: true, NoColor: true})
+	if derr := unix.Dup2(saved, 1); derr != nil && err == nil {
+		err = derr
+	}
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]sanity.Rule, len(res.Rules))
+	for i, rr := range res.Rules {
+		rules[i] = rr.Rule
+	}
+	return rules, nil
 }
