@@ -237,7 +237,6 @@ func TestEveryMustRuleHasAFault(t *testing.T) {
 	}
 }
 
-
 // TestProfiles checks that a legitimate choice the spec leaves open is not
 // failed, and that the profile is enforced when it is set.
 func TestProfiles(t *testing.T) {

@@ -2,8 +2,11 @@ package sanity
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/csi-addons/spec/lib/go/identity"
 )
 
 func TestExampleConfigLoads(t *testing.T) {
@@ -144,5 +147,19 @@ func TestCanonicalIsStable(t *testing.T) {
 		if got := canonical(in); got != want {
 			t.Errorf("canonical(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCapNamesAreSpecNames pins the regression where capabilities of a kind
+// the suite does not know were printed as Go type names.
+func TestCapNamesAreSpecNames(t *testing.T) {
+	caps := []*identity.Capability{
+		{Type: &identity.Capability_NetworkFence_{NetworkFence: &identity.Capability_NetworkFence{Type: identity.Capability_NetworkFence_NETWORK_FENCE}}},
+		{Type: &identity.Capability_ReclaimSpace_{ReclaimSpace: &identity.Capability_ReclaimSpace{Type: identity.Capability_ReclaimSpace_ONLINE}}},
+	}
+	got := capNames(caps)
+	want := []string{"NETWORK_FENCE", "reclaim_space.ONLINE"}
+	if !slices.Equal(got, want) {
+		t.Errorf("capNames = %v, want %v", got, want)
 	}
 }
