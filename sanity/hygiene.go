@@ -18,6 +18,9 @@ var (
 	ruleDeadline = Rule{ID: "TIME-001", Level: Must, Labels: []string{"deadline"},
 		Title: "every RPC answers within the RPC deadline",
 		Spec:  "A CO calls every RPC with a deadline; a driver that does not answer blocks fencing of a failed node."}
+	ruleLateWork = Rule{ID: "TIME-002", Level: Must, Labels: []string{"deadline", "ListClusterFence"},
+		Title: "a Fence the client gave up on (deadline exceeded) is not applied afterwards",
+		Spec:  "A CO that got DEADLINE_EXCEEDED retries or gives up; a fence applied later, behind its back, is one nobody will unfence."}
 	ruleCleanup = Rule{ID: "SUITE-001", Level: Must, Labels: []string{"cleanup", "ListClusterFence"},
 		Title: "cleanup succeeds, and the fences after the run are exactly those before it (compared as CIDR sets)",
 		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
@@ -56,6 +59,41 @@ func describeHygiene(s *State) {
 			}
 			note("slowest RPC: %s in %s (deadline %s)", slowest.Method, slowest.Duration.Round(time.Millisecond), s.cfg.RPCTimeout.Duration)
 			Expect(hung).To(BeEmpty(), "RPCs that did not answer within %s: %s", s.cfg.RPCTimeout.Duration, countWords(hung))
+		})
+
+		ruleLateWork.It(s, func(ctx context.Context) {
+			s.mu.Lock()
+			late := slices.Clone(s.late)
+			s.mu.Unlock()
+			if len(late) == 0 {
+				note("no Fence missed its deadline")
+				return
+			}
+			s.needList()
+			// Give the driver three more RPC deadlines to finish what it
+			// was doing, then look: every spec's cleanup has run, so a
+			// block of a late Fence that is fenced now was fenced after
+			// the suite gave up and unfenced it.
+			last := late[len(late)-1].at
+			select {
+			case <-time.After(time.Until(last.Add(3 * s.cfg.RPCTimeout.Duration))):
+			case <-ctx.Done():
+			}
+			listed, err := s.observed(ctx)
+			expectOK(err, "reading the fences")
+			now := map[string]bool{}
+			for _, c := range canonicalAll(listed) {
+				now[c] = true
+			}
+			var after []string
+			for _, l := range late {
+				for _, c := range l.cidrs {
+					if k := canonical(c); now[k] && !s.preSet[k] {
+						after = append(after, c)
+					}
+				}
+			}
+			Expect(after).To(BeEmpty(), "blocks of a Fence that missed its deadline were fenced afterwards, behind the client's back")
 		})
 
 		ruleCleanup.It(s, func(ctx context.Context) {

@@ -57,6 +57,13 @@ type State struct {
 	calls []Call
 	rules []Rule         // every rule registered, in order
 	hung  map[string]int // deadline misses per method
+	late  []lateFence    // Fence requests the suite gave up on (TIME-002)
+}
+
+// lateFence is a Fence request that missed its deadline.
+type lateFence struct {
+	cidrs []string
+	at    time.Time
 }
 
 // hungLimit is how many deadline misses of one method the suite waits out;
@@ -204,6 +211,9 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 			s.hung = map[string]int{}
 		}
 		s.hung[name]++
+		if r, ok := req.(*fence.FenceClusterNetworkRequest); ok {
+			s.late = append(s.late, lateFence{cidrs: strList(r.GetCidrs()), at: time.Now()})
+		}
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
