@@ -148,6 +148,9 @@ details{margin:.2em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;
 <h1>fenceproof sanity: <span class="{{if .R.Passed}}conforms{{else}}notconform{{end}}">{{.Word}}</span></h1>
 <table class="meta">
 <tr><td>endpoint</td><td><code>{{.R.Endpoint}}</code></td></tr>
+<tr><td>core verdict</td><td>{{.R.Core}}</td></tr>
+<tr><td>extended verdict</td><td>{{.R.Extended}}</td></tr>
+<tr><td>state read from</td><td>{{.R.StateSource}}</td></tr>
 <tr><td>driver</td><td>{{.R.DriverName}} {{.R.DriverVer}}</td></tr>
 <tr><td>capabilities</td><td>{{join .R.Capabilities ", "}}</td></tr>
 <tr><td>profile</td><td>hostBits={{.R.Profile.HostBits}}, ipv6={{.R.Profile.IPv6}}, listClusterFence={{.R.Profile.ListClusterFence}}, strict={{.R.Strict}}</td></tr>
