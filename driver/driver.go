@@ -102,6 +102,7 @@ type Driver struct {
 	o        Options
 	log      *slog.Logger
 	faults   *fault.Set
+	extra    faultState // state of the second-generation faults (faults2.go)
 	hostBits cidr.HostBits
 	minBits  cidr.MinBits
 	protect  []netip.Prefix
@@ -180,7 +181,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		}
 	}
 	st, err := d.store.Load()
-	if err == nil {
+	if err == nil && !d.faults.KeepMapped {
 		err = d.migrateMapped(st)
 	}
 	if err == nil {

@@ -179,6 +179,58 @@ var faultCases = []faultCase{
 		applied, _ := h.d.backend.(*memory.Backend).Applied()
 		return !slices.Contains(applied, netip.MustParsePrefix("192.0.2.0/24"))
 	}},
+
+	// Second-generation faults (sanity issue 12).
+	{spec: "list-storage-native", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.7/32")
+		return !listed(t, h, "192.0.2.7/32")
+	}},
+	{spec: "silent-capacity", broken: func(t *testing.T, h *harness, _ Options) bool {
+		var b []string
+		for i := range fault.CapacityLimit + 1 {
+			b = append(b, fmt.Sprintf("2001:db8::%x/128", i))
+		}
+		return h.fence(t, b...) == nil && len(h.list(t)) == fault.CapacityLimit
+	}},
+	{spec: "expire-fences", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.7/32")
+		time.Sleep(fault.ExpiryAfter + 100*time.Millisecond)
+		return !listed(t, h, "192.0.2.7/32")
+	}},
+	{spec: "unfence-verbatim", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.0/24")
+		return h.unfence(t, "192.0.2.9/24") == nil && listed(t, h, "192.0.2.0/24")
+	}},
+	{spec: "keep-mapped", broken: func(t *testing.T, h *harness, _ Options) bool {
+		return h.fence(t, "::ffff:192.0.2.1/128") == nil && listed(t, h, "::ffff:192.0.2.1/128")
+	}},
+	{spec: "auth-fence-only", opts: Options{Secrets: map[string]string{"k": "v"}}, broken: func(t *testing.T, h *harness, _ Options) bool {
+		return h.unfence(t, "192.0.2.1/32") == nil
+	}},
+	{spec: "concurrent-dup", broken: func(t *testing.T, h *harness, _ Options) bool {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = h.fence(t, "192.0.2.7/32") }()
+		}
+		wg.Wait()
+		return len(h.list(t)) > 1
+	}},
+	{spec: "unfence-neighbour", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.1/32", "192.0.2.2/32")
+		h.unfence(t, "192.0.2.1/32")
+		return !listed(t, h, "192.0.2.2/32")
+	}},
+	{spec: "reject-ipv4-31", broken: func(t *testing.T, h *harness, _ Options) bool { return h.fence(t, "192.0.2.0/31") != nil }},
+	{spec: "fail-wide-ipv6", broken: func(t *testing.T, h *harness, _ Options) bool { return h.fence(t, "2001:db8::/64") != nil }},
+	{spec: "ignore-param-values", opts: Options{RequiredParameters: []string{"clusterID=c1"}}, broken: func(t *testing.T, h *harness, _ Options) bool {
+		_, err := h.f.FenceClusterNetwork(ctx(t), &fence.FenceClusterNetworkRequest{Cidrs: cidrs("192.0.2.1/32"), Parameters: map[string]string{"clusterID": "other"}})
+		return err == nil
+	}},
+	{spec: "mixed-first-family", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.1/32", "2001:db8::1/128")
+		return !listed(t, h, "2001:db8::1/128")
+	}},
 }
 
 // TestAckBeforeEnforceEnforcesLate pins the fault's second half: the fence is

@@ -51,16 +51,24 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 	if d.faults.FirstOnly && len(keys) > 1 {
 		keys = keys[:1]
 	}
+	keys, serr := d.shapeFenceKeys(keys, true)
+	if serr != nil {
+		return nil, serr
+	}
+	dup, leave := d.enterFence()
+	defer leave()
 	err := d.mutate(ctx, func(t *txn) error {
 		for _, k := range keys {
 			e, ok := t.get(k)
 			switch {
 			case ok && d.faults.NotIdempotent:
 				return status.Errorf(codes.AlreadyExists, "%s is already fenced", k)
-			case ok && d.faults.NoDedupe:
+			case ok && (d.faults.NoDedupe || dup):
 				t.set(k, store.Entry{Seq: t.nextSeq(), Count: e.Count + 1})
+			case !ok && d.overCapacity(t):
 			case !ok:
 				t.set(k, store.Entry{Seq: t.nextSeq(), Count: 1})
+				d.fenced(k)
 			}
 		}
 		return nil
@@ -90,11 +98,17 @@ func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.Unfe
 	if verr != nil && !(d.faults.PartialApply && len(keys) > 0) {
 		return nil, verr
 	}
+	keys, serr := d.shapeFenceKeys(keys, false)
+	if serr != nil {
+		return nil, serr
+	}
+	keys = d.unfenceKeys(keys, req.GetCidrs())
 	err := d.mutate(ctx, func(t *txn) error {
 		for _, k := range keys {
 			if _, ok := t.get(k); !ok && d.faults.NotIdempotent {
 				return status.Errorf(codes.NotFound, "%s is not fenced", k)
 			}
+			d.removeNeighbour(t, k)
 			switch {
 			case d.faults.UnfenceNoop:
 			case d.faults.UnfenceOverlap:
@@ -160,8 +174,11 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	}
 	resp := &fence.ListClusterFenceResponse{Cidrs: make([]*fence.CIDR, 0, len(keys))}
 	for _, k := range keys {
+		if d.expired(k) {
+			continue
+		}
 		for range st[k].Count {
-			resp.Cidrs = append(resp.Cidrs, &fence.CIDR{Cidr: k})
+			resp.Cidrs = append(resp.Cidrs, &fence.CIDR{Cidr: d.listSpelling(k)})
 		}
 	}
 	return resp, nil

@@ -41,8 +41,8 @@ func (d *Driver) checkRequest(r request) error {
 		return nil
 	}
 	for _, k := range d.o.RequiredParameters {
-		if r.GetParameters()[k] == "" {
-			return d.fail(r, codes.InvalidArgument, "missing required parameter %q", k)
+		if err := d.checkParam(r, k); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -51,7 +51,7 @@ func (d *Driver) checkRequest(r request) error {
 // authenticate checks that the request carries every configured secret with
 // the configured value. Messages name the key, never a value.
 func (d *Driver) authenticate(r request) error {
-	if d.faults.NoAuth {
+	if d.faults.NoAuth || d.authSkipped(r) {
 		return nil
 	}
 	code := codes.Unauthenticated
@@ -94,10 +94,14 @@ func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
 			p, err = cidr.Parse(cidr.Loosen(v), hb)
 		}
 		if err == nil {
+			p = d.keepMapped(v, p)
 			err = d.minBits.Check(p)
 		}
 		if err == nil && d.faults.RejectIPv6 && p.Addr().Is6() {
 			err = errors.New("IPv6 is not supported")
+		}
+		if err == nil {
+			err = d.extraCIDRCheck(p)
 		}
 		key := p.String()
 		switch {
@@ -149,7 +153,7 @@ func CheckKey(k string) error {
 // (accept-malformed, accept-bare-ip, no-normalise) relax it, so a driver
 // restarted with the same faults reads back what it wrote.
 func (d *Driver) checkKeys(st store.State) error {
-	if d.faults.AcceptMalformed || d.faults.AcceptBareIP || d.faults.NoNormalise || d.faults.LenientCIDRs {
+	if d.faults.AcceptMalformed || d.faults.AcceptBareIP || d.faults.NoNormalise || d.faults.LenientCIDRs || d.faults.KeepMapped {
 		return nil
 	}
 	for k := range st {

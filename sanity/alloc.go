@@ -3,6 +3,7 @@ package sanity
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -36,25 +37,63 @@ type allocator struct {
 	i6    int
 }
 
+// cursor is where the allocator stands, to rewind to.
+type cursor struct {
+	next4, next6 netip.Addr
+	i4, i6       int
+}
+
+// position returns the current cursor.
+func (a *allocator) position() cursor {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return cursor{a.next4, a.next6, a.i4, a.i6}
+}
+
+// rewind hands the blocks given out since c out again. Only called once
+// they are all unfenced, so that the pools (512 IPv4 addresses) last a run
+// of any length.
+func (a *allocator) rewind(c cursor) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next4, a.next6, a.i4, a.i6 = c.next4, c.next6, c.i4, c.i6
+}
+
 // reset starts the allocator over, avoiding the fences that existed before.
 func (a *allocator) reset(preexisting []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.next4, a.next6, a.i4, a.i6, a.avoid = pool4[0].Addr(), pool6[0].Addr(), 0, 0, nil
 	for _, c := range preexisting {
-		if p, err := netip.ParsePrefix(c); err == nil {
-			a.avoid = append(a.avoid, p.Masked())
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			continue
+		}
+		p = p.Masked()
+		// Only fences that touch a pool matter; this keeps every later
+		// check short however many fences existed before the run.
+		for _, pool := range append(append([]netip.Prefix{wide4}, pool4...), pool6...) {
+			if pool.Overlaps(p) {
+				a.avoid = append(a.avoid, p)
+				break
+			}
 		}
 	}
 }
 
-func (a *allocator) clashes(p netip.Prefix) bool {
+// clash returns a pre-existing fence that overlaps p.
+func (a *allocator) clash(p netip.Prefix) (netip.Prefix, bool) {
 	for _, q := range a.avoid {
 		if q.Overlaps(p) {
-			return true
+			return q, true
 		}
 	}
-	return false
+	return netip.Prefix{}, false
+}
+
+func (a *allocator) clashes(p netip.Prefix) bool {
+	_, ok := a.clash(p)
+	return ok
 }
 
 // block returns a fresh block of the given length from the v4 or v6 pools.
@@ -78,12 +117,24 @@ func (a *allocator) block(v6 bool, bits int) netip.Prefix {
 			}
 			continue
 		}
-		*next = after(p)
-		if !a.clashes(p) {
+		q, clash := a.clash(p)
+		if !clash {
+			*next = after(p)
 			return p
 		}
+		// Jump past the whole clashing fence (or past p when the fence is
+		// inside it): never address by address, so a pre-existing ::/0 or
+		// /64 in the pool ends the search at once.
+		if q.Bits() < p.Bits() {
+			*next = after(q)
+		} else {
+			*next = after(p)
+		}
+		if !next.IsValid() {
+			*idx = len(pools)
+		}
 	}
-	Fail(fmt.Sprintf("the documentation ranges have no free /%d left (fences that existed before the run are avoided)", bits))
+	skipBecause("the documentation ranges have no free /%d left: fences that existed before the run overlap the suite's pools and are avoided", bits)
 	return netip.Prefix{}
 }
 
@@ -144,6 +195,10 @@ func outsideDocRanges(cidrs []string) []string {
 		p, err := netip.ParsePrefix(c)
 		if err != nil {
 			continue
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			// An IPv4-mapped block fences (at most) its IPv4 block.
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 		}
 		safe := false
 		for _, r := range docRanges {

@@ -68,11 +68,11 @@ func describeClients(s *State) {
 			s.needList()
 			b := s.v4(1, 32)
 			expectOK(s.fence(ctx, b), "FenceClusterNetwork of "+b[0])
-			before, err := s.list(ctx)
+			before, err := s.observed(ctx)
 			expectOK(err, "ListClusterFence")
 			_, err = s.clients(ctx)
 			expectOK(err, "GetFenceClients")
-			after, err := s.list(ctx)
+			after, err := s.observed(ctx)
 			expectOK(err, "ListClusterFence")
 			Expect(after).To(ConsistOf(before), "the fences changed across a GetFenceClients call")
 		})
@@ -90,6 +90,6 @@ func describeClients(s *State) {
 
 func (s *State) needClients() {
 	if !s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
-		skipBecause("the driver does not advertise GET_CLIENTS_TO_FENCE")
+		notSupported("the driver does not advertise GET_CLIENTS_TO_FENCE")
 	}
 }

@@ -64,7 +64,7 @@ func describeConcurrency(s *State) {
 			}
 			errs := fanOut(ctx, same, func(ctx context.Context, b string) error { return s.fence(ctx, []string{b}) })
 			expectConcurrentCodes(errs, "concurrent FenceClusterNetwork", same)
-			listed, err := s.list(ctx)
+			listed, err := s.observed(ctx)
 			expectOK(err, "ListClusterFence")
 			want := 1
 			if codeName(firstOK(errs)) != "OK" {

@@ -67,6 +67,35 @@ type Config struct {
 	Concurrency int `json:"concurrency,omitempty"`
 	// Seed drives the randomized rules; 0 picks one, which is printed.
 	Seed int64 `json:"seed,omitempty"`
+	// ScaleSize is how many blocks the scale rules fence (SCALE-001).
+	ScaleSize int `json:"scaleSize,omitempty"`
+	// Hold is how long the sentinel fence made at the start must stay
+	// listed (EXPIRE-001). Nightly CI sets it above the storage's default
+	// blocklist expiry (one hour for Ceph).
+	Hold Duration `json:"hold,omitempty"`
+	// RestartCommand restarts the driver (run with sh -c); empty skips the
+	// durability rule RESTART-001.
+	RestartCommand string `json:"restartCommand,omitempty"`
+	// ObserveCommand prints the storage's fenced entries, one CIDR or
+	// address per line (run with sh -c); the state rules read through it
+	// when ListClusterFence is missing or broken.
+	ObserveCommand string `json:"observeCommand,omitempty"`
+	// Timeout bounds the whole run; the report is written all the same.
+	// Zero derives it from RPCTimeout, ConnectTimeout and Hold.
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// minSecretLen is the shortest secret value the echo checks look for: a
+// shorter one ("admin") is a word a driver may print for other reasons.
+const minSecretLen = 6
+
+// RunBudget is the overall time a run may take: Timeout, or one derived
+// from the per-RPC and connect deadlines and the hold.
+func (c *Config) RunBudget() time.Duration {
+	if c.Timeout.Duration > 0 {
+		return c.Timeout.Duration
+	}
+	return 20*c.RPCTimeout.Duration + 3*c.ConnectTimeout.Duration + c.Hold.Duration + time.Minute
 }
 
 // Duration is a time.Duration that reads "30s" style strings from YAML.
@@ -93,6 +122,8 @@ func Defaults() Config {
 		RPCTimeout:     Duration{30 * time.Second},
 		Profile:        Profile{HostBits: HostBitsEither, IPv6: Required, ListClusterFence: Required},
 		Concurrency:    8,
+		ScaleSize:      1024,
+		Hold:           Duration{2 * time.Second},
 	}
 }
 
@@ -123,8 +154,16 @@ func cleanYAMLError(err error) string {
 // Validate checks every field and names the first bad one.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.Endpoint != "" && !strings.HasPrefix(c.Endpoint, "unix://") && !strings.HasPrefix(c.Endpoint, "tcp://") {
-		errs = append(errs, fmt.Errorf("field endpoint: %q must start with unix:// or tcp://", c.Endpoint))
+	if c.Endpoint != "" {
+		if _, err := target(c.Endpoint); err != nil {
+			errs = append(errs, fmt.Errorf("field endpoint: %w", err))
+		}
+	}
+	if c.ScaleSize < 1 || c.ScaleSize > 1<<20 {
+		errs = append(errs, fmt.Errorf("field scaleSize: %d is not between 1 and 1048576", c.ScaleSize))
+	}
+	if c.Hold.Duration < 0 || c.Timeout.Duration < 0 {
+		errs = append(errs, errors.New("fields hold and timeout: must not be negative"))
 	}
 	if c.ConnectTimeout.Duration <= 0 {
 		errs = append(errs, errors.New("field connectTimeout: must be positive"))
@@ -158,4 +197,37 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// LoadSecretsFile reads valid secrets from a YAML map (key: value), like
+// csi-sanity's --secrets, so that they never sit on a command line.
+func LoadSecretsFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("secrets file %s: %w", path, err)
+	}
+	var m map[string]string
+	if err := yaml.UnmarshalStrict(b, &m); err != nil {
+		return nil, fmt.Errorf("secrets file %s: want a map of key: value: %s", path, redactAll(cleanYAMLError(err), b))
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("secrets file %s: no secrets", path)
+	}
+	for k, v := range m {
+		if k == "" || v == "" {
+			return nil, fmt.Errorf("secrets file %s: keys and values must be non-empty", path)
+		}
+	}
+	return m, nil
+}
+
+// redactAll drops a parse error's excerpt of the file when it may quote a
+// value: the error names the problem, never the content.
+func redactAll(msg string, content []byte) string {
+	for _, line := range strings.Split(string(content), "\n") {
+		if _, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(v) != "" && strings.Contains(msg, strings.TrimSpace(v)) {
+			msg = strings.ReplaceAll(msg, strings.TrimSpace(v), Redacted)
+		}
+	}
+	return msg
 }

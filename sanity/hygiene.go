@@ -18,8 +18,11 @@ var (
 	ruleDeadline = Rule{ID: "TIME-001", Level: Must, Labels: []string{"deadline"},
 		Title: "every RPC answers within the RPC deadline",
 		Spec:  "A CO calls every RPC with a deadline; a driver that does not answer blocks fencing of a failed node."}
+	ruleLateWork = Rule{ID: "TIME-002", Level: Must, Labels: []string{"deadline", "ListClusterFence"},
+		Title: "a Fence the client gave up on (deadline exceeded) is not applied afterwards",
+		Spec:  "A CO that got DEADLINE_EXCEEDED retries or gives up; a fence applied later, behind its back, is one nobody will unfence."}
 	ruleCleanup = Rule{ID: "SUITE-001", Level: Must, Labels: []string{"cleanup", "ListClusterFence"},
-		Title: "after cleanup none of the suite's blocks is fenced, and every fence that existed before the run is still there",
+		Title: "cleanup succeeds, and the fences after the run are exactly those before it (compared as CIDR sets)",
 		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
 	ruleSecretsRun = Rule{ID: "SUITE-002", Level: Must, Labels: []string{"errors", "secrets"},
 		Title: "no error message during the whole run contained a secret value",
@@ -58,35 +61,84 @@ func describeHygiene(s *State) {
 			Expect(hung).To(BeEmpty(), "RPCs that did not answer within %s: %s", s.cfg.RPCTimeout.Duration, countWords(hung))
 		})
 
-		ruleCleanup.It(s, func(ctx context.Context) {
-			if err := s.undo(ctx, 0); err != nil {
-				Fail(err.Error())
+		ruleLateWork.It(s, func(ctx context.Context) {
+			s.mu.Lock()
+			late := slices.Clone(s.late)
+			s.mu.Unlock()
+			if len(late) == 0 {
+				note("no Fence missed its deadline")
+				return
 			}
 			s.needList()
-			listed, err := s.list(ctx)
-			expectOK(err, "ListClusterFence after cleanup")
-			got := canonicalAll(listed)
-			var left []string
-			for _, b := range s.tracker.everFenced() {
-				if slices.Contains(got, canonical(strings.TrimSpace(b))) && !slices.Contains(s.Preexisting, b) {
-					left = append(left, b)
+			// Give the driver three more RPC deadlines to finish what it
+			// was doing, then look: every spec's cleanup has run, so a
+			// block of a late Fence that is fenced now was fenced after
+			// the suite gave up and unfenced it.
+			last := late[len(late)-1].at
+			select {
+			case <-time.After(time.Until(last.Add(3 * s.cfg.RPCTimeout.Duration))):
+			case <-ctx.Done():
+			}
+			listed, err := s.observed(ctx)
+			expectOK(err, "reading the fences")
+			now := map[string]bool{}
+			for _, c := range canonicalAll(listed) {
+				now[c] = true
+			}
+			var after []string
+			for _, l := range late {
+				for _, c := range l.cidrs {
+					if k := canonical(c); now[k] && !s.preSet[k] {
+						after = append(after, c)
+					}
 				}
 			}
-			Expect(left).To(BeEmpty(), "blocks the suite fenced are still fenced after cleanup")
-			for _, p := range s.Preexisting {
-				Expect(listed).To(ContainElement(p), "the fence %s that existed before the run is gone", p)
+			Expect(after).To(BeEmpty(), "blocks of a Fence that missed its deadline were fenced afterwards, behind the client's back")
+		})
+
+		ruleCleanup.It(s, func(ctx context.Context) {
+			if err := s.undo(ctx, 0); err != nil {
+				s.cleanupFailed(err.Error())
+			}
+			var problems []string
+			if errs := s.cleanupFailures(); len(errs) > 0 {
+				problems = append(problems, fmt.Sprintf("%d cleanup failures: %s", len(errs), strings.Join(errs[:min(len(errs), 5)], "; ")))
+			}
+			if s.stateSource() == SourceNone {
+				if len(problems) > 0 {
+					Fail(strings.Join(problems, "\n"))
+				}
+				s.needList()
+			}
+			listed, err := s.observed(ctx)
+			expectOK(err, "reading the fences after cleanup")
+			extra, missing := setDiff(canonicalAll(listed), canonicalAll(s.Preexisting))
+			if len(extra) > 0 {
+				problems = append(problems, fmt.Sprintf("%d fences are listed after cleanup that were not before the run (left behind): %s", len(extra), firstFew(extra)))
+			}
+			if len(missing) > 0 {
+				problems = append(problems, fmt.Sprintf("%d fences that existed before the run are gone: %s", len(missing), firstFew(missing)))
+			}
+			if len(problems) > 0 {
+				Fail(strings.Join(problems, "\n"))
 			}
 		})
 
 		ruleSecretsRun.It(s, func(context.Context) {
-			values := []string{sentinel}
-			for _, v := range s.cfg.Secrets {
-				values = append(values, v)
-			}
+			var leaks []string
+			var short []string
 			for _, c := range s.Calls() {
-				for _, v := range values {
-					Expect(c.Message).NotTo(ContainSubstring(v), "a %s error message (%s) contained a secret value", c.Method, c.Code)
+				echoed, sh := echoedSecrets(c.raw, s.cfg.Secrets)
+				short = sh
+				if len(echoed) > 0 {
+					leaks = append(leaks, fmt.Sprintf("%s (%s) echoed %v", c.Method, c.Code, echoed))
 				}
+			}
+			if len(short) > 0 {
+				note("secrets %v are shorter than %d characters and were not looked for in error messages", short, minSecretLen)
+			}
+			if len(leaks) > 0 {
+				Fail(fmt.Sprintf("%d error messages contained a secret value (redacted in this report): %s", len(leaks), strings.Join(leaks[:min(len(leaks), 5)], "; ")))
 			}
 		})
 
@@ -113,4 +165,37 @@ func countWords(words []string) string {
 		out = append(out, fmt.Sprintf("%s x%d", w, n[w]))
 	}
 	return strings.Join(out, ", ")
+}
+
+// setDiff returns the elements of a not in b and of b not in a, each sorted
+// and once.
+func setDiff(a, b []string) (onlyA, onlyB []string) {
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, x := range a {
+		inA[x] = true
+	}
+	for _, x := range b {
+		inB[x] = true
+	}
+	for x := range inA {
+		if !inB[x] {
+			onlyA = append(onlyA, x)
+		}
+	}
+	for x := range inB {
+		if !inA[x] {
+			onlyB = append(onlyB, x)
+		}
+	}
+	slices.Sort(onlyA)
+	slices.Sort(onlyB)
+	return onlyA, onlyB
+}
+
+// firstFew names up to ten entries and how many more there are.
+func firstFew(xs []string) string {
+	if len(xs) <= 10 {
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(xs[:10], ", "), len(xs)-10)
 }

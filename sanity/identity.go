@@ -7,6 +7,7 @@ import (
 	"github.com/csi-addons/spec/lib/go/identity"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Identity rules: what the driver says about itself must match what it serves.
@@ -56,7 +57,7 @@ func describeIdentity(s *State) {
 
 		ruleClientsServed.It(s, func(ctx context.Context) {
 			if !s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
-				skipBecause("the driver does not advertise GET_CLIENTS_TO_FENCE")
+				notSupported("not applicable: the driver does not advertise GET_CLIENTS_TO_FENCE")
 			}
 			_, err := s.clients(ctx)
 			Expect(codeName(err)).NotTo(Equal("Unimplemented"), "GetFenceClients answered UNIMPLEMENTED although GET_CLIENTS_TO_FENCE is advertised")
@@ -64,7 +65,7 @@ func describeIdentity(s *State) {
 
 		ruleClientsNotAdvertised.It(s, func(ctx context.Context) {
 			if s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
-				skipBecause("the driver advertises GET_CLIENTS_TO_FENCE")
+				notSupported("not applicable: the driver advertises GET_CLIENTS_TO_FENCE")
 			}
 			_, err := s.clients(ctx)
 			expectCode(err, "GetFenceClients without the capability", "Unimplemented")
@@ -77,7 +78,10 @@ func describeIdentity(s *State) {
 	})
 }
 
-// capNames spells capabilities the way the report shows them.
+// capNames spells capabilities by their names in the spec (NETWORK_FENCE,
+// CONTROLLER_SERVICE, ...), read through protobuf reflection so that kinds
+// this suite does not know (reclaim space, replication) are named the same
+// way, as kind.TYPE.
 func capNames(caps []*identity.Capability) []string {
 	var out []string
 	for _, c := range caps {
@@ -87,8 +91,32 @@ func capNames(caps []*identity.Capability) []string {
 		case *identity.Capability_NetworkFence_:
 			out = append(out, t.NetworkFence.GetType().String())
 		default:
-			out = append(out, fmt.Sprintf("%T", t))
+			out = append(out, reflectCapName(c))
 		}
 	}
 	return out
+}
+
+func reflectCapName(c *identity.Capability) string {
+	name := "UNKNOWN"
+	c.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind {
+			return true
+		}
+		inner := v.Message()
+		tf := inner.Descriptor().Fields().ByName("type")
+		if tf == nil || tf.Kind() != protoreflect.EnumKind {
+			name = string(fd.Name())
+			return false
+		}
+		ev := tf.Enum().Values().ByNumber(inner.Get(tf).Enum())
+		name = string(fd.Name()) + "."
+		if ev != nil {
+			name += string(ev.Name())
+		} else {
+			name += fmt.Sprint(inner.Get(tf).Enum())
+		}
+		return false
+	})
+	return name
 }

@@ -58,7 +58,7 @@ func describeLifecycle(s *State) {
 			for i := range 10 {
 				expectOK(s.fence(ctx, b), fmt.Sprintf("FenceClusterNetwork of %s, call %d of 10", b[0], i+1))
 			}
-			listed, err := s.list(ctx)
+			listed, err := s.observed(ctx)
 			expectOK(err, "ListClusterFence")
 			Expect(countCanonical(listed, b[0])).To(Equal(1), "%s fenced ten times is listed %d times", b[0], countCanonical(listed, b[0]))
 		})
@@ -131,7 +131,7 @@ func describeLifecycle(s *State) {
 						delete(model, p)
 					}
 				}
-				listed, err := s.list(ctx)
+				listed, err := s.observed(ctx)
 				expectOK(err, "ListClusterFence")
 				var got, want []string
 				for _, c := range canonicalAll(listed) {

@@ -92,7 +92,8 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| endpoint | `%s` |\n| driver | %s %s |\n| capabilities | %s |\n", r.Endpoint, mdCell(r.DriverName), mdCell(r.DriverVer), strings.Join(r.Capabilities, ", "))
 	fmt.Fprintf(&b, "| profile | hostBits=%s, ipv6=%s, listClusterFence=%s, strict=%v |\n", r.Profile.HostBits, r.Profile.IPv6, r.Profile.ListClusterFence, r.Strict)
-	fmt.Fprintf(&b, "| seed | %d |\n| started | %s |\n| duration | %s (%d RPCs) |\n| rules | %s |\n\n", r.Seed, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond), r.Calls, r.Summary())
+	fmt.Fprintf(&b, "| seed | %d |\n| started | %s |\n| duration | %s (%d RPCs) |\n| rules | %s |\n", r.Seed, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Millisecond), r.Calls, r.Summary())
+	fmt.Fprintf(&b, "| state read from | %s |\n| core verdict | **%s** |\n| extended verdict | %s |\n\n", r.StateSource, r.Core, mdCell(r.Extended))
 	if r.SetupError != "" {
 		fmt.Fprintf(&b, "**Setup failed:** %s\n\n", mdCell(r.SetupError))
 	}
@@ -147,6 +148,9 @@ details{margin:.2em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;
 <h1>fenceproof sanity: <span class="{{if .R.Passed}}conforms{{else}}notconform{{end}}">{{.Word}}</span></h1>
 <table class="meta">
 <tr><td>endpoint</td><td><code>{{.R.Endpoint}}</code></td></tr>
+<tr><td>core verdict</td><td>{{.R.Core}}</td></tr>
+<tr><td>extended verdict</td><td>{{.R.Extended}}</td></tr>
+<tr><td>state read from</td><td>{{.R.StateSource}}</td></tr>
 <tr><td>driver</td><td>{{.R.DriverName}} {{.R.DriverVer}}</td></tr>
 <tr><td>capabilities</td><td>{{join .R.Capabilities ", "}}</td></tr>
 <tr><td>profile</td><td>hostBits={{.R.Profile.HostBits}}, ipv6={{.R.Profile.IPv6}}, listClusterFence={{.R.Profile.ListClusterFence}}, strict={{.R.Strict}}</td></tr>

@@ -12,12 +12,13 @@ type Verdict string
 
 // Verdicts, from worst to best.
 const (
-	VerdictFail   Verdict = "FAIL"    // a MUST (or, when strict, a SHOULD) was not met
-	VerdictWarn   Verdict = "WARN"    // a SHOULD was not met
-	VerdictPass   Verdict = "PASS"    // every case met the rule
-	VerdictInfo   Verdict = "INFO"    // an INFO rule: observations only
-	VerdictSkip   Verdict = "SKIP"    // every case was skipped, with a reason
-	VerdictNotRun Verdict = "NOT RUN" // filtered out by labels, focus or skip
+	VerdictFail   Verdict = "FAIL"          // a MUST (or, when strict, a SHOULD) was not met
+	VerdictWarn   Verdict = "WARN"          // a SHOULD was not met
+	VerdictPass   Verdict = "PASS"          // every case met the rule
+	VerdictInfo   Verdict = "INFO"          // an INFO rule: observations only
+	VerdictSkip   Verdict = "SKIP"          // every case was skipped, with a reason
+	VerdictNotSup Verdict = "NOT SUPPORTED" // the driver legitimately lacks what the rule needs (its profile says so)
+	VerdictNotRun Verdict = "NOT RUN"       // filtered out by labels, focus or skip
 )
 
 // Result is the verdict of a whole run, what the reports are made from.
@@ -35,6 +36,45 @@ type Result struct {
 	Duration     time.Duration     `json:"duration"`
 	Rules        []RuleResult      `json:"rules"`
 	Calls        int               `json:"calls"`
+	// StateSource is where the state rules read the fences from:
+	// ListClusterFence, the observe command, or none.
+	StateSource string `json:"stateSource"`
+	// Core is the verdict over the MUST rules; Extended also needs every
+	// SHOULD rule met and the opt-in rules (restart, destructive) run.
+	Core     string `json:"core"`
+	Extended string `json:"extended"`
+}
+
+// Profile-report verdict words.
+const (
+	ConformsWord   = "CONFORMS"
+	NotConformWord = "DOES NOT CONFORM"
+	IncompleteWord = "INCOMPLETE"
+)
+
+// rollUp computes the core and extended verdicts.
+func (r *Result) rollUp() {
+	r.Core, r.Extended = ConformsWord, ConformsWord
+	var unmet, notRun []string
+	for _, rr := range r.Rules {
+		switch {
+		case rr.Verdict == VerdictFail && rr.Level == Must:
+			r.Core = NotConformWord
+		case rr.Verdict == VerdictFail || rr.Verdict == VerdictWarn:
+			unmet = append(unmet, rr.ID)
+		case rr.Verdict == VerdictSkip || rr.Verdict == VerdictNotRun:
+			notRun = append(notRun, rr.ID)
+		}
+	}
+	switch {
+	case r.Core != ConformsWord || len(unmet) > 0:
+		r.Extended = NotConformWord
+		if len(unmet) > 0 {
+			r.Extended += " (" + strings.Join(unmet, ", ") + ")"
+		}
+	case len(notRun) > 0:
+		r.Extended = IncompleteWord + " (skipped or not run: " + strings.Join(notRun, ", ") + ")"
+	}
 }
 
 // RuleResult is the verdict of one rule with its cases.
@@ -98,7 +138,9 @@ func buildResult(s *State, rep types.Report) *Result {
 		res.DriverName, res.DriverVer, res.Manifest = s.Identity.GetName(), s.Identity.GetVendorVersion(), s.Identity.GetManifest()
 	}
 	if s.setupErr != nil {
-		res.SetupError = s.setupErr.Error()
+		res.SetupError = redact(s.setupErr.Error())
+	} else if s.fc != nil {
+		res.StateSource = s.stateSource()
 	}
 	index := map[string]int{}
 	for _, r := range s.rules {
@@ -123,7 +165,7 @@ func buildResult(s *State, rep types.Report) *Result {
 		}
 		c := CaseResult{Name: sp.LeafNodeText, State: sp.State.String(), Duration: sp.RunTime}
 		if sp.State.Is(types.SpecStateFailureStates) || sp.State == types.SpecStateSkipped {
-			c.Message = strings.TrimSpace(sp.Failure.Message)
+			c.Message = redact(strings.TrimSpace(sp.Failure.Message))
 			if sp.State.Is(types.SpecStateFailureStates) {
 				c.Location = sp.Failure.Location.String()
 			}
@@ -131,10 +173,10 @@ func buildResult(s *State, rep types.Report) *Result {
 		for _, e := range sp.ReportEntries {
 			switch e.Name {
 			case entryWarning:
-				c.Message = e.StringRepresentation()
+				c.Message = redact(e.StringRepresentation())
 				c.State = "warned"
 			case entryNote:
-				rr.Notes = append(rr.Notes, e.StringRepresentation())
+				rr.Notes = append(rr.Notes, redact(e.StringRepresentation()))
 			}
 		}
 		rr.Cases = append(rr.Cases, c)
@@ -143,6 +185,7 @@ func buildResult(s *State, rep types.Report) *Result {
 	for i := range res.Rules {
 		res.Rules[i].Verdict, res.Rules[i].Reason = verdict(&res.Rules[i])
 	}
+	res.rollUp()
 	return res
 }
 
@@ -180,6 +223,8 @@ func verdict(rr *RuleResult) (Verdict, string) {
 			return VerdictPass, "some cases skipped: " + first(skipped)
 		}
 		return VerdictPass, ""
+	case len(skipped) > 0 && strings.HasPrefix(skipped[0].Message, notSupportedPrefix):
+		return VerdictNotSup, strings.TrimPrefix(first(skipped), notSupportedPrefix)
 	case len(skipped) > 0:
 		return VerdictSkip, first(skipped)
 	}
@@ -187,4 +232,4 @@ func verdict(rr *RuleResult) (Verdict, string) {
 }
 
 // Verdicts lists every verdict, worst first, for summaries.
-var Verdicts = []Verdict{VerdictFail, VerdictWarn, VerdictPass, VerdictInfo, VerdictSkip, VerdictNotRun}
+var Verdicts = []Verdict{VerdictFail, VerdictWarn, VerdictPass, VerdictInfo, VerdictNotSup, VerdictSkip, VerdictNotRun}

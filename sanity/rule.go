@@ -92,6 +92,15 @@ func note(format string, a ...any) {
 	AddReportEntry(entryNote, fmt.Sprintf(format, a...), ReportEntryVisibilityFailureOrVerbose)
 }
 
+// notSupportedPrefix marks a skip for a capability the driver legitimately
+// lacks; the verdict is NOT SUPPORTED rather than SKIP.
+const notSupportedPrefix = "not supported: "
+
+// notSupported skips a rule the driver's profile legitimately opts out of.
+func notSupported(format string, a ...any) {
+	Skip(notSupportedPrefix + strings.TrimSpace(fmt.Sprintf(format, a...)))
+}
+
 // skipBecause skips with a reason that the report shows.
 func skipBecause(format string, a ...any) {
 	Skip(strings.TrimSpace(fmt.Sprintf(format, a...)))

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,7 +39,14 @@ type State struct {
 	Caps     []*identity.Capability
 	// Preexisting is what ListClusterFence returned before the first spec.
 	Preexisting []string
-	listMissing bool // List answered UNIMPLEMENTED and the profile allows it
+	preSet      map[string]bool // canonical forms of Preexisting
+	listMissing bool            // List answered UNIMPLEMENTED and the profile allows it
+	listErr     error           // List failed before the first spec (a broken List, not a missing one)
+
+	sentinelFence sentinelFence // EXPIRE-001's fence, made before the first spec
+
+	cleanupMu   sync.Mutex
+	cleanupErrs []string // cleanup failures, reported once under SUITE-001
 
 	tracker tracker
 	alloc   allocator
@@ -48,6 +57,13 @@ type State struct {
 	calls []Call
 	rules []Rule         // every rule registered, in order
 	hung  map[string]int // deadline misses per method
+	late  []lateFence    // Fence requests the suite gave up on (TIME-002)
+}
+
+// lateFence is a Fence request that missed its deadline.
+type lateFence struct {
+	cidrs []string
+	at    time.Time
 }
 
 // hungLimit is how many deadline misses of one method the suite waits out;
@@ -61,6 +77,7 @@ type Call struct {
 	Code     string        `json:"code"`
 	Message  string        `json:"message,omitempty"`
 	Duration time.Duration `json:"duration"`
+	raw      string        // the message as sent, for SUITE-002 only
 }
 
 func newState(cfg Config) *State {
@@ -68,19 +85,31 @@ func newState(cfg Config) *State {
 	if seed == 0 {
 		seed = time.Now().UnixNano() & 0x7fffffff
 	}
+	installRedactor(cfg.Secrets)
 	return &State{cfg: cfg, Seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed))}
 }
 
-// target turns unix:// and tcp:// endpoints into a gRPC target.
+// target turns unix:// and tcp:// endpoints into a gRPC target, refusing
+// strings that cannot name a socket: unix:// without an absolute path,
+// tcp:// without host:port.
 func target(endpoint string) (string, error) {
 	switch {
 	case strings.HasPrefix(endpoint, "unix://"):
-		if !strings.HasPrefix(endpoint, "unix:///") {
-			return "", fmt.Errorf("endpoint %q: unix endpoints need an absolute path (unix:///path.sock)", endpoint)
+		path := strings.TrimPrefix(endpoint, "unix://")
+		if !strings.HasPrefix(path, "/") || len(path) < 2 || strings.HasSuffix(path, "/") {
+			return "", fmt.Errorf("endpoint %q: unix endpoints need an absolute socket path (unix:///path.sock)", endpoint)
 		}
 		return endpoint, nil
 	case strings.HasPrefix(endpoint, "tcp://"):
-		return "passthrough:///" + strings.TrimPrefix(endpoint, "tcp://"), nil
+		hp := strings.TrimPrefix(endpoint, "tcp://")
+		host, port, err := net.SplitHostPort(hp)
+		if err != nil || port == "" || strings.ContainsAny(host+port, "/ ") {
+			return "", fmt.Errorf("endpoint %q: tcp endpoints need host:port (tcp://127.0.0.1:9000)", endpoint)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("endpoint %q: port %q is not between 1 and 65535", endpoint, port)
+		}
+		return "passthrough:///" + hp, nil
 	}
 	return "", fmt.Errorf("endpoint %q: must start with unix:// or tcp://", endpoint)
 }
@@ -125,7 +154,19 @@ func (s *State) connect(ctx context.Context) error {
 	case codeName(err) == "Unimplemented" && s.cfg.Profile.ListClusterFence == Optional:
 		s.listMissing = true
 	default:
-		return fmt.Errorf("ListClusterFence before the first spec: %w", err)
+		// A broken List fails LIST-001 and the rules that observe state
+		// through it; every other rule still runs.
+		s.listErr = fmt.Errorf("ListClusterFence before the first spec: %s: %s", codeName(err), errMessage(err))
+		GinkgoWriter.Printf("fenceproof sanity: %v\n", s.listErr)
+	}
+	if s.stateSource() == SourceObserve {
+		if s.Preexisting, err = s.observe(ctx); err != nil {
+			return err
+		}
+	}
+	s.preSet = map[string]bool{}
+	for _, c := range s.Preexisting {
+		s.preSet[canonical(strings.TrimSpace(c))] = true
 	}
 	s.alloc.reset(s.Preexisting)
 	return nil
@@ -161,6 +202,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	c := Call{Method: name, Code: codeName(err), Message: errMessage(err), Duration: time.Since(start)}
+	c.raw = rawMessage(err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
@@ -169,6 +211,9 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 			s.hung = map[string]int{}
 		}
 		s.hung[name]++
+		if r, ok := req.(*fence.FenceClusterNetworkRequest); ok {
+			s.late = append(s.late, lateFence{cidrs: strList(r.GetCidrs()), at: time.Now()})
+		}
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
@@ -213,19 +258,8 @@ func codeName(err error) string {
 	return st.Code().String()
 }
 
-func errMessage(err error) string {
-	if err == nil {
-		return ""
-	}
-	if st, ok := status.FromError(err); ok {
-		var h *hungError
-		if errors.As(err, &h) {
-			return h.Error()
-		}
-		return st.Message()
-	}
-	return err.Error()
-}
+// errMessage is the error's message with every secret value redacted.
+func errMessage(err error) string { return redact(rawMessage(err)) }
 
 // rpc returns a context with the per-RPC deadline.
 func (s *State) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -247,11 +281,25 @@ func (s *State) hasCap(t identity.Capability_NetworkFence_Type) bool {
 func (s *State) ours(listed []string) []string {
 	var out []string
 	for _, c := range listed {
-		if !slices.Contains(s.Preexisting, c) {
+		if !s.preSet[canonical(strings.TrimSpace(c))] {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// cleanupFailed records a cleanup failure for SUITE-001, the one rule that
+// is charged with it.
+func (s *State) cleanupFailed(msg string) {
+	s.cleanupMu.Lock()
+	defer s.cleanupMu.Unlock()
+	s.cleanupErrs = append(s.cleanupErrs, msg)
+}
+
+func (s *State) cleanupFailures() []string {
+	s.cleanupMu.Lock()
+	defer s.cleanupMu.Unlock()
+	return slices.Clone(s.cleanupErrs)
 }
 
 // canonical is the canonical spelling of a CIDR, or the input when it does

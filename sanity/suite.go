@@ -25,7 +25,10 @@ func GinkgoTest(cfg *Config) *State {
 			s.setupErr = s.connect(ctx)
 			if s.setupErr != nil {
 				GinkgoWriter.Printf("fenceproof sanity: setup failed: %v\n", s.setupErr)
+				return
 			}
+			GinkgoWriter.Printf("fenceproof sanity: state read from %s\n", s.stateSource())
+			s.makeSentinel(ctx)
 		})
 		AfterAll(func(ctx SpecContext) {
 			if s.fc != nil {
@@ -39,10 +42,14 @@ func GinkgoTest(cfg *Config) *State {
 		Describe("FenceController", func() {
 			describeErrorTable(s)
 			describeCIDRs(s)
+			describeSpellings(s)
+			describeListing(s)
 			describeLifecycle(s)
 			describeClients(s)
 			describeConcurrency(s)
+			describeCapacity(s)
 		})
+		describeDurability(s)
 		describeHygiene(s)
 	})
 	return s
@@ -106,6 +113,7 @@ func Run(ctx context.Context, cfg Config, opts RunOptions) (*Result, error) {
 	sc.SkipStrings = opts.Skip
 	sc.RandomSeed = cfg.Seed
 	sc.DryRun = opts.DryRun
+	sc.Timeout = cfg.RunBudget()
 	rc.JUnitReport = opts.JUnitPath
 	rc.NoColor = opts.NoColor
 	rc.Verbose = opts.Verbose

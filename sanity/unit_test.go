@@ -2,8 +2,11 @@ package sanity
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/csi-addons/spec/lib/go/identity"
 )
 
 func TestExampleConfigLoads(t *testing.T) {
@@ -144,5 +147,50 @@ func TestCanonicalIsStable(t *testing.T) {
 		if got := canonical(in); got != want {
 			t.Errorf("canonical(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCapNamesAreSpecNames pins the regression where capabilities of a kind
+// the suite does not know were printed as Go type names.
+func TestCapNamesAreSpecNames(t *testing.T) {
+	caps := []*identity.Capability{
+		{Type: &identity.Capability_NetworkFence_{NetworkFence: &identity.Capability_NetworkFence{Type: identity.Capability_NetworkFence_NETWORK_FENCE}}},
+		{Type: &identity.Capability_ReclaimSpace_{ReclaimSpace: &identity.Capability_ReclaimSpace{Type: identity.Capability_ReclaimSpace_ONLINE}}},
+	}
+	got := capNames(caps)
+	want := []string{"NETWORK_FENCE", "reclaim_space.ONLINE"}
+	if !slices.Equal(got, want) {
+		t.Errorf("capNames = %v, want %v", got, want)
+	}
+}
+
+// TestAllocatorJumpsOverPreexistingFences pins the hang where a pre-existing
+// fence in the pool was skipped address by address: a /64 and a /44 in
+// the IPv6 pool, and a /25 in the IPv4 one, are jumped over in one step.
+func TestAllocatorJumpsOverPreexistingFences(t *testing.T) {
+	var a allocator
+	a.reset([]string{"2001:db8:fe00::/64", "2001:db8:fe00:1::/44", "198.51.100.0/25", "10.0.0.0/8"})
+	if len(a.avoid) != 3 {
+		t.Errorf("avoid = %v: fences outside the pools must be dropped", a.avoid)
+	}
+	p6 := a.block(true, 128)
+	if p6.String() != "2001:db8:fe10::/128" {
+		t.Errorf("first free IPv6 /128 = %s, want 2001:db8:fe10::/128", p6)
+	}
+	p4 := a.block(false, 32)
+	if p4.String() != "198.51.100.128/32" {
+		t.Errorf("first free IPv4 /32 = %s, want 198.51.100.128/32", p4)
+	}
+}
+
+func TestSetDiffAndObservedParsing(t *testing.T) {
+	extra, missing := setDiff([]string{"192.0.2.0/24", "198.51.100.1/32", "198.51.100.1/32"}, []string{"192.0.2.0/24", "2001:db8::/32"})
+	if !slices.Equal(extra, []string{"198.51.100.1/32"}) || !slices.Equal(missing, []string{"2001:db8::/32"}) {
+		t.Errorf("setDiff = %v, %v", extra, missing)
+	}
+	got := parseObserved("# ceph osd blocklist ls\n192.0.2.7\n\n2001:db8::/64\n  198.51.100.0/24  \n")
+	want := []string{"192.0.2.7/32", "2001:db8::/64", "198.51.100.0/24"}
+	if !slices.Equal(got, want) {
+		t.Errorf("parseObserved = %v, want %v", got, want)
 	}
 }

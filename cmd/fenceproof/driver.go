@@ -113,7 +113,7 @@ func parseDriverFlags(args []string) (driverCmd, error) {
 	fs.StringVar(&o.NetNS, "netns", "", `nftables: "" current netns, "new" a private one, or a netns path`)
 	fs.Var(&secrets, "secret", "required secret key=value (repeatable)")
 	fs.StringVar(&secretsFile, "secrets-file", "", "YAML map of required secrets")
-	fs.Var(&params, "require-param", "parameter key every request must carry (repeatable)")
+	fs.Var(&params, "require-param", "parameter every request must carry: key (any non-empty value) or key=value (exactly that value) (repeatable)")
 	fs.StringVar(&o.HostBits, "host-bits", "normalise", "normalise | reject")
 	fs.Var(&ports, "protect-port", "local TCP port whose established peers GetFenceClients reports (repeatable)")
 	fs.Var(&clients, "client", "static GetFenceClients answer id=cidr[,cidr] (repeatable)")

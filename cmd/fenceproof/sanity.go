@@ -11,8 +11,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/onsi/ginkgo/v2/types"
+	"golang.org/x/sys/unix"
 
 	"github.com/fenceproof/fenceproof/driver"
 	"github.com/fenceproof/fenceproof/sanity"
@@ -63,6 +67,13 @@ flags:`)
 		noColor     = fs.Bool("no-color", false, "no ANSI colours")
 		backend     = fs.String("driver-backend", "auto", "reference driver backend when no --endpoint: auto | memory | nftables")
 		listRules   = fs.Bool("list-rules", false, "print every rule (ID, level, labels, title) and exit; no driver needed")
+		scaleSize   = fs.Int("scale-size", cfg.ScaleSize, "blocks the scale rule SCALE-001 fences, in one request and across many")
+		hold        = fs.Duration("hold", cfg.Hold.Duration, "how long the sentinel fence must stay listed (EXPIRE-001); nightly CI: above the storage's blocklist expiry, e.g. 65m")
+		restartCmd  = fs.String("restart-command", "", "shell command that restarts the driver (RESTART-001); empty skips the rule")
+		observeCmd  = fs.String("observe-command", "", "shell command printing the storage's fenced entries, one CIDR or address per line; used when ListClusterFence is missing or broken")
+		runTimeout  = fs.Duration("timeout", 0, "budget of the whole run; the report is written when it runs out (default derived from --rpc-timeout, --connect-timeout and --hold)")
+		rulesTable  = fs.Bool("rules-table", false, "print the Markdown table of every rule, its level and the fault that proves it can fail (the README's), and exit")
+		secretsFile = fs.String("secrets-file", "", "YAML file of valid secrets (key: value), so they never sit on a command line")
 		secrets     = kvFlag{}
 		params      = kvFlag{}
 		focus       listFlag
@@ -109,6 +120,23 @@ flags:`)
 	override("seed", func() { cfg.Seed = *seed })
 	override("secret", func() { cfg.Secrets = secrets })
 	override("param", func() { cfg.Parameters = params })
+	override("scale-size", func() { cfg.ScaleSize = *scaleSize })
+	override("hold", func() { cfg.Hold.Duration = *hold })
+	override("restart-command", func() { cfg.RestartCommand = *restartCmd })
+	override("observe-command", func() { cfg.ObserveCommand = *observeCmd })
+	override("timeout", func() { cfg.Timeout.Duration = *runTimeout })
+	if *secretsFile != "" {
+		sec, err := sanity.LoadSecretsFile(*secretsFile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+			return exitUsageConfig
+		}
+		cfg.Secrets = sec
+	}
+	if err := checkSelection(*labelFilter, focus, skip); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+		return exitUsageConfig
+	}
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = os.Getenv("ENDPOINT")
 	}
@@ -123,7 +151,24 @@ flags:`)
 	if *listRules {
 		return printRules(ctx, cfg, *labelFilter)
 	}
+	if *rulesTable {
+		rules, err := rulesQuietly(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+			return exitUsageConfig
+		}
+		fmt.Print(sanity.RuleTableMarkdown(rules))
+		return exitConforms
+	}
 
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+		return exitUsageConfig
+	}
+	if err := checkWritable(*reportsDir); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: reports directory: %v\n", err)
+		return exitUsageConfig
+	}
 	if cfg.Endpoint == "" {
 		stopRef, err := startReference(ctx, &cfg, *backend, faults, *reportsDir)
 		if err != nil {
@@ -161,6 +206,7 @@ flags:`)
 			fmt.Printf("  %-4s %-10s %-6s %s\n       %s\n", rr.Verdict, rr.ID, rr.Level, rr.Title, rr.Reason)
 		}
 	}
+	fmt.Printf("state read from: %s\ncore: %s\nextended: %s\n", res.StateSource, res.Core, res.Extended)
 	fmt.Printf("reports: %s %v\n", *junit, paths)
 	if !res.Passed() {
 		fmt.Println("verdict: DOES NOT CONFORM")
@@ -232,8 +278,8 @@ func newReference(ctx context.Context, cfg *sanity.Config, backend string, fault
 		cfg.Parameters = map[string]string{"clusterID": "fenceproof-reference"}
 	}
 	var required []string
-	for k := range cfg.Parameters {
-		required = append(required, k)
+	for k, v := range cfg.Parameters {
+		required = append(required, k+"="+v)
 	}
 	logger, err := driverLogger(reportsDir)
 	if err != nil {
@@ -295,4 +341,66 @@ func randomSecret() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// checkSelection refuses a label filter or focus/skip regexp that does not
+// parse, before anything runs (Ginkgo would otherwise end the run).
+func checkSelection(labelFilter string, focus, skip []string) error {
+	if labelFilter != "" {
+		if _, err := types.ParseLabelFilter(labelFilter); err != nil {
+			return fmt.Errorf("--label-filter %q: %v", labelFilter, err)
+		}
+	}
+	for _, re := range append(append([]string{}, focus...), skip...) {
+		if _, err := regexp.Compile(re); err != nil {
+			return fmt.Errorf("--focus/--skip %q: %v", re, err)
+		}
+	}
+	return nil
+}
+
+// checkWritable makes sure the reports can be written before the run, so a
+// run never ends without its report.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".fenceproof-write-check-")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// rulesQuietly lists every rule from a dry run whose Ginkgo output (written
+// straight to file descriptor 1) is sent to /dev/null, so that stdout holds
+// only what the caller prints.
+func rulesQuietly(ctx context.Context, cfg sanity.Config) ([]sanity.Rule, error) {
+	saved, err := unix.Dup(1)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(saved)
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer null.Close()
+	if err := unix.Dup2(int(null.Fd()), 1); err != nil {
+		return nil, err
+	}
+	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{DryRun: true, NoColor: true})
+	if derr := unix.Dup2(saved, 1); derr != nil && err == nil {
+		err = derr
+	}
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]sanity.Rule, len(res.Rules))
+	for i, rr := range res.Rules {
+		rules[i] = rr.Rule
+	}
+	return rules, nil
 }

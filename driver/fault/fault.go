@@ -61,6 +61,20 @@ type Set struct {
 	// "ack-before-enforce" or "ack-before-enforce=DURATION").
 	AckBeforeEnforce time.Duration
 
+	// Faults of the second-generation conformance rules (sanity issue 12).
+	ListStorageNative bool // List spells each fence as a storage blocklist entry, address:port/nonce
+	SilentCapacity    bool // fences beyond CapacityLimit are acknowledged and silently dropped
+	ExpireFences      bool // fences vanish ExpiryAfter after they were made, like a blocklist's default expiry
+	UnfenceVerbatim   bool // Unfence matches the spelling given, so host bits make it a no-op
+	KeepMapped        bool // IPv4-mapped IPv6 is acknowledged and kept as IPv6, where no IPv4 packet matches it
+	AuthFenceOnly     bool // only Fence checks secrets; Unfence, List and GetFenceClients do not
+	ConcurrentDup     bool // a Fence arriving while another is in flight stores a duplicate
+	UnfenceNeighbour  bool // Unfence also removes the next fence in list order (an off-by-one)
+	RejectSlash31     bool // IPv4 /31 blocks are INVALID_ARGUMENT (point-to-point links treated as invalid)
+	FailWideIPv6      bool // IPv6 blocks wider than /96 fail with INTERNAL (expanded address by address until out of memory)
+	MixedFirstFamily  bool // a request mixing IPv4 and IPv6 fences only the family of its first block
+	IgnoreParamValues bool // required parameters are checked for presence only, not for their value
+
 	specs []string
 }
 
@@ -96,10 +110,30 @@ var flags = map[string]func(*Set) *bool{
 	"list-unimplemented":        func(s *Set) *bool { return &s.ListUnimplemented },
 	"reject-host-bits":          func(s *Set) *bool { return &s.RejectHostBits },
 	"forget-on-restart":         func(s *Set) *bool { return &s.ForgetOnRestart },
+
+	"list-storage-native": func(s *Set) *bool { return &s.ListStorageNative },
+	"silent-capacity":     func(s *Set) *bool { return &s.SilentCapacity },
+	"expire-fences":       func(s *Set) *bool { return &s.ExpireFences },
+	"unfence-verbatim":    func(s *Set) *bool { return &s.UnfenceVerbatim },
+	"keep-mapped":         func(s *Set) *bool { return &s.KeepMapped },
+	"auth-fence-only":     func(s *Set) *bool { return &s.AuthFenceOnly },
+	"concurrent-dup":      func(s *Set) *bool { return &s.ConcurrentDup },
+	"unfence-neighbour":   func(s *Set) *bool { return &s.UnfenceNeighbour },
+	"reject-ipv4-31":      func(s *Set) *bool { return &s.RejectSlash31 },
+	"fail-wide-ipv6":      func(s *Set) *bool { return &s.FailWideIPv6 },
+	"mixed-first-family":  func(s *Set) *bool { return &s.MixedFirstFamily },
+	"ignore-param-values": func(s *Set) *bool { return &s.IgnoreParamValues },
 }
 
 // DefaultAckBeforeEnforce is the delay of a bare "ack-before-enforce".
 const DefaultAckBeforeEnforce = 1500 * time.Millisecond
+
+// Limits of the second-generation faults.
+const (
+	CapacityLimit = 512                     // silent-capacity: fences stored at most
+	ExpiryAfter   = 1500 * time.Millisecond // expire-fences: lifetime of a fence
+	WideIPv6Bits  = 96                      // fail-wide-ipv6: IPv6 blocks shorter than this fail
+)
 
 // Names returns every fault name, sorted; delay and code take an argument,
 // ack-before-enforce an optional one.

@@ -72,7 +72,7 @@ func TestEveryNameParses(t *testing.T) {
 			t.Errorf("Parse(%q) = %v", spec, err)
 		}
 	}
-	if len(Names()) != 33 {
-		t.Errorf("got %d fault names, want 33", len(Names()))
+	if len(Names()) != 45 {
+		t.Errorf("got %d fault names, want 45", len(Names()))
 	}
 }

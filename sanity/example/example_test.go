@@ -18,7 +18,7 @@ func TestVendorDriverConforms(t *testing.T) {
 		Backend:            "memory",
 		StatePath:          filepath.Join(dir, "fences.db"),
 		Secrets:            map[string]string{"userKey": "example-secret"},
-		RequiredParameters: []string{"clusterID"},
+		RequiredParameters: []string{"clusterID=example"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,144 @@
+package sanity_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fenceproof/fenceproof/sanity"
+)
+
+// The vault driver (testdata/vaultdriver) is written independently of the
+// reference driver: it requires secrets and a clusterID value on every RPC
+// and persists its fences in a text file. Its secrets reach the suite
+// through --secrets-file.
+
+const vaultSecret = "vault-key-0b7e5d"
+
+type vault struct {
+	dir, sock, state, secretsFile string
+}
+
+// startVault builds the vault driver and runs it under a supervisor loop, so
+// that "kill the driver" is a restart; it returns the suite flags to use.
+func startVault(t *testing.T, driverArgs ...string) (vault, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "vaultdriver")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/vaultdriver").CombinedOutput(); err != nil {
+		t.Fatalf("building the vault driver: %v\n%s", err, out)
+	}
+	v := vault{dir: dir, sock: filepath.Join(dir, "v.sock"), state: filepath.Join(dir, "fences.txt"), secretsFile: filepath.Join(dir, "secrets.yaml")}
+	if err := os.WriteFile(v.secretsFile, []byte("userKey: "+vaultSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	drv := fmt.Sprintf("%s --socket %s --state %s --cluster-id c1 --secret userKey=%s", bin, v.sock, v.state, vaultSecret)
+	for _, a := range driverArgs {
+		drv += " " + a
+	}
+	pid := filepath.Join(dir, "pid")
+	loop := exec.Command("bash", "-c", fmt.Sprintf("while [ ! -e %s/stop ]; do %s >>%s/driver.log 2>&1 & echo $! > %s; wait; done", dir, drv, dir, pid))
+	loop.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := loop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(dir, "stop"), nil, 0o600)
+		_ = syscall.Kill(-loop.Process.Pid, syscall.SIGTERM)
+		_ = loop.Wait()
+	})
+	waitSocket(t, v.sock)
+	restart := fmt.Sprintf("old=$(cat %[1]s); kill $old; while [ \"$(cat %[1]s)\" = \"$old\" ]; do sleep 0.05; done", pid)
+	return v, []string{"--endpoint", "unix://" + v.sock, "--secrets-file", v.secretsFile, "--param", "clusterID=c1",
+		"--host-bits", "normalise", "--restart-command", restart}
+}
+
+// TestVaultDriverConforms: the full run, --restart-command included,
+// conforms, and the secret never appears in what the suite writes.
+func TestVaultDriverConforms(t *testing.T) {
+	_, args := startVault(t)
+	r := sanityRun(t, 3*time.Minute, args...)
+	expectConforms(t, r, "CIDR-010")
+	if v := r.verdict(t, "RESTART-001"); v != sanity.VerdictPass {
+		t.Errorf("RESTART-001 is %s", v)
+	}
+	expectNoSecret(t, r, vaultSecret)
+}
+
+// TestVaultDriverWithoutList: Fence and Unfence only, like ceph-csi; the
+// state rules read the state file through --observe-command and still run.
+func TestVaultDriverWithoutList(t *testing.T) {
+	v, args := startVault(t, "--no-list")
+	args = append(args, "--list", "optional", "--observe-command", "cat "+v.state)
+	r := sanityRun(t, 3*time.Minute, args...)
+	expectConforms(t, r, "CIDR-010")
+	if r.result.StateSource != sanity.SourceObserve {
+		t.Errorf("state read from %q, want %q", r.result.StateSource, sanity.SourceObserve)
+	}
+	for _, id := range []string{"FENCE-001", "SCALE-001", "EXPIRE-001", "RESTART-001", "SUITE-001"} {
+		if got := r.verdict(t, id); got != sanity.VerdictPass {
+			t.Errorf("%s is %s through the observe command, want PASS", id, got)
+		}
+	}
+}
+
+// TestVaultDriverDefects: each defect-class variant fails exactly its rules.
+func TestVaultDriverDefects(t *testing.T) {
+	cases := []struct {
+		defect string
+		fails  []string
+	}{
+		{"list-native", []string{"CIDR-002", "CIDR-005", "CIDR-006", "CIDR-007", "CIDR-008", "CIDR-009", "CIDR-011", "CIDR-013", "CONC-001", "CONC-002", "EXPIRE-001", "FENCE-001", "FENCE-002", "FENCE-005", "FENCE-006", "FENCE-007", "LIST-002", "RESTART-001", "SCALE-001"}},
+		{"capacity", []string{"SCALE-001"}},
+		{"expire", []string{"EXPIRE-001"}},
+		{"forget", []string{"RESTART-001"}},
+		{"hostbits-unfence", []string{"CIDR-011", "SUITE-001"}},
+		{"mapped", []string{"CIDR-012"}},
+		{"auth-fence-only", []string{"ERR-003", "ERR-004"}},
+		{"partial-apply", []string{"CIDR-002"}},
+		{"param-presence", []string{"ERR-007"}},
+	}
+	for _, c := range cases {
+		t.Run(c.defect, func(t *testing.T) {
+			t.Parallel()
+			_, args := startVault(t, "--defect", c.defect)
+			r := sanityRun(t, 3*time.Minute, args...)
+			var got []string
+			for _, rr := range r.result.Rules {
+				if rr.Verdict == sanity.VerdictFail {
+					got = append(got, rr.ID)
+				}
+			}
+			slices.Sort(got)
+			t.Logf("%s fails %v", c.defect, got)
+			if !slices.Equal(got, c.fails) {
+				t.Errorf("defect %s: failing rules %v, want %v", c.defect, got, c.fails)
+			}
+			expectNoSecret(t, r, vaultSecret)
+		})
+	}
+}
+
+// expectNoSecret checks stdout and every report file for the value.
+func expectNoSecret(t *testing.T, r run, secret string) {
+	t.Helper()
+	if strings.Contains(r.out, secret) {
+		t.Errorf("the suite's output contains the secret value")
+	}
+	entries, _ := os.ReadDir(r.dir)
+	for _, e := range entries {
+		if e.Name() == "sanity-driver.log" {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(r.dir, e.Name()))
+		if strings.Contains(string(b), secret) {
+			t.Errorf("report %s contains the secret value", e.Name())
+		}
+	}
+}
