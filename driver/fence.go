@@ -157,12 +157,12 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	}
 	d.stateMu.RLock()
 	defer d.stateMu.RUnlock()
-	if !d.faults.DropList {
+	if !d.faults.DropList && !d.faults.ExpireFences && !d.faults.ListStorageNative {
 		return &fence.ListClusterFenceResponse{Cidrs: d.listed()}, nil
 	}
 	st := d.live
 	keys := sortedFences(st)
-	if len(keys) > 0 {
+	if d.faults.DropList && len(keys) > 0 {
 		var newest string
 		var seq uint64
 		for k, e := range st {

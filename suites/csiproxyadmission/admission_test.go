@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 )
 
@@ -232,18 +233,26 @@ var _ = Describe("csi-proxy pipe admission policy", Ordered, ContinueOnFailure, 
 			zero := int64(0)
 			_ = cs.CoreV1().Pods(namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		})
+		// The pod is real, so the kubelet updates it meanwhile: each attempt
+		// starts from a fresh read and a conflict is retried.
 		ephemeral := func(priv bool) error {
-			p := pod.DeepCopy()
-			ec := corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
-				Name: fmt.Sprintf("debug-%v", priv), Image: "registry.k8s.io/pause:3.10",
-				VolumeMounts: []corev1.VolumeMount{{Name: "pipe", MountPath: pipe}},
-			}}
-			if priv {
-				ec.SecurityContext = &corev1.SecurityContext{Privileged: &priv}
-			}
-			p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, ec)
-			_, err := cs.CoreV1().Pods(namespace).UpdateEphemeralContainers(ctx, p.Name, p, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-			return err
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := cs.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				p := cur.DeepCopy()
+				ec := corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+					Name: fmt.Sprintf("debug-%v", priv), Image: "registry.k8s.io/pause:3.10",
+					VolumeMounts: []corev1.VolumeMount{{Name: "pipe", MountPath: pipe}},
+				}}
+				if priv {
+					ec.SecurityContext = &corev1.SecurityContext{Privileged: &priv}
+				}
+				p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, ec)
+				_, err = cs.CoreV1().Pods(namespace).UpdateEphemeralContainers(ctx, p.Name, p, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+				return err
+			})
 		}
 		err = ephemeral(false)
 		Expect(err).To(HaveOccurred())
