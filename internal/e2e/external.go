@@ -44,6 +44,8 @@ type ExternalOptions struct {
 	Image string
 	// Labels set on the container (RemoveExternals finds leftovers by them).
 	Labels map[string]string
+	// Entrypoint overrides the image's entrypoint when set.
+	Entrypoint string
 	// Args are the arguments after the image (its entrypoint's arguments).
 	Args []string
 }
@@ -87,7 +89,7 @@ func StartExternal(ctx context.Context, o ExternalOptions) (*External, error) {
 	if o.Network == "" {
 		o.Network = DefaultExternalNetwork
 	}
-	args := []string{"run", "-d", "--name", o.Container, "--network", o.Network, "--hostname", o.Container}
+	args := []string{"run", "-d", "--pull", "never", "--name", o.Container, "--network", o.Network, "--hostname", o.Container}
 	keys := make([]string, 0, len(o.Labels))
 	for k := range o.Labels {
 		keys = append(keys, k)
@@ -95,6 +97,9 @@ func StartExternal(ctx context.Context, o ExternalOptions) (*External, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		args = append(args, "--label", k+"="+o.Labels[k])
+	}
+	if o.Entrypoint != "" {
+		args = append(args, "--entrypoint", o.Entrypoint)
 	}
 	args = append(append(args, o.Image), o.Args...)
 	e := &External{Container: o.Container, Network: o.Network}
@@ -126,7 +131,7 @@ func (e *External) Remove(ctx context.Context) error {
 // RemoveExternals deletes every container carrying label key=value, e.g.
 // left by a run that was killed; it returns their names.
 func RemoveExternals(ctx context.Context, key, value string) ([]string, error) {
-	out, err := docker(ctx, "ps", "-a", "-q", "--filter", "label="+key+"="+value, "--format", "{{.Names}}")
+	out, err := docker(ctx, "ps", "-a", "--filter", "label="+key+"="+value, "--format", "{{.Names}}")
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +275,9 @@ func LoadArchive(ctx context.Context, path string) (string, error) {
 	}
 	if _, err := docker(ctx, "load", "-i", path); err != nil {
 		return "", err
+	}
+	if _, err := docker(ctx, "image", "inspect", id); err != nil {
+		return "", fmt.Errorf("%s loaded, but Docker does not know its image ID %s: %w", path, id, err)
 	}
 	return id, nil
 }
