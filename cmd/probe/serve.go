@@ -79,13 +79,13 @@ func parsePorts(s string) ([]int, error) {
 
 // server holds the listeners of `probe serve`.
 type server struct {
-	reply  []byte
+	reply []byte
 	// replyPeer appends " from <client ip>" to the reply.
 	replyPeer bool
-	log    *slog.Logger
-	tcp    []net.Listener
-	udp    []net.PacketConn
-	closed sync.Once
+	log       *slog.Logger
+	tcp       []net.Listener
+	udp       []net.PacketConn
+	closed    sync.Once
 }
 
 // listen opens every port on host ("" is all addresses). Port 0 picks a free
