@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +61,24 @@ func TestMakeE2ERunsEverySuiteOnOneCluster(t *testing.T) {
 		if !strings.Contains(string(summary), want) || !strings.Contains(out, strings.Fields(strings.Trim(want, "| "))[0]) {
 			t.Errorf("summary lacks %q:\n%s\noutput:\n%s", want, summary, out)
 		}
+	}
+	var junit struct {
+		Suite struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Cases    []struct {
+				Name    string  `xml:"name,attr"`
+				Failure *string `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	x, _ := os.ReadFile(filepath.Join(reports, "e2e-summary.xml"))
+	if err := xml.Unmarshal(x, &junit); err != nil {
+		t.Fatalf("e2e-summary.xml: %v\n%s", err, x)
+	}
+	if s := junit.Suite; s.Tests != 3 || s.Failures != 1 || len(s.Cases) != 3 || s.Cases[1].Name != "e2e-fail" ||
+		s.Cases[1].Failure == nil || s.Cases[0].Failure != nil || s.Cases[2].Failure != nil {
+		t.Errorf("e2e-summary.xml: %+v\n%s", s, x)
 	}
 	if log, _ := os.ReadFile(filepath.Join(reports, "e2e-fail.log")); !strings.Contains(string(log), "suite output of e2e-fail") {
 		t.Errorf("the failing suite's log was not kept: %q", log)
