@@ -9,6 +9,10 @@ ISOLATION_KUBECONFIG   ?=
 ISOLATION_WRONG_POLICY ?= expect
 export ISOLATION_WRONG_POLICY
 
+# The out-of-cluster workload is routed to the pods from the host: nsenter
+# (util-linux, always installed) and ip.
+E2E_DEB_PACKAGES += iproute2
+
 E2E_TARGETS += e2e-isolation
 .PHONY: e2e-isolation
 
