@@ -13,8 +13,11 @@ IS_ROOT    := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 export GOFLAGS ?= -buildvcs=false
 
 # Parts append to these: TEST_TARGETS run by `make test`, BENCH_TARGETS by
-# `make bench`, E2E_TARGETS by `make e2e`; DEB_PACKAGES are installed by
-# `make deps` (every target), E2E_DEB_PACKAGES only by `make e2e-deps`.
+# `make bench`, E2E_TARGETS by `make e2e` (one line per kind suite, e.g.
+# `E2E_TARGETS += e2e-fencing`: make e2e runs each target on one shared
+# cluster with E2E_KUBECONFIG set, see fixtures/cluster/run-suites.sh);
+# DEB_PACKAGES are installed by `make deps` (every target), E2E_DEB_PACKAGES
+# only by `make e2e-deps`.
 TEST_TARGETS     :=
 BENCH_TARGETS    :=
 E2E_TARGETS      :=
@@ -62,7 +65,8 @@ test: deps $(TEST_TARGETS) ## run all tests (unit, nftables-in-netns, suite vs r
 
 bench: deps $(BENCH_TARGETS) ## print benchmark ratios measured in one run
 
-e2e: e2e-deps $(E2E_TARGETS) ## run the kind end-to-end suites (root, Docker, ~20 GB disk)
+e2e: e2e-deps ## every kind suite on one cluster, built/created once (KEEP_CLUSTER=1, KUBECONFIG=path); per-suite summary
+	@MAKE="$(MAKE)" fixtures/cluster/run-suites.sh $(E2E_TARGETS)
 
 clean: ## remove build output and generated reports
 	rm -rf $(BIN) $(REPORTS)/*.xml $(REPORTS)/*.html $(REPORTS)/*.md $(REPORTS)/*.json $(REPORTS)/*.svg

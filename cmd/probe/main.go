@@ -2,11 +2,13 @@
 // in every test pod, serves TCP and UDP, and makes one fresh connection on
 // request so a suite can measure reachability.
 //
-//	probe serve --tcp 80,81 --udp 80,81
+//	probe serve --tcp 80,81 --udp 80,81 [--reply-peer]
 //	probe connect --proto tcp|udp --to HOST:PORT --timeout 1s
 //
 // serve listens on all addresses. TCP: on accept it writes "ok <hostname>\n"
-// and closes. UDP: it replies "ok <hostname>\n" to each datagram.
+// and closes. UDP: it replies "ok <hostname>\n" to each datagram. With
+// --reply-peer the reply is "ok <hostname> from <client ip>\n": the source
+// address the server saw, to tell whether the network translated it.
 //
 // connect makes one fresh connection (UDP: sends a datagram and waits for the
 // reply) and prints one JSON line
@@ -57,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
-  probe serve --tcp 80,81 --udp 80,81
+  probe serve --tcp 80,81 --udp 80,81 [--reply-peer]
   probe connect --proto tcp|udp --to HOST:PORT [--timeout 1s]
 `)
 }

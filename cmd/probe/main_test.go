@@ -172,3 +172,29 @@ func TestServeReplyPerDatagramAndConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestServeReplyPeer: with --reply-peer the reply names the client's source
+// address as the server saw it, over TCP and UDP; without it, it does not.
+func TestServeReplyPeer(t *testing.T) {
+	srv, err := listen("127.0.0.1", "test-host", []int{0}, []int{0}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	srv.replyPeer = true
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.serve(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for _, tc := range []struct{ proto, addr string }{
+		{"tcp", srv.tcp[0].Addr().String()}, {"udp", srv.udp[0].LocalAddr().String()},
+	} {
+		code, r := runConnectJSON(t, "--proto", tc.proto, "--to", tc.addr, "--timeout", "2s")
+		if code != exitOK || r.Reply != "ok test-host from 127.0.0.1" {
+			t.Errorf("%s: exit %d, reply %q: want \"ok test-host from 127.0.0.1\"", tc.proto, code, r.Reply)
+		}
+	}
+	tcpAddr, _ := startServer(t)
+	if _, r := runConnectJSON(t, "--to", tcpAddr, "--timeout", "2s"); r.Reply != "ok test-host" {
+		t.Errorf("without --reply-peer: reply %q, want \"ok test-host\"", r.Reply)
+	}
+}

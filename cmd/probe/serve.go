@@ -23,6 +23,7 @@ func runServe(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	tcpList := fs.String("tcp", "", "comma-separated TCP ports to serve, e.g. 80,81")
 	udpList := fs.String("udp", "", "comma-separated UDP ports to serve, e.g. 80,81")
+	replyPeer := fs.Bool("reply-peer", false, `append the client's address as this server sees it to the reply: "ok <hostname> from <ip>" (shows whether the network translated the source)`)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -52,6 +53,7 @@ func runServe(args []string, stderr io.Writer) int {
 		logger.Error("listen", "err", err)
 		return exitUnreachable
 	}
+	srv.replyPeer = *replyPeer
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv.serve(ctx)
@@ -77,11 +79,13 @@ func parsePorts(s string) ([]int, error) {
 
 // server holds the listeners of `probe serve`.
 type server struct {
-	reply  []byte
-	log    *slog.Logger
-	tcp    []net.Listener
-	udp    []net.PacketConn
-	closed sync.Once
+	reply []byte
+	// replyPeer appends " from <client ip>" to the reply.
+	replyPeer bool
+	log       *slog.Logger
+	tcp       []net.Listener
+	udp       []net.PacketConn
+	closed    sync.Once
 }
 
 // listen opens every port on host ("" is all addresses). Port 0 picks a free
@@ -149,7 +153,7 @@ func (s *server) serveTCP(l net.Listener) {
 		}
 		s.log.Info("tcp", "from", conn.RemoteAddr().String(), "port", l.Addr().(*net.TCPAddr).Port)
 		conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		conn.Write(s.reply)
+		conn.Write(s.replyTo(conn.RemoteAddr()))
 		conn.Close()
 	}
 }
@@ -166,8 +170,21 @@ func (s *server) serveUDP(c net.PacketConn) {
 			continue
 		}
 		s.log.Info("udp", "from", from.String(), "port", c.LocalAddr().(*net.UDPAddr).Port)
-		if _, err := c.WriteTo(s.reply, from); err != nil {
+		if _, err := c.WriteTo(s.replyTo(from), from); err != nil {
 			s.log.Warn("udp reply", "err", err)
 		}
 	}
+}
+
+// replyTo is the reply to a client: "ok <hostname>\n", with replyPeer
+// "ok <hostname> from <client ip>\n".
+func (s *server) replyTo(client net.Addr) []byte {
+	if !s.replyPeer {
+		return s.reply
+	}
+	host, _, err := net.SplitHostPort(client.String())
+	if err != nil {
+		host = client.String()
+	}
+	return []byte(strings.TrimSuffix(string(s.reply), "\n") + " from " + host + "\n")
 }

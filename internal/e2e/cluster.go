@@ -326,6 +326,18 @@ type paths struct {
 // any suite directory) and the cache ($FENCEPROOF_CACHE, else
 // /var/cache/fenceproof for root, else ~/.cache/fenceproof).
 func findPaths() (paths, error) {
+	p, err := findRepoPaths()
+	if err != nil {
+		return p, err
+	}
+	if _, err := os.Stat(p.kind); err != nil {
+		return p, fmt.Errorf("e2e: no kind binary at %s: run `make cluster-image` (or pass --kubeconfig for an existing cluster)", p.kind)
+	}
+	return p, nil
+}
+
+// findRepoPaths is findPaths without requiring the kind binary.
+func findRepoPaths() (paths, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		return paths{}, errors.New("e2e: cannot locate the repository")
@@ -344,9 +356,6 @@ func findPaths() (paths, error) {
 		kindConfig:    filepath.Join(repo, "fixtures", "cluster", "kind-config.yaml"),
 		dockerWrapper: filepath.Join(repo, "fixtures", "cluster", "docker-wrapper"),
 		ownImages:     filepath.Join(repo, ".cache", "own-images"),
-	}
-	if _, err := os.Stat(p.kind); err != nil {
-		return p, fmt.Errorf("e2e: no kind binary at %s: run `make cluster-image` (or pass --kubeconfig for an existing cluster)", p.kind)
 	}
 	return p, nil
 }

@@ -20,6 +20,9 @@ type Endpoint struct {
 	Name string
 	// Namespace and Pod locate the pod that runs the client side.
 	Namespace, Pod string
+	// Container, when set, is a Docker container outside the cluster that
+	// runs the client side instead of a pod (see ByRunner).
+	Container string
 	// IP is the address other pods connect to.
 	IP netip.Addr
 }

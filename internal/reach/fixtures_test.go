@@ -36,6 +36,10 @@ func newWorld(t *testing.T) world {
 	w := world{topo: topo, ips: map[string]netip.Addr{}, names: topo.PeerNames()}
 	for i, n := range w.names {
 		w.ips[n] = netip.MustParseAddr(fmt.Sprintf("10.244.0.%d", 10+i))
+		if IsExternal(n) {
+			// On kind's Docker network, outside the pod CIDR.
+			w.ips[n] = netip.MustParseAddr(fmt.Sprintf("172.18.0.%d", 10+i))
+		}
 	}
 	if w.peers, err = topo.Endpoints(w.ips); err != nil {
 		t.Fatal(err)
@@ -167,4 +171,61 @@ func TestWrongPolicyIsCaught(t *testing.T) {
 		t.Errorf("difference table has no X at row %d column %d:\n%s", row, col, table)
 	}
 	t.Logf("difference table:\n%s", table)
+}
+
+// TestExternalIPBlockExcept: the ipBlock admitting the external workload's
+// /16 admits it, and the same policy with its address in except blocks it;
+// under every profile the two matrices differ in exactly that workload's
+// cell to the entry module.
+func TestExternalIPBlockExcept(t *testing.T) {
+	w := newWorld(t)
+	if len(w.topo.External) == 0 {
+		t.Fatal("the topology has no external workload")
+	}
+	want := []string{"tcp/80 external/client -> iso-mods/m0: expected . (allowed), observed X (blocked)"}
+	for _, p := range []netpolmodel.Profile{netpolmodel.Upstream, netpolmodel.Cilium} {
+		admit := w.predictAs(t, w.generate(t, "apps/ipblock-external.yaml"), p)
+		except := w.predictAs(t, w.generate(t, "apps/ipblock-external-except.yaml"), p)
+		ms, err := Diff(admit, except)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.String())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: admit vs except differ in %q, want exactly %q", p.Name, got, want)
+		}
+	}
+}
+
+func TestTopologyRejectsReservedAndDuplicateExternalNames(t *testing.T) {
+	for name, topo := range map[string]Topology{
+		"namespace named external": {Namespaces: []Namespace{{Name: ExternalNamespace}}},
+		"duplicate external":       {External: []External{{Name: "a"}, {Name: "a"}}},
+		"external with a slash":    {External: []External{{Name: "a/b"}}},
+		"unnamed external":         {External: []External{{}}},
+	} {
+		if err := topo.validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	ok := Topology{Namespaces: []Namespace{{Name: "ns", Pods: []Pod{{Name: "p"}}}}, External: []External{{Name: "client"}}}
+	if err := ok.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok.PeerNames(); !slices.Equal(got, []string{"ns/p", "external/client"}) || !IsExternal(got[1]) || IsExternal(got[0]) {
+		t.Errorf("peer names %q", got)
+	}
+	eps, err := ok.Endpoints(map[string]netip.Addr{"ns/p": netip.MustParseAddr("10.0.0.1"), "external/client": netip.MustParseAddr("172.18.0.5")})
+	if err != nil || eps[1].Namespace != "" || eps[1].IP != netip.MustParseAddr("172.18.0.5") {
+		t.Errorf("external endpoint %+v, %v: want no namespace (outside the cluster) and its address", eps, err)
+	}
+	if _, err := ok.Endpoints(map[string]netip.Addr{"ns/p": netip.MustParseAddr("10.0.0.1")}); err == nil {
+		t.Error("no address for the external workload: want an error")
+	}
+	if len(ok.WithoutExternal().PeerNames()) != 1 {
+		t.Error("WithoutExternal kept the external peer")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 	"text/template"
 
 	"sigs.k8s.io/yaml"
@@ -16,6 +17,11 @@ import (
 // port/protocols it probes between every pair of pods.
 type Topology struct {
 	Namespaces []Namespace `json:"namespaces"`
+	// External lists workloads outside the cluster: not pods but hosts (in
+	// the kind suites, containers on the cluster's Docker network). Each is
+	// the peer "external/<name>"; no policy selects it and only ipBlock
+	// peers match its address.
+	External []External `json:"external,omitempty"`
 	// Probe lists the port/protocols, e.g. "tcp/80".
 	Probe []string `json:"probe"`
 }
@@ -26,6 +32,18 @@ type Namespace struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	Pods   []Pod             `json:"pods"`
 }
+
+// External is one workload outside the cluster.
+type External struct {
+	Name string `json:"name"`
+}
+
+// ExternalNamespace is the first part of an external peer's name
+// ("external/<name>"); no namespace of a topology may have this name.
+const ExternalNamespace = "external"
+
+// IsExternal reports whether a peer name is an external workload's.
+func IsExternal(peer string) bool { return strings.HasPrefix(peer, ExternalNamespace+"/") }
 
 // Pod is one probe pod.
 type Pod struct {
@@ -46,7 +64,32 @@ func LoadTopology(path string) (Topology, error) {
 	if _, err := t.Cases(); err != nil {
 		return Topology{}, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := t.validate(); err != nil {
+		return Topology{}, fmt.Errorf("%s: %w", path, err)
+	}
 	return t, nil
+}
+
+func (t Topology) validate() error {
+	seen := map[string]bool{}
+	for _, ns := range t.Namespaces {
+		if ns.Name == ExternalNamespace {
+			return fmt.Errorf("namespace %q: the name is reserved for external workloads", ns.Name)
+		}
+	}
+	for _, e := range t.External {
+		if e.Name == "" || strings.Contains(e.Name, "/") || seen[e.Name] {
+			return fmt.Errorf("external workload %q: want a unique name without /", e.Name)
+		}
+		seen[e.Name] = true
+	}
+	return nil
+}
+
+// WithoutExternal returns the topology without its external workloads.
+func (t Topology) WithoutExternal() Topology {
+	t.External = nil
+	return t
 }
 
 // Cases parses Probe.
@@ -62,13 +105,17 @@ func (t Topology) Cases() ([]PortProto, error) {
 	return out, nil
 }
 
-// PeerNames lists "namespace/pod" for every pod, in file order.
+// PeerNames lists "namespace/pod" for every pod, in file order, then
+// "external/<name>" for every external workload.
 func (t Topology) PeerNames() []string {
 	var out []string
 	for _, ns := range t.Namespaces {
 		for _, p := range ns.Pods {
 			out = append(out, ns.Name+"/"+p.Name)
 		}
+	}
+	for _, e := range t.External {
+		out = append(out, ExternalNamespace+"/"+e.Name)
 	}
 	return out
 }
@@ -82,8 +129,8 @@ func (t Topology) NamespaceLabels() map[string]map[string]string {
 	return out
 }
 
-// Endpoints returns the model endpoints of every pod in PeerNames order,
-// with the addresses in ips (keyed by "namespace/pod").
+// Endpoints returns the model endpoints of every peer in PeerNames order,
+// with the addresses in ips (keyed by peer name).
 func (t Topology) Endpoints(ips map[string]netip.Addr) ([]netpolmodel.Endpoint, error) {
 	var out []netpolmodel.Endpoint
 	for _, ns := range t.Namespaces {
@@ -94,6 +141,15 @@ func (t Topology) Endpoints(ips map[string]netip.Addr) ([]netpolmodel.Endpoint, 
 			}
 			out = append(out, netpolmodel.Endpoint{Namespace: ns.Name, Name: p.Name, Labels: p.Labels, IP: ip})
 		}
+	}
+	for _, e := range t.External {
+		name := ExternalNamespace + "/" + e.Name
+		ip, ok := ips[name]
+		if !ok {
+			return nil, fmt.Errorf("no address for external workload %s", name)
+		}
+		// No namespace: outside the cluster.
+		out = append(out, netpolmodel.Endpoint{Name: name, IP: ip})
 	}
 	return out, nil
 }

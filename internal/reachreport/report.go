@@ -78,7 +78,10 @@ type Report struct {
 	Suite   string
 	Target  string
 	Started time.Time
-	Cases   []Case
+	// Notes about the whole run, shown under the target (e.g. which source
+	// address each side of a connection from outside the cluster saw).
+	Notes []string
+	Cases []Case
 }
 
 type junitSuites struct {
@@ -147,6 +150,12 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "# %s\n\n", r.Suite)
 	fmt.Fprintf(&b, "Target: %s. Started %s. **%d/%d cases passed.**\n\n", r.Target, r.Started.UTC().Format(time.RFC3339), passed, len(r.Cases))
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n")
+	}
 	b.WriteString("Cells: `.` allowed, `X` blocked, `?` not measured; in a difference table `.` same, `X` differs. Rows are sources, columns destinations.\n\n")
 	b.WriteString("| case | result | matrix time | case time |\n| --- | --- | --- | --- |\n")
 	for _, c := range r.Cases {

@@ -54,7 +54,7 @@ func TestPassed(t *testing.T) {
 
 func TestWriteFiles(t *testing.T) {
 	e, o := matrices()
-	r := Report{Suite: "isolation", Target: "kind-test", Started: time.Unix(0, 0), Cases: []Case{
+	r := Report{Suite: "isolation", Target: "kind-test", Started: time.Unix(0, 0), Notes: []string{"source seen: 172.18.0.5"}, Cases: []Case{
 		{Name: "ok", Description: "fine", Expected: e, Observed: e, Duration: time.Second},
 		{Name: "bad", Description: "one pod too many", Expected: e, Observed: o, Duration: 2 * time.Second},
 	}}
@@ -85,7 +85,7 @@ func TestWriteFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"**1/2 cases passed.**", "EXPECTED", "OBSERVED", "DIFFERENCE", wrongCell, "| [bad](#bad) one pod too many | FAIL |"} {
+	for _, want := range []string{"**1/2 cases passed.**", "EXPECTED", "OBSERVED", "DIFFERENCE", wrongCell, "| [bad](#bad) one pod too many | FAIL |", "- source seen: 172.18.0.5\n"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

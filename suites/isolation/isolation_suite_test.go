@@ -84,6 +84,8 @@ type testWorld struct {
 	profile netpolmodel.Profile
 	cs      kubernetes.Interface
 	runner  probing.Runner
+	// outside holds the workloads outside the cluster (external peers).
+	outside *outside
 }
 
 type suiteReport struct {
@@ -123,6 +125,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	logf("network plugin profile of the model: %s", profile.Name)
 
 	start := time.Now()
+	// The out-of-cluster workloads first: when they cannot run (auto mode,
+	// not kind), the topology loses them and the report says why.
+	out, err := startOutside(ctx, cs, rc.Host, topo)
+	Expect(err).NotTo(HaveOccurred())
+	if !out.on() {
+		logf("out-of-cluster workload %s: its cells are dropped and its cases skipped", out.why)
+		topo = topo.WithoutExternal()
+	}
+	// What AfterSuite cleans up, should the rest of the setup fail.
+	world = &testWorld{outside: out, cs: cs, topo: topo}
 	var pods []*corev1.Pod
 	Expect(deleteNamespaces(ctx, cs, topo)).To(Succeed(), "remove namespaces left by an earlier run")
 	for _, ns := range topo.Namespaces {
@@ -130,6 +142,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		Expect(err).NotTo(HaveOccurred())
 		for _, p := range ns.Pods {
 			pod := e2e.ProbePod(ns.Name, p.Name, "", p.Labels)
+			pod.Spec.Containers[0].Image = *flagProbeImage
+			// The reply names the client address the pod saw.
+			pod.Spec.Containers[0].Command = append(pod.Spec.Containers[0].Command, "--reply-peer")
 			pod.Spec.Containers[0].Command[0] = *flagProbePath
 			pods = append(pods, pod)
 		}
@@ -145,7 +160,14 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		ips[name] = ip
 		logf("  %-20s %-15s on %s", name, ip, p.Spec.NodeName)
 	}
+	for name, ext := range out.byPeer {
+		ips[name] = ext.IP
+	}
 	for _, n := range topo.PeerNames() {
+		if ext, ok := out.byPeer[n]; ok {
+			probes = append(probes, probing.Endpoint{Name: n, Container: ext.Container, IP: ext.IP})
+			continue
+		}
 		ns, pod := splitName(n)
 		probes = append(probes, probing.Endpoint{Name: n, Namespace: ns, Pod: pod, IP: ips[n]})
 	}
@@ -155,14 +177,24 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	world = &testWorld{
 		topo: topo, cases: cases, names: topo.PeerNames(), ips: ips, peers: peers, probes: probes,
-		profile: profile, cs: cs,
+		profile: profile, cs: cs, outside: out,
 		runner: probing.Runner{
-			Prober:   &probing.ExecProber{Config: rc, Client: cs, Command: *flagProbePath, Timeout: *flagTimeout},
+			Prober: probing.ByRunner{
+				Pod:       &probing.ExecProber{Config: rc, Client: cs, Command: *flagProbePath, Timeout: *flagTimeout},
+				Container: &probing.DockerProber{Command: *flagProbePath, Timeout: *flagTimeout},
+			},
 			Parallel: *flagParallel,
 			Settle:   *flagSettle,
 		},
 	}
 	report.r = reachreport.Report{Suite: "data-plane isolation", Target: fmt.Sprintf("%s; network plugin profile %s (ipBlock matches pod addresses: %v)", cluster.Kubeconfig, profile.Name, profile.IPBlockMatchesPods), Started: time.Now()}
+	if out.on() {
+		for name, ext := range out.byPeer {
+			report.r.Notes = append(report.r.Notes, fmt.Sprintf("%s is outside the cluster: Docker container %s on network %s at %s (not a pod), routed to the pod CIDRs through the nodes: %v", name, ext.Container, ext.Network, ext.IP, out.routes))
+		}
+	} else {
+		report.r.Notes = append(report.r.Notes, "no workload outside the cluster: "+out.why+"; the external cells and the ipblock-external cases did not run")
+	}
 }, NodeTimeout(25*time.Minute))
 
 var _ = AfterSuite(func(ctx SpecContext) {
@@ -186,8 +218,11 @@ var _ = AfterSuite(func(ctx SpecContext) {
 	}
 	if world != nil && !*flagKeepNS {
 		start := time.Now()
-		Expect(deleteNamespaces(ctx, world.cs, world.topo)).To(Succeed())
-		logf("deleted the suite's namespaces in %s", time.Since(start).Round(time.Millisecond))
+		world.outside.stop(ctx)
+		if world.cs != nil {
+			Expect(deleteNamespaces(ctx, world.cs, world.topo)).To(Succeed())
+		}
+		logf("deleted the suite's namespaces and containers in %s", time.Since(start).Round(time.Millisecond))
 	}
 	Expect(cluster.Teardown(ctx)).To(Succeed())
 }, NodeTimeout(10*time.Minute))

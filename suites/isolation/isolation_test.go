@@ -148,6 +148,15 @@ var _ = Describe("data-plane isolation", func() {
 	DescribeTable("matrix cases",
 		func(ctx SpecContext, c reach.SpecCase) {
 			Expect(casesErr).NotTo(HaveOccurred())
+			if !world.outside.on() {
+				if specUsesExternal(c.Spec) {
+					Skip("this case is about the workload outside the cluster, which is " + world.outside.why)
+				}
+				var dropped int
+				if c.Cells, dropped = withoutExternalCells(c.Cells); dropped > 0 {
+					logf("case %s: %d cell(s) about the workload outside the cluster dropped: it is %s", c.Name, dropped, world.outside.why)
+				}
+			}
 			r := run{name: c.Name, description: c.Description, spec: c.Spec, cells: c.Cells}
 			expectPassed(execute(ctx, r, loadApp(c.Spec)))
 		},
