@@ -69,9 +69,13 @@ bench-sim: ## simulator speed vs SIM_BENCH_BASE (benchstat), allocs/event, recov
 # images; SIM_IMAGE picks the image (default fenceproof:dev).
 E2E_TARGETS += e2e-sim-shards
 .PHONY: e2e-sim-shards
-e2e-sim-shards: $(FENCEPROOF) cluster-image ## sharded sim explore as an Indexed Job on kind, merged = one process
-	@$(CLUSTER_SH) up
-	@KUBECONFIG=$$($(CLUSTER_SH) kubeconfig) FENCEPROOF=$(FENCEPROOF) SHARDS=3 fixtures/sim-explore/run.sh
+e2e-sim-shards: $(FENCEPROOF) ## sharded sim explore as an Indexed Job on kind, merged = one process (E2E_KUBECONFIG=path)
+ifeq ($(E2E_KUBECONFIG),)
+	@$(MAKE) --no-print-directory cluster
+	@PATH="$$($(CLUSTER_SH) tools-dir):$$PATH" KUBECONFIG=$$($(CLUSTER_SH) kubeconfig) FENCEPROOF=$(FENCEPROOF) SHARDS=3 fixtures/sim-explore/run.sh
+else
+	@PATH="$$($(CLUSTER_SH) tools-dir):$$PATH" KUBECONFIG=$(E2E_KUBECONFIG) FENCEPROOF=$(FENCEPROOF) SHARDS=3 fixtures/sim-explore/run.sh
+endif
 
 .PHONY: report-index
 report-index: $(FENCEPROOF) ## write reports/index.html: every report of the run (sanity, sim, e2e) with its verdict
