@@ -16,7 +16,6 @@ import (
 	"syscall"
 
 	"github.com/onsi/ginkgo/v2/types"
-	"golang.org/x/sys/unix"
 
 	"github.com/fenceproof/fenceproof/driver"
 	"github.com/fenceproof/fenceproof/sanity"
@@ -378,23 +377,12 @@ func checkWritable(dir string) error {
 // straight to file descriptor 1) is sent to /dev/null, so that stdout holds
 // only what the caller prints.
 func rulesQuietly(ctx context.Context, cfg sanity.Config) ([]sanity.Rule, error) {
-	saved, err := unix.Dup(1)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(saved)
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer null.Close()
-	if err := unix.Dup2(int(null.Fd()), 1); err != nil {
-		return nil, err
-	}
-	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{DryRun: true, NoColor: true})
-	if derr := unix.Dup2(saved, 1); derr != nil && err == nil {
-		err = derr
-	}
+	var res *sanity.Result
+	err := withStdoutSilenced(func() error {
+		var err error
+		res, err = sanity.Run(ctx, cfg, sanity.RunOptions{DryRun: true, NoColor: true})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -62,9 +61,7 @@ func (s *Server) startAdmin() error {
 		}
 		os.Remove(path)
 	}
-	old := syscall.Umask(0o117)
-	ul, err := net.Listen("unix", path)
-	syscall.Umask(old)
+	ul, err := listenPrivate(path)
 	if err != nil {
 		return fmt.Errorf("admin listen %s: %w", path, err)
 	}
