@@ -48,6 +48,7 @@ import (
 
 	"github.com/fenceproof/fenceproof/driver/backend"
 	"github.com/fenceproof/fenceproof/driver/backend/memory"
+	refstorebackend "github.com/fenceproof/fenceproof/driver/backend/refstore"
 	"github.com/fenceproof/fenceproof/driver/cidr"
 	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/driver/store"
@@ -59,7 +60,9 @@ const DefaultName = "fenceproof.reference.driver"
 // Options configures a Driver.
 type Options struct {
 	Name, Version      string            // GetIdentity name / vendor_version (defaults DefaultName, build version)
-	Backend            string            // "memory" (default) | "nftables"
+	Backend            string            // "memory" (default) | "nftables" | "refstore"
+	RefstoreAdmin      string            // refstore: admin endpoint, unix:///path.sock or tcp://host:port
+	RefstoreTokenFile  string            // refstore: bearer token file for a tcp:// admin endpoint
 	StatePath          string            // bbolt file; required
 	NetNS              string            // nftables only: "" = current netns, "new" = a private netns, else a netns path
 	Secrets            map[string]string // secrets every request must carry (all keys, equal values); empty = no auth
@@ -157,7 +160,8 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("re-apply %d stored fences: %w", len(st), err)
 	}
-	d.log.Info("driver ready", "backend", backendName(o), "state", o.StatePath, "fences", len(st),
+	d.log.Info(MsgReady, "backend", backendName(o), "state", o.StatePath, "fences", len(st),
+		KeyCIDRs, boundedCIDRs(sortedFences(st)), KeyCIDRCount, len(st), KeyTimeNs, time.Now().UnixNano(),
 		"secret_keys", sortedKeys(o.Secrets), "faults", d.faults.Specs())
 	return d, nil
 }
@@ -178,8 +182,13 @@ func newBackend(o Options, log *slog.Logger) (backend.Backend, error) {
 		return memory.New(), nil
 	case "nftables":
 		return newNftables(o.NetNS, log)
+	case "refstore":
+		if o.RefstoreAdmin == "" {
+			return nil, errors.New("the refstore backend needs --refstore-admin")
+		}
+		return refstorebackend.New(o.RefstoreAdmin, o.RefstoreTokenFile, log)
 	}
-	return nil, fmt.Errorf("unknown backend %q (want memory or nftables)", o.Backend)
+	return nil, fmt.Errorf("unknown backend %q (want memory, nftables or refstore)", o.Backend)
 }
 
 func checkClients(cs []Client) ([]Client, error) {

@@ -242,6 +242,9 @@ func (s *fenceServer) GetFenceClients(ctx context.Context, req *fence.GetFenceCl
 // seenClients returns the peers the backend sees on the protected ports, or
 // the static clients when there are none or the backend has no view.
 func (d *Driver) seenClients(ctx context.Context) []Client {
+	if cl, ok := d.backend.(backend.ClientLister); ok {
+		return d.listedClients(ctx, cl)
+	}
 	if len(d.o.ProtectedPorts) == 0 {
 		return d.clients
 	}
@@ -274,6 +277,35 @@ func peerClients(peers []netip.Addr) []Client {
 			ID:        "client-" + hex.EncodeToString(sum[:6]),
 			Addresses: []string{netip.PrefixFrom(a, a.BitLen()).String()},
 		})
+	}
+	slices.SortFunc(out, func(x, y Client) int { return strings.Compare(x.ID, y.ID) })
+	return out
+}
+
+// listedClients reports the clients a ClientLister backend sees, by id, each
+// with its addresses as /32 or /128 blocks; when the backend cannot answer,
+// the static clients.
+func (d *Driver) listedClients(ctx context.Context, cl backend.ClientLister) []Client {
+	seen, err := cl.Clients(ctx)
+	if err != nil {
+		d.log.Warn("cannot list the backend's clients; answering with the static clients", "err", err)
+		return d.clients
+	}
+	addrs := map[string][]netip.Addr{}
+	for _, c := range seen {
+		a := c.Addr.Unmap()
+		if !slices.Contains(addrs[c.ID], a) {
+			addrs[c.ID] = append(addrs[c.ID], a)
+		}
+	}
+	out := make([]Client, 0, len(addrs))
+	for id, as := range addrs {
+		slices.SortFunc(as, func(x, y netip.Addr) int { return x.Compare(y) })
+		c := Client{ID: id}
+		for _, a := range as {
+			c.Addresses = append(c.Addresses, netip.PrefixFrom(a, a.BitLen()).String())
+		}
+		out = append(out, c)
 	}
 	slices.SortFunc(out, func(x, y Client) int { return strings.Compare(x.ID, y.ID) })
 	return out

@@ -12,23 +12,47 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// maxLoggedCIDRs bounds the cidrs logged per RPC; cidr_count has the total.
-const maxLoggedCIDRs = 16
+// MaxLoggedCIDRs bounds the cidrs logged per RPC (and on the ready line);
+// cidr_count has the total, so a reader knows when the list is cut.
+const MaxLoggedCIDRs = 1024
+
+// The driver's log lines and keys that tools read (internal/audit, the
+// oracle): one line per RPC, with the RPC's start and return times in unix
+// ns, and one line when the driver is ready, with the fences it re-applied.
+const (
+	MsgRPC       = "rpc"          // an RPC that returned OK
+	MsgRPCFailed = "rpc failed"   // an RPC that returned an error
+	MsgReady     = "driver ready" // New finished: every stored fence is enforced again
+	KeyRPC       = "rpc"          // FenceClusterNetwork, UnfenceClusterNetwork, ...
+	KeyCode      = "code"         // gRPC code name, "OK" on success
+	KeyCIDRs     = "cidrs"        // the CIDRs as the request carried them (ready line: stored fences)
+	KeyCIDRCount = "cidr_count"   // how many there were
+	KeyStartNs   = "start_ns"     // unix ns when the RPC reached the driver
+	KeyTimeNs    = "t_ns"         // unix ns when the RPC returned (ready line: when ready)
+)
+
+func boundedCIDRs(all []string) []string {
+	return all[:min(len(all), MaxLoggedCIDRs)]
+}
 
 // logInterceptor logs one structured line per RPC: rpc, cidrs, the names
-// (never the values) of the secrets carried, code and duration.
+// (never the values) of the secrets carried, code, duration, and the start
+// and return times in unix ns (the oracle compares the return time of a
+// Fence with the storage side's audit log).
 func (d *Driver) logInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	resp, err := h(ctx, req)
+	end := time.Now()
 	st := status.Convert(err)
-	attrs := []any{"rpc", path.Base(info.FullMethod), "code", st.Code().String(), "duration", time.Since(start)}
+	attrs := []any{KeyRPC, path.Base(info.FullMethod), KeyCode, st.Code().String(), "duration", end.Sub(start),
+		KeyStartNs, start.UnixNano(), KeyTimeNs, end.UnixNano()}
 	if r, ok := req.(interface{ GetCidrs() []*fence.CIDR }); ok {
 		all := r.GetCidrs()
-		cidrs := make([]string, 0, min(len(all), maxLoggedCIDRs))
-		for _, c := range all[:min(len(all), maxLoggedCIDRs)] {
+		cidrs := make([]string, 0, min(len(all), MaxLoggedCIDRs))
+		for _, c := range all[:min(len(all), MaxLoggedCIDRs)] {
 			cidrs = append(cidrs, c.GetCidr())
 		}
-		attrs = append(attrs, "cidrs", cidrs, "cidr_count", len(all))
+		attrs = append(attrs, KeyCIDRs, cidrs, KeyCIDRCount, len(all))
 	}
 	if r, ok := req.(request); ok {
 		attrs = append(attrs, "secret_keys", sortedKeys(r.GetSecrets()))
@@ -38,9 +62,9 @@ func (d *Driver) logInterceptor(ctx context.Context, req any, info *grpc.UnarySe
 		if d.faults.LeakSecret {
 			msg = "[redacted: the leak-secret fault puts secret values in error messages]"
 		}
-		d.log.Warn("rpc failed", append(attrs, "error", msg)...)
+		d.log.Warn(MsgRPCFailed, append(attrs, "error", msg)...)
 	} else {
-		d.log.Info("rpc", attrs...)
+		d.log.Info(MsgRPC, attrs...)
 	}
 	return resp, err
 }

@@ -46,6 +46,11 @@ func (d *Driver) mutate(ctx context.Context, change func(store.State) (store.Sta
 	if err := d.store.Set(next); err != nil {
 		return status.Errorf(codes.Unknown, "commit to state store failed, nothing changed: %v", err)
 	}
+	if delay := d.faults.AckBeforeEnforce; delay > 0 && adds(cur, next) {
+		d.state.Store(&next)
+		go d.enforceLater(delay)
+		return nil
+	}
 	if err := d.backend.Apply(ctx, prefixes(next)); err != nil {
 		if rerr := d.store.Set(cur); rerr != nil {
 			d.log.Error("store rollback failed; store is ahead of enforcement until the next change or restart", "err", rerr)
@@ -55,4 +60,37 @@ func (d *Driver) mutate(ctx context.Context, change func(store.State) (store.Sta
 	}
 	d.state.Store(&next)
 	return nil
+}
+
+// adds reports whether next holds a key cur does not.
+func adds(cur, next store.State) bool {
+	for k := range next {
+		if _, ok := cur[k]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// enforceLater is the ack-before-enforce fault: after delay it applies
+// whatever set is stored by then.
+func (d *Driver) enforceLater(delay time.Duration) {
+	select {
+	case <-d.done:
+		return
+	case <-time.After(delay):
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case <-d.done:
+		return
+	default:
+	}
+	ps := prefixes(*d.state.Load())
+	if err := d.backend.Apply(context.Background(), ps); err != nil {
+		d.log.Error("fault ack-before-enforce: late apply failed", "err", err)
+		return
+	}
+	d.log.Warn("fault ack-before-enforce: fences enforced late", "delay", delay, "count", len(ps))
 }

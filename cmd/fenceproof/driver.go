@@ -62,7 +62,9 @@ func parseDriverFlags(args []string) (driver.Options, string, error) {
 		noGetClients                            bool
 	)
 	fs.StringVar(&endpoint, "endpoint", "unix:///tmp/fenceproof-driver.sock", "unix:///path.sock or tcp://host:port")
-	fs.StringVar(&o.Backend, "backend", "memory", "memory | nftables")
+	fs.StringVar(&o.Backend, "backend", "memory", "memory | nftables | refstore")
+	fs.StringVar(&o.RefstoreAdmin, "refstore-admin", "", "refstore backend: admin endpoint, unix:///path.sock or tcp://host:port")
+	fs.StringVar(&o.RefstoreTokenFile, "refstore-token-file", "", "refstore backend: bearer token file for a tcp:// admin endpoint")
 	fs.StringVar(&o.StatePath, "state", "", "bbolt state file (required)")
 	fs.StringVar(&o.NetNS, "netns", "", `nftables: "" current netns, "new" a private one, or a netns path`)
 	fs.Var(&secrets, "secret", "required secret key=value (repeatable)")

@@ -24,3 +24,16 @@ type Backend interface {
 	// Close releases the backend's resources. Enforcement stays in place.
 	Close() error
 }
+
+// Client is a client a backend knows by id, with the address it connects
+// from.
+type Client struct {
+	ID   string
+	Addr netip.Addr
+}
+
+// ClientLister is implemented by backends that see their clients by id (the
+// refstore backend); the driver's GetFenceClients then reports exactly them.
+type ClientLister interface {
+	Clients(ctx context.Context) ([]Client, error)
+}

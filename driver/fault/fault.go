@@ -56,6 +56,11 @@ type Set struct {
 	RejectHostBits          bool // host bits are rejected whatever the HostBits option says
 	ForgetOnRestart         bool // the store is wiped on start: nothing survives a restart
 
+	// AckBeforeEnforce > 0: a Fence that adds prefixes is acknowledged as
+	// soon as it is stored and enforced this long afterwards (spec
+	// "ack-before-enforce" or "ack-before-enforce=DURATION").
+	AckBeforeEnforce time.Duration
+
 	specs []string
 }
 
@@ -93,9 +98,13 @@ var flags = map[string]func(*Set) *bool{
 	"forget-on-restart":         func(s *Set) *bool { return &s.ForgetOnRestart },
 }
 
-// Names returns every fault name, sorted; delay and code take an argument.
+// DefaultAckBeforeEnforce is the delay of a bare "ack-before-enforce".
+const DefaultAckBeforeEnforce = 1500 * time.Millisecond
+
+// Names returns every fault name, sorted; delay and code take an argument,
+// ack-before-enforce an optional one.
 func Names() []string {
-	names := []string{"delay", "code"}
+	names := []string{"delay", "code", "ack-before-enforce"}
 	for n := range flags {
 		names = append(names, n)
 	}
@@ -130,6 +139,15 @@ func Parse(specs []string) (*Set, error) {
 					return nil, fmt.Errorf("fault %q: unknown or OK gRPC code %q", spec, val)
 				}
 				s.Code[rpc] = c
+			}
+		case "ack-before-enforce":
+			s.AckBeforeEnforce = DefaultAckBeforeEnforce
+			if hasArg {
+				d, err := time.ParseDuration(arg)
+				if err != nil || d <= 0 {
+					return nil, fmt.Errorf("fault %q: want ack-before-enforce or ack-before-enforce=DURATION (> 0)", spec)
+				}
+				s.AckBeforeEnforce = d
 			}
 		default:
 			f, ok := flags[name]
