@@ -170,7 +170,9 @@ func (w *Writer) attempt(ctx context.Context) Attempt {
 		return a
 	}
 	if w.conn == nil {
-		if err := w.connect(ctx); err != nil {
+		local, err := w.connect(ctx)
+		a.Local = local
+		if err != nil {
 			var re refusedError
 			if errors.As(err, &re) {
 				return fail(OutcomeRefused, string(re))
@@ -201,37 +203,37 @@ func (w *Writer) attempt(ctx context.Context) Attempt {
 	return fail(OutcomeError, "server error: "+r.Reason)
 }
 
-// connect dials (from Source if set) and says HELLO; a REFUSED on connect
-// is an error of this attempt.
-func (w *Writer) connect(ctx context.Context) error {
+// connect dials (from Source if set) and says HELLO; a REFUSED answer is a
+// refusedError. It returns the local address once the TCP connection is up.
+func (w *Writer) connect(ctx context.Context) (string, error) {
 	d := net.Dialer{Timeout: w.o.Timeout}
 	if w.o.Source != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(w.o.Source)}
 	}
 	c, err := d.DialContext(ctx, "tcp", w.o.Server)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return "", fmt.Errorf("connect: %w", err)
 	}
+	local := c.LocalAddr().String()
 	w.conn, w.rd = c, bufio.NewReaderSize(c, 256)
 	c.SetDeadline(time.Now().Add(w.o.Timeout))
 	if _, err := io.WriteString(c, refstore.FormatHello(w.o.ID)); err != nil {
 		w.disconnect()
-		return fmt.Errorf("hello: %w", err)
+		return local, fmt.Errorf("hello: %w", err)
 	}
 	r, err := w.readReply()
-	if err != nil {
+	switch {
+	case err != nil:
 		w.disconnect()
-		return fmt.Errorf("hello: %w", err)
-	}
-	if r.Verb == refstore.VerbRefused {
+		return local, fmt.Errorf("hello: %w", err)
+	case r.Verb == refstore.VerbRefused:
 		w.disconnect()
-		return refusedError(r.Reason)
-	}
-	if r.Verb != refstore.VerbOK {
+		return local, refusedError(r.Reason)
+	case r.Verb != refstore.VerbOK:
 		w.disconnect()
-		return fmt.Errorf("hello: %s %s", strings.ToLower(r.Verb), r.Reason)
+		return local, fmt.Errorf("hello: %s %s", strings.ToLower(r.Verb), r.Reason)
 	}
-	return nil
+	return local, nil
 }
 
 // refusedError is a REFUSED answer to HELLO (or on accept).
