@@ -33,9 +33,9 @@ type Attempt struct {
 
 // RPC is one RPC line of the driver's log.
 type RPC struct {
-	Msg   string   `json:"msg"`
-	RPC   string   `json:"rpc"`
-	Code  string   `json:"code"`
+	Msg     string   `json:"msg"`
+	RPC     string   `json:"rpc"`
+	Code    string   `json:"code"`
 	CIDRs   []string `json:"cidrs"`
 	StartNs int64    `json:"start_ns"`
 	TNs     int64    `json:"t_ns"`

@@ -296,4 +296,3 @@ var _ = Describe("fencing through csi-addons", Ordered, func() {
 		c.event("worker B served again after an explicit Unfenced CR")
 	}, SpecTimeout(8*time.Minute))
 })
-

@@ -268,5 +268,5 @@ func (c *fcase) saveCaseLogs(ctx context.Context) {
 
 // eventually is Eventually with the suite's polling and a generous timeout.
 func eventually(ctx context.Context, f func(g Gomega), timeout time.Duration, desc ...any) {
-	Eventually(f).WithContext(ctx).WithTimeout(timeout).WithPolling(500 * time.Millisecond).Should(Succeed(), desc...)
+	Eventually(f).WithContext(ctx).WithTimeout(timeout).WithPolling(500*time.Millisecond).Should(Succeed(), desc...)
 }
