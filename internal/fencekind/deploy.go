@@ -132,7 +132,8 @@ func (c Cluster) WaitDeployment(ctx context.Context, ns, name string, timeout ti
 
 // WaitConnected waits until a CSIAddonsNode of the driver, other than one
 // whose endpoint names notPod, is Connected (the controller reached the
-// sidecar over TLS with its token), and the driver's Lease has a holder.
+// sidecar over TLS with its token), and the holder of the driver's Lease
+// is the pod that endpoint names (the controller routes to the holder).
 func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.Duration) error {
 	f := Fences{c.Dyn}
 	var last map[string]string
@@ -146,7 +147,8 @@ func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.
 			state, _, _ := nestedString(n.Object, "status", "state")
 			ep, _, _ := nestedString(n.Object, "spec", "driver", "endpoint")
 			if state == "Connected" && (notPod == "" || !containsPod(ep, notPod)) {
-				return c.leaseHolder(ctx) != "", nil
+				h := c.leaseHolder(ctx)
+				return h != "" && h != notPod && containsPod(ep, h), nil
 			}
 		}
 		return false, nil
