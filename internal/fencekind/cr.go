@@ -30,6 +30,9 @@ const (
 	// Finalizer is what the controller adds to a NetworkFence it processed
 	// (internal/controller/csiaddons/networkfence_controller.go).
 	Finalizer = "csiaddons.openshift.io/network-fence"
+	// The status messages of a successful fence and unfence (api/csiaddons/v1alpha1/networkfence_types.go).
+	FenceOKMessage   = "fencing operation successful"
+	UnfenceOKMessage = "unfencing operation successful"
 )
 
 // Class is a NetworkFenceClass for the driver whose parameters name the

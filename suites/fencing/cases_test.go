@@ -45,7 +45,7 @@ func (c *fcase) unfence(ctx context.Context, name string, cidrs []string, create
 		st, err := w.fences.Status(ctx, name)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(st.Result).To(Equal(fencekind.Succeeded))
-		g.Expect(st.Message).To(ContainSubstring("nfenc"), "the Succeeded of the unfence, not the earlier fence")
+		g.Expect(st.Message).To(Equal(fencekind.UnfenceOKMessage), "the Succeeded of the unfence, not the earlier fence")
 	}, crTimeout)
 	c.event("NetworkFence %s: Succeeded (%s)", name, "unfenced")
 	var start int64
