@@ -23,7 +23,7 @@ func (c *fcase) fenceB(ctx context.Context, name string, cidrs []string) int64 {
 	tOK, _, err := w.fences.WaitResult(ctx, name, fencekind.Succeeded, crTimeout)
 	Expect(err).NotTo(HaveOccurred())
 	c.event("NetworkFence %s: Succeeded", name)
-	c.figure("CR creation → Succeeded (s)", "%.2f", tOK.Sub(t0).Seconds())
+	c.figure(figSucceeded, "%.2f", tOK.Sub(t0).Seconds())
 	ack := c.ackOf(ctx, "FenceClusterNetwork", cidrs, t0)
 	c.event("driver acknowledged FenceClusterNetwork (t_ns %d)", ack)
 	return ack
@@ -86,6 +86,7 @@ func (c *fcase) checkFenced(ctx context.Context, ack int64, until int64) {
 		until = time.Now().UnixNano()
 	}
 	r := c.oracleRun(ctx)
+	c.enforcementFigure(r, ack)
 	Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
 	Expect(bWrites(audit, ack, until)).To(BeEmpty(), "writes from worker B accepted after the ack")
 
@@ -100,12 +101,12 @@ func (c *fcase) checkFenced(ctx context.Context, ack int64, until int64) {
 		}
 	}
 	Expect(firstRefusal).NotTo(BeZero(), "worker B's writer %s saw no refusal after the ack: it stopped writing?", bID)
-	c.figure("last write of B accepted before the ack (ms before the ack)", "%.1f", float64(ack-lastB)/1e6)
-	c.figure("ack → first refusal seen by B's writer (ms)", "%.1f", float64(firstRefusal-ack)/1e6)
+	c.figure(figLastB, "%.1f", float64(ack-lastB)/1e6)
+	c.figure(figRefusal, "%.1f", float64(firstRefusal-ack)/1e6)
 	c.event("first refusal seen by %s: %+.1f ms after the ack", bID, float64(firstRefusal-ack)/1e6)
 
 	lost, total, reasons := lostWrites(c.attempts(ctx, aID), audit, aID, ack, until)
-	c.figure("writes lost by the unfenced worker A", "%d of %d", lost, total)
+	c.figure(figLost, "%d of %d", lost, total)
 	c.figure("worker A throughput while B fenced (writes/s)", "%.1f", float64(total)/(float64(until-ack)/1e9))
 	Expect(lost).To(BeZero(), "worker A's writer %s lost writes: %v", aID, reasons)
 	c.saveCaseLogs(ctx)

@@ -76,3 +76,17 @@ func auditSince(b []byte, from int64) []byte {
 	}
 	return out
 }
+
+// enforcementFigure records refstore's enforcement time of the fence
+// acknowledged at ack, relative to the ack (from refstore's enforcement log,
+// through the oracle's episodes): negative means enforced before the RPC
+// returned, as a correct driver must.
+func (c *fcase) enforcementFigure(r *audit.Result, ack int64) {
+	for _, e := range r.Episodes {
+		if e.AckNs == ack && e.EnforceNs != 0 {
+			c.figure(figEnforce, "%+.1f", e.EnforceDeltaMs)
+			return
+		}
+	}
+	c.figure(figEnforce, "unknown (no enforcement record)")
+}

@@ -197,7 +197,7 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, func() {
 		}
 		c.figure("stale writer's attempts from B refused by refstore after the ack", "%d", refused)
 		lost, total, reasons := lostWrites(c.attempts(ctx, c.id+"-a"), audit, c.id+"-a", ack, un)
-		c.figure("writes lost by the unfenced worker A", "%d of %d", lost, total)
+		c.figure(figLost, "%d of %d", lost, total)
 		Expect(lost).To(BeZero(), "worker A lost writes: %v", reasons)
 		c.saveCaseLogs(ctx)
 	}, SpecTimeout(25*time.Minute))

@@ -12,6 +12,17 @@ import (
 	"github.com/onsi/ginkgo/v2/reporters"
 )
 
+// The figures the summary of reports/fencing.md gathers from every case.
+const (
+	figEnforce   = "RPC return → enforcement (ms; refstore's enforcement time minus the ack)"
+	figSucceeded = "CR creation → Succeeded (s)"
+	figLastB     = "last write of B accepted before the ack (ms before the ack)"
+	figRefusal   = "ack → first refusal seen by B's writer (ms)"
+	figLost      = "writes lost by the unfenced worker A"
+)
+
+var summaryFigures = []string{figEnforce, figSucceeded, figLastB, figRefusal, figLost}
+
 // suiteReport collects every case for reports/fencing.md; the JUnit XML
 // (reports/fencing.xml) is Ginkgo's own (--ginkgo.junit-report).
 type suiteReport struct {
@@ -64,6 +75,20 @@ func (r *suiteReport) write(dir string) ([]string, error) {
 	b.WriteString("| case | verdict | wall time (s) |\n| --- | --- | --- |\n")
 	for _, c := range r.cases {
 		fmt.Fprintf(&b, "| %s | %s | %.1f |\n", c.name, mdEscape(r.results[c.id]), c.wall().Seconds())
+	}
+	b.WriteString("\n## Figures\n\n| figure | per case |\n| --- | --- |\n")
+	for _, name := range summaryFigures {
+		var vals []string
+		for _, c := range r.cases {
+			for _, f := range c.figures {
+				if f.Name == name {
+					vals = append(vals, c.id+": "+f.Value)
+				}
+			}
+		}
+		if len(vals) > 0 {
+			fmt.Fprintf(&b, "| %s | %s |\n", name, mdEscape(strings.Join(vals, "; ")))
+		}
 	}
 	for _, c := range r.cases {
 		fmt.Fprintf(&b, "\n## %s\n\n", c.name)
