@@ -2,6 +2,8 @@ package fencekind
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"fmt"
 	"time"
 
@@ -223,4 +225,30 @@ func (f Fences) CSIAddonsNodeState(ctx context.Context, namespace string) (map[s
 		out[n.GetName()] = fmt.Sprintf("state=%s endpoint=%s message=%q", state, ep, msg)
 	}
 	return out, nil
+}
+
+// ClassAnnotation lists, on a CSIAddonsNode, the NetworkFenceClasses whose
+// clients the controller asks for (networkfenceclass_controller.go).
+const ClassAnnotation = "csiaddons.openshift.io/networkfenceclass-names"
+
+// ClassOnNodes reports whether a CSIAddonsNode in namespace still lists class
+// in ClassAnnotation. While a class whose GetFenceClients fails is listed,
+// v0.14.0 cannot put a new connection to the driver in its pool.
+func (f Fences) ClassOnNodes(ctx context.Context, namespace, class string) (bool, error) {
+	l, err := f.Client.Resource(CSIAddonsNodeGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	for _, n := range l.Items {
+		var classes []string
+		if v := n.GetAnnotations()[ClassAnnotation]; v != "" {
+			if err := json.Unmarshal([]byte(v), &classes); err != nil {
+				return false, fmt.Errorf("CSIAddonsNode %s: annotation %s: %w", n.GetName(), ClassAnnotation, err)
+			}
+		}
+		if slices.Contains(classes, class) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

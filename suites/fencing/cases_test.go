@@ -217,9 +217,16 @@ var _ = Describe("fencing through csi-addons", Ordered, func() {
 				_ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, n, crTimeout)
 				_ = w.fences.RemoveFinalizers(ctx, fencekind.NetworkFenceGVR, n)
 			}
-			_ = w.fences.Delete(ctx, fencekind.NetworkFenceClassGVR, missing, crTimeout)
-			_ = w.fences.RemoveFinalizers(ctx, fencekind.NetworkFenceClassGVR, missing)
-		})
+			// The controller must drop the broken class from the
+			// CSIAddonsNode when it goes, or no later driver pod could
+			// be connected (see README, csi-addons behaviours).
+			Expect(w.fences.Delete(ctx, fencekind.NetworkFenceClassGVR, missing, crTimeout)).To(Succeed())
+			eventually(ctx, func(g Gomega) {
+				on, err := w.fences.ClassOnNodes(ctx, fencekind.StorageNamespace, missing)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(on).To(BeFalse(), "the CSIAddonsNode still lists the deleted class %s", missing)
+			}, crTimeout)
+		}, NodeTimeout(6*time.Minute))
 		_, err := w.fences.Create(ctx, fencekind.NetworkFenceClassGVR, fencekind.Class(missing, "no-such-secret", fencekind.StorageNamespace))
 		Expect(err).NotTo(HaveOccurred())
 
