@@ -3,8 +3,8 @@ package fencekind
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
