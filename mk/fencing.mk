@@ -21,7 +21,7 @@ ifneq ($(FENCING_KUBECONFIG),)
 	@mkdir -p $(REPORTS)
 	FENCEPROOF_E2E=1 $(GO) test -count=1 -timeout 60m -v ./suites/fencing -args --kubeconfig=$(abspath $(FENCING_KUBECONFIG)) -ginkgo.v
 else
-	@fixtures/cluster/cluster.sh e2e fencing
+	@E2E_TIMEOUT=$${E2E_TIMEOUT:-60m} fixtures/cluster/cluster.sh e2e fencing
 endif
 
 rehearse-kind: ## DR rehearsal on kind: cut worker B off, fence it via the CR, out-of-service taint, restore; prints the timeline
@@ -29,5 +29,5 @@ ifneq ($(FENCING_KUBECONFIG),)
 	@mkdir -p $(REPORTS)
 	FENCEPROOF_E2E=1 $(GO) test -count=1 -timeout 60m -v ./suites/fencing -args --kubeconfig=$(abspath $(FENCING_KUBECONFIG)) -ginkgo.v -ginkgo.label-filter=rehearsal
 else
-	@E2E_GINKGO_ARGS=-ginkgo.label-filter=rehearsal fixtures/cluster/cluster.sh e2e fencing
+	@E2E_TIMEOUT=$${E2E_TIMEOUT:-60m} E2E_GINKGO_ARGS=-ginkgo.label-filter=rehearsal fixtures/cluster/cluster.sh e2e fencing
 endif
