@@ -37,6 +37,12 @@ type Cluster struct {
 // leaving objects that already exist as they are, and waits until the
 // NetworkFence API answers.
 func (c Cluster) InstallUpstream(ctx context.Context, dir string) error {
+	// rbac.yaml puts the controller's ServiceAccount and Role in this
+	// namespace, which upstream's setup-controller.yaml would create.
+	if err := create(ctx, "namespace "+ControllerNamespace, c.CS.CoreV1().Namespaces().Create,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ControllerNamespace}}); err != nil {
+		return err
+	}
 	for _, f := range UpstreamFiles {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			return fmt.Errorf("csi-addons %s: %w (run `make cluster-image`, which copies it from the kubernetes-csi-addons module)", f, err)
