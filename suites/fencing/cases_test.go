@@ -81,10 +81,13 @@ func (c *fcase) ackOf(ctx context.Context, rpc string, cidrs []string, t0 time.T
 // oracle), B's writer refused, A's writer undisturbed; and records figures.
 func (c *fcase) checkFenced(ctx context.Context, ack int64, until int64) {
 	c.observe(ctx, observeWindow)
-	audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx))
+	// until is taken before the audit log is read: every write a writer saw
+	// acknowledged by then is in the log we read (refstore fsyncs before it
+	// answers). Taken after, the last writes would look lost.
 	if until == 0 {
 		until = time.Now().UnixNano()
 	}
+	audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx))
 	r := c.oracleRun(ctx)
 	c.enforcementFigure(r, ack)
 	Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
@@ -266,8 +269,8 @@ var _ = Describe("fencing through csi-addons", Ordered, func() {
 		for _, r := range fencekind.RPCs(values(w.logs.all(ctx)), "FenceClusterNetwork") {
 			Expect(r.TNs).To(BeNumerically("<", t0.UnixNano()), "a FenceClusterNetwork succeeded during the bad-input case: %v", r.CIDRs)
 		}
+		now := time.Now().UnixNano() // before the audit log is read (see checkFenced)
 		audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx))
-		now := time.Now().UnixNano()
 		for _, id := range []string{c.id + "-a", c.id + "-b"} {
 			lost, total, reasons := lostWrites(c.attempts(ctx, id), audit, id, t0.UnixNano(), now)
 			c.figure("writes lost by "+id, "%d of %d", lost, total)

@@ -183,7 +183,7 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, func() {
 		Expect(setTaint(ctx, w.b, OutOfServiceTaint, false)).To(Succeed())
 		c.event("taint removed from %s", w.b)
 
-		audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx))
+		audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx)) // un is long past: every acknowledged write before it is in here
 		Expect(bWrites(audit, ack, un)).To(BeEmpty(), "split brain: writes from worker B accepted while fenced")
 		r := c.oracleRun(ctx)
 		Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
