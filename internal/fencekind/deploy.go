@@ -76,7 +76,7 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 			return err
 		}
 	}
-	if err := create(ctx, "controller", c.CS.AppsV1().Deployments(ControllerNamespace).Create, ControllerDeployment(w.Images)); err != nil {
+	if err := create(ctx, "controller", c.CS.AppsV1().Deployments(ControllerNamespace).Create, ControllerDeployment(w)); err != nil {
 		return err
 	}
 	sa, role, binding := SidecarRBAC()

@@ -131,3 +131,15 @@ func TestServerAddrIPv6(t *testing.T) {
 		t.Errorf("ServerAddr = %q", got)
 	}
 }
+
+// Regression: the controller ran on worker B, so the rehearsal's cut of B
+// also cut off the controller and the fence was never reconciled.
+func TestControllerOnStorageNodeNotAWorker(t *testing.T) {
+	spec := ControllerDeployment(World{StorageNode: "cp"}).Spec.Template.Spec
+	if spec.NodeSelector["kubernetes.io/hostname"] != "cp" {
+		t.Errorf("controller not pinned to the storage node: %v", spec.NodeSelector)
+	}
+	if len(spec.Tolerations) == 0 {
+		t.Error("controller does not tolerate the control-plane taint")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,8 @@ func containsPod(endpoint, pod string) bool {
 // kubeconfig has). This is how the suite reads refstore's audit log on any
 // cluster, kind or not, without a shell in the image.
 func (c Cluster) NodeFile(ctx context.Context, node, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	b, err := c.CS.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", "logs", path).DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read /var/log/%s on node %s through the kubelet: %w", path, node, err)
@@ -35,12 +38,18 @@ func (c Cluster) NodeFile(ctx context.Context, node, path string) ([]byte, error
 // PodLogs returns the logs of a container of a pod (current instance; with
 // previous, the one before the last restart).
 func (c Cluster) PodLogs(ctx context.Context, ns, pod, container string, previous bool) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	b, err := c.CS.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: previous}).DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("logs of %s/%s[%s]: %w", ns, pod, container, err)
 	}
 	return b, nil
 }
+
+// CallTimeout bounds one read of a log or node file: a kubelet that does
+// not answer fails the read instead of hanging the suite.
+const CallTimeout = time.Minute
 
 // DriverPods returns the names of the driver's pods.
 func (c Cluster) DriverPods(ctx context.Context) ([]corev1.Pod, error) {

@@ -110,10 +110,14 @@ func fieldEnv(name, path string) corev1.EnvVar {
 // ControllerDeployment is the csi-addons controller as upstream's
 // setup-controller.yaml runs it (leader election, auth enabled: TLS to the
 // sidecar with the ServiceAccount token, which the sidecar checks with a
-// TokenReview), with our locally built image.
-func ControllerDeployment(img Images) *appsv1.Deployment {
+// TokenReview), with our locally built image. It runs on the storage node
+// (found on kind: scheduled on worker B, the rehearsal's paused node took
+// the controller with it, and no NetworkFence was ever reconciled), so that
+// cutting off a worker never cuts off the component that must fence it.
+func ControllerDeployment(w World) *appsv1.Deployment {
+	img := w.Images
 	l := labels("csi-addons")
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: ControllerName, Namespace: ControllerNamespace, Labels: l},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr(int32(1)),
@@ -139,6 +143,8 @@ func ControllerDeployment(img Images) *appsv1.Deployment {
 			},
 		},
 	}
+	onStorageNode(&d.Spec.Template.Spec, w.StorageNode)
+	return d
 }
 
 // SidecarRBAC is what the csi-addons sidecar needs (read from its source:
