@@ -1,0 +1,252 @@
+package fencekind
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/klient/decoder"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+)
+
+// UpstreamFiles are the files of the csi-addons module's deploy/controller
+// directory the world applies as they are: every CRD (NetworkFence,
+// NetworkFenceClass, CSIAddonsNode, ...) and the controller's RBAC.
+var UpstreamFiles = []string{"crds.yaml", "rbac.yaml"}
+
+// Cluster is the API access the world needs.
+type Cluster struct {
+	CS  kubernetes.Interface
+	Dyn dynamic.Interface
+	Res *resources.Resources
+	Log *slog.Logger
+}
+
+// InstallUpstream applies the csi-addons CRDs and RBAC from dir (written by
+// `make cluster-image` from the module; see fixtures/cluster/build-image.sh),
+// leaving objects that already exist as they are, and waits until the
+// NetworkFence API answers.
+func (c Cluster) InstallUpstream(ctx context.Context, dir string) error {
+	// rbac.yaml puts the controller's ServiceAccount and Role in this
+	// namespace, which upstream's setup-controller.yaml would create.
+	if err := create(ctx, "namespace "+ControllerNamespace, c.CS.CoreV1().Namespaces().Create,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ControllerNamespace}}); err != nil {
+		return err
+	}
+	for _, f := range UpstreamFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return fmt.Errorf("csi-addons %s: %w (run `make cluster-image`, which copies it from the kubernetes-csi-addons module)", f, err)
+		}
+		if err := decoder.DecodeEachFile(ctx, os.DirFS(dir), f, decoder.CreateIgnoreAlreadyExists(c.Res)); err != nil {
+			return fmt.Errorf("apply csi-addons %s: %w", f, err)
+		}
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Dyn.Resource(NetworkFenceGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		_, err2 := c.Dyn.Resource(NetworkFenceClassGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil && err2 == nil, nil
+	})
+}
+
+func create[T any](ctx context.Context, what string, f func(context.Context, T, metav1.CreateOptions) (T, error), obj T) error {
+	if _, err := f(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create %s: %w", what, err)
+	}
+	return nil
+}
+
+// Install deploys the controller (in ControllerNamespace, which rbac.yaml
+// expects), the storage side and the suite's NetworkFenceClass, and waits
+// until the driver's CSIAddonsNode is Connected. secret is the value of the
+// driver's required secret.
+func (c Cluster) Install(ctx context.Context, w World, secret string) error {
+	for _, ns := range []string{ControllerNamespace, StorageNamespace} {
+		if err := create(ctx, "namespace "+ns, c.CS.CoreV1().Namespaces().Create,
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	if err := create(ctx, "controller", c.CS.AppsV1().Deployments(ControllerNamespace).Create, ControllerDeployment(w)); err != nil {
+		return err
+	}
+	sa, role, binding := SidecarRBAC()
+	if err := create(ctx, "sidecar service account", c.CS.CoreV1().ServiceAccounts(StorageNamespace).Create, sa); err != nil {
+		return err
+	}
+	if err := create(ctx, "sidecar role", c.CS.RbacV1().ClusterRoles().Create, role); err != nil {
+		return err
+	}
+	if err := create(ctx, "sidecar binding", c.CS.RbacV1().ClusterRoleBindings().Create, binding); err != nil {
+		return err
+	}
+	for _, s := range Secrets(secret) {
+		if err := create(ctx, "secret "+s.Name, c.CS.CoreV1().Secrets(StorageNamespace).Create, s); err != nil {
+			return err
+		}
+	}
+	if err := create(ctx, "refstore service", c.CS.CoreV1().Services(StorageNamespace).Create, RefstoreService()); err != nil {
+		return err
+	}
+	if err := create(ctx, "refstore", c.CS.AppsV1().Deployments(StorageNamespace).Create, RefstoreDeployment(w)); err != nil {
+		return err
+	}
+	if err := c.WaitDeployment(ctx, StorageNamespace, RefstoreName, 3*time.Minute); err != nil {
+		return err
+	}
+	if err := create(ctx, "driver", c.CS.AppsV1().Deployments(StorageNamespace).Create, DriverDeployment(w)); err != nil {
+		return err
+	}
+	if _, err := (Fences{c.Dyn}).Create(ctx, NetworkFenceClassGVR, Class(ClassName, CSIAddonsSecret, StorageNamespace)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	for _, d := range []struct{ ns, name string }{{ControllerNamespace, ControllerName}, {StorageNamespace, DriverName}} {
+		if err := c.WaitDeployment(ctx, d.ns, d.name, 3*time.Minute); err != nil {
+			return err
+		}
+	}
+	return c.WaitConnected(ctx, "", 3*time.Minute)
+}
+
+// WaitDeployment waits until every replica of a Deployment is updated and available.
+func (c Cluster) WaitDeployment(ctx context.Context, ns, name string, timeout time.Duration) error {
+	var d *appsv1.Deployment
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		d, err = c.CS.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || d.Spec.Replicas == nil {
+			return false, nil
+		}
+		s := d.Status
+		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == *d.Spec.Replicas &&
+			s.AvailableReplicas == *d.Spec.Replicas && s.Replicas == *d.Spec.Replicas, nil
+	})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s not available after %s: %s", ns, name, timeout, c.podsState(ctx, ns))
+	}
+	return nil
+}
+
+// WaitConnected waits until a CSIAddonsNode of the driver, other than one
+// whose endpoint names notPod, is Connected (the controller reached the
+// sidecar over TLS with its token), and the holder of the driver's Lease
+// is the pod that endpoint names (the controller routes to the holder).
+func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.Duration) error {
+	f := Fences{c.Dyn}
+	var last map[string]string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		l, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last, _ = f.CSIAddonsNodeState(ctx, StorageNamespace)
+		for _, n := range l.Items {
+			state, _, _ := nestedString(n.Object, "status", "state")
+			ep, _, _ := nestedString(n.Object, "spec", "driver", "endpoint")
+			if state == "Connected" && (notPod == "" || !containsPod(ep, notPod)) {
+				h := c.leaseHolder(ctx)
+				return h != "" && h != notPod && containsPod(ep, h), nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("no Connected CSIAddonsNode for the driver after %s: %v; pods: %s", timeout, last, c.podsState(ctx, StorageNamespace))
+	}
+	return nil
+}
+
+// LeaseName is the Lease the sidecar holds and the controller routes by
+// (sidecar/main.go: util.NormalizeLeaseName(driver) + "-csi-addons").
+const LeaseName = "fenceproof-reference-driver-csi-addons"
+
+func (c Cluster) leaseHolder(ctx context.Context) string {
+	l, err := c.CS.CoordinationV1().Leases(StorageNamespace).Get(ctx, LeaseName, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// LeaseHolder returns the pod holding the driver's Lease ("" if none).
+func (c Cluster) LeaseHolder(ctx context.Context) string { return c.leaseHolder(ctx) }
+
+func (c Cluster) podsState(ctx context.Context, ns string) string {
+	pods, err := c.CS.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	out := ""
+	for _, p := range pods.Items {
+		out += fmt.Sprintf("[%s on %s: %s", p.Name, p.Spec.NodeName, p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			out += fmt.Sprintf(" %s ready=%v restarts=%d", cs.Name, cs.Ready, cs.RestartCount)
+			if cs.State.Waiting != nil {
+				out += " waiting:" + cs.State.Waiting.Reason
+			}
+			if cs.LastTerminationState.Terminated != nil {
+				out += fmt.Sprintf(" last-exit=%d:%s", cs.LastTerminationState.Terminated.ExitCode, cs.LastTerminationState.Terminated.Message)
+			}
+		}
+		out += "] "
+	}
+	return out
+}
+
+// Uninstall removes what Install created except the CRDs (cluster-wide; an
+// existing cluster may use them): every NetworkFence of the suite (their
+// finalizers stripped once the controller is gone), the class, both
+// namespaces and the sidecar's cluster RBAC.
+func (c Cluster) Uninstall(ctx context.Context) error {
+	f := Fences{c.Dyn}
+	l, err := c.Dyn.Resource(NetworkFenceGVR).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=fenceproof"})
+	if err == nil {
+		for _, n := range l.Items {
+			_ = c.Dyn.Resource(NetworkFenceGVR).Delete(ctx, n.GetName(), metav1.DeleteOptions{})
+			_ = f.RemoveFinalizers(ctx, NetworkFenceGVR, n.GetName())
+		}
+	}
+	_ = c.Dyn.Resource(NetworkFenceClassGVR).Delete(ctx, ClassName, metav1.DeleteOptions{})
+	_ = f.RemoveFinalizers(ctx, NetworkFenceClassGVR, ClassName)
+	_ = c.CS.RbacV1().ClusterRoleBindings().Delete(ctx, SidecarSA, metav1.DeleteOptions{})
+	_ = c.CS.RbacV1().ClusterRoles().Delete(ctx, SidecarSA, metav1.DeleteOptions{})
+	// CSIAddonsNodes carry a finalizer of the controller: strip it so the
+	// namespace can go even when the controller went first.
+	if nodes, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			_ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).Delete(ctx, n.GetName(), metav1.DeleteOptions{})
+			_, _ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).Patch(ctx, n.GetName(), "application/merge-patch+json",
+				[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		}
+	}
+	var first error
+	for _, ns := range []string{StorageNamespace, ControllerNamespace} {
+		if err := deleteNamespace(ctx, c.CS, ns, 5*time.Minute); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func deleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, timeout time.Duration) error {
+	err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}

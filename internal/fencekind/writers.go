@@ -1,0 +1,74 @@
+package fencekind
+
+import (
+	"net"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WriterInterval is the pause between two writes of a writer.
+const WriterInterval = "20ms"
+
+// writerContainer runs `fenceproof writer` against server (HOST:PORT) with
+// id, logging one JSON line per attempt to standard output (pod logs).
+func writerContainer(img Images, server, id string) corev1.Container {
+	return corev1.Container{
+		Name:            "writer",
+		Image:           img.Fenceproof,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command: []string{"/usr/local/bin/fenceproof", "writer",
+			"--server=" + server, "--id=" + id, "--interval=" + WriterInterval, "--log=-"},
+	}
+}
+
+// WriterPod is a writer pinned to node, writing as id (its pod name).
+func WriterPod(img Images, namespace, name, node, server string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels("writer")},
+		Spec: corev1.PodSpec{
+			NodeSelector:                  map[string]string{"kubernetes.io/hostname": node},
+			TerminationGracePeriodSeconds: ptr(int64(0)),
+			RestartPolicy:                 corev1.RestartPolicyAlways,
+			Containers:                    []corev1.Container{writerContainer(img, server, name)},
+		},
+	}
+}
+
+// StatefulWriter is the rehearsal's application: one replica that writes as
+// the same id (its stable pod name) wherever it runs, allowed on nodes, so
+// it can move when its node is declared out of service. It tolerates
+// nothing, so the out-of-service taint evicts it.
+func StatefulWriter(img Images, namespace, name, server string, nodes []string) *appsv1.StatefulSet {
+	l := map[string]string{"app.kubernetes.io/name": name}
+	c := writerContainer(img, server, "$(POD_NAME)")
+	c.Env = []corev1.EnvVar{fieldEnv("POD_NAME", "metadata.name")}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr(int32(1)),
+			ServiceName: name,
+			Selector:    &metav1.LabelSelector{MatchLabels: l},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr(int64(0)),
+					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+							MatchExpressions: []corev1.NodeSelectorRequirement{{
+								Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: nodes}},
+						}}},
+					}},
+					Containers: []corev1.Container{c},
+				},
+			},
+		},
+	}
+}
+
+// ServerAddr is HOST:PORT of refstore for writers.
+func ServerAddr(clusterIP string) string {
+	return net.JoinHostPort(clusterIP, strconv.Itoa(RefstorePort))
+}

@@ -1,0 +1,81 @@
+package fencing
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fenceproof/fenceproof/internal/audit"
+	"github.com/fenceproof/fenceproof/internal/fencekind"
+)
+
+// ackFault is the driver fault this spec injects: Fence is acknowledged
+// before refstore enforces it (driver/fault).
+const ackFault = "ack-before-enforce"
+
+// redeployDriver rolls the driver Deployment out with faults and waits
+// until the new pod is the controller's Connected endpoint.
+func redeployDriver(ctx context.Context, faults []string) {
+	pods, err := w.k.DriverPods(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	w.logs.refresh(ctx)
+	spec := w.spec
+	spec.Faults = faults
+	d, err := w.k.CS.AppsV1().Deployments(fencekind.StorageNamespace).Get(ctx, fencekind.DriverName, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	d.Spec.Template = fencekind.DriverDeployment(spec).Spec.Template
+	_, err = w.k.CS.AppsV1().Deployments(fencekind.StorageNamespace).Update(ctx, d, metav1.UpdateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	old := ""
+	if len(pods) > 0 {
+		old = pods[0].Name
+	}
+	Expect(w.k.WaitDeployment(ctx, fencekind.StorageNamespace, fencekind.DriverName, 3*time.Minute)).To(Succeed())
+	Expect(w.k.WaitConnected(ctx, old, 4*time.Minute)).To(Succeed())
+}
+
+var _ = Describe("a driver that acknowledges before it enforces", Ordered, func() {
+	It("ack-before-enforce: the oracle fails and names the exact offending write of worker B", func(ctx SpecContext) {
+		c := newCase(ctx, "fault", "ack-before-enforce driver: the oracle must name the offending write", false)
+		redeployDriver(ctx, []string{ackFault})
+		DeferCleanup(func(ctx SpecContext) { redeployDriver(ctx, nil) }, NodeTimeout(10*time.Minute))
+		c.event("driver redeployed with --fault=%s (lease holder %s)", ackFault, w.k.LeaseHolder(ctx))
+		c.startWriters(ctx, map[string]string{c.id + "-a": w.a, c.id + "-b": w.b})
+
+		name := "fenceproof-fault"
+		DeferCleanup(func(ctx SpecContext) { _ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, name, crTimeout) })
+		ack := c.fenceB(ctx, name, w.bCIDRs)
+		c.observe(ctx, observeWindow)
+		r := c.oracleRun(ctx)
+		c.unfence(ctx, name, w.bCIDRs, false)
+
+		if *flagAckFault == "fail" {
+			Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
+			return
+		}
+		// The exact offending write: the first audit record from B's CIDRs
+		// after the ack, found by a plain scan of the audit log.
+		var want *fencekind.Accepted
+		for _, rec := range fencekind.ParseLines[fencekind.Accepted](auditSince(auditLog(ctx), c.start.UnixNano())) {
+			if rec.TNs > ack && fencekind.InPrefixes(rec.Addr, w.bCIDRs) && (want == nil || rec.TNs < want.TNs) {
+				rec := rec
+				want = &rec
+			}
+		}
+		Expect(want).NotTo(BeNil(), "the faulty driver let no write of B through after the ack: the fault did not bite (writers too slow?)")
+		Expect(r.OK()).To(BeFalse(), "the oracle passed a driver that acknowledges before it enforces")
+		v := r.First()
+		Expect(v.Kind).To(Equal(audit.KindWriteAfterFence))
+		Expect([]any{v.Client, v.Addr, v.Seq, v.TNs}).To(Equal([]any{want.Client, want.Addr, want.Seq, want.TNs}),
+			"the oracle's first violation is not the first write of B after the ack")
+		Expect(slices.Contains([]string{c.id + "-b"}, v.Client)).To(BeTrue())
+		c.figure("first offending write (oracle)", "%s", v.String())
+		c.figure("offending write after the ack (ms)", "%.1f", v.DeltaMs)
+		c.event("oracle named the offending write: client %s addr %s seq %d, %.1f ms after the ack", v.Client, v.Addr, v.Seq, v.DeltaMs)
+		c.saveCaseLogs(ctx)
+	}, SpecTimeout(12*time.Minute))
+})

@@ -1,0 +1,204 @@
+package fencing
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fenceproof/fenceproof/internal/fencekind"
+)
+
+// OutOfServiceTaint is Kubernetes' node.kubernetes.io/out-of-service taint
+// (KEP-2268, GA in 1.28): with it on a NotReady node, pods there are
+// force-deleted and their volumes detached, so a StatefulSet's pod can
+// start elsewhere. Declaring a node out of service is only safe once the
+// node is fenced: that is what the rehearsal proves.
+var OutOfServiceTaint = corev1.Taint{Key: "node.kubernetes.io/out-of-service", Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
+
+// cutter cuts a kind node container off and restores it.
+type cutter struct{ node, how, net string }
+
+func (c cutter) docker(args ...string) error {
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (c cutter) network() string {
+	out, _ := exec.Command("docker", "inspect", "-f", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", c.node).Output()
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return "kind"
+	}
+	return f[0]
+}
+
+func (c *cutter) cut() error {
+	if c.how == "docker-disconnect" {
+		c.net = c.network()
+		return c.docker("network", "disconnect", c.net, c.node)
+	}
+	return c.docker("pause", c.node)
+}
+
+// restore undoes cut; it is safe to call when the node is not cut.
+func (c *cutter) restore() error {
+	if c.how == "docker-disconnect" {
+		if c.net == "" {
+			return nil
+		}
+		if err := c.docker("network", "connect", c.net, c.node); err != nil && !strings.Contains(err.Error(), "already exists") {
+			return err
+		}
+		return nil
+	}
+	out, _ := exec.Command("docker", "inspect", "-f", "{{.State.Paused}}", c.node).Output()
+	if strings.TrimSpace(string(out)) != "true" {
+		return nil
+	}
+	return c.docker("unpause", c.node)
+}
+
+func setUnschedulable(ctx context.Context, node string, on bool) error {
+	_, err := w.k.CS.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType,
+		[]byte(fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)), metav1.PatchOptions{})
+	return err
+}
+
+func setTaint(ctx context.Context, node string, t corev1.Taint, on bool) error {
+	n, err := w.k.CS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	var taints []corev1.Taint
+	for _, x := range n.Spec.Taints {
+		if x.Key != t.Key {
+			taints = append(taints, x)
+		}
+	}
+	if on {
+		taints = append(taints, t)
+	}
+	n.Spec.Taints = taints
+	_, err = w.k.CS.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+	return err
+}
+
+func nodeReady(ctx context.Context, node string) bool {
+	n, err := w.k.CS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, func() {
+	It("7. DR rehearsal: worker B cut off, fenced through the CR, declared out of service; its StatefulSet writer moves, and the stale writer never gets a write accepted after the ack", func(ctx SpecContext) {
+		cut := &cutter{node: w.b, how: *flagCut}
+		if err := exec.Command("docker", "inspect", w.b).Run(); err != nil {
+			Skip(fmt.Sprintf("the rehearsal cuts a node off through Docker and node %s is not a kind node container here", w.b))
+		}
+		c := newCase(ctx, "c7", "7. DR rehearsal (make rehearse-kind)", false)
+		DeferCleanup(func(ctx SpecContext) {
+			// Always leave the cluster whole, whatever failed.
+			Expect(cut.restore()).To(Succeed())
+			Expect(setTaint(ctx, w.b, OutOfServiceTaint, false)).To(Succeed())
+			Expect(setUnschedulable(ctx, w.a, false)).To(Succeed())
+			eventually(ctx, func(g Gomega) { g.Expect(nodeReady(ctx, w.b)).To(BeTrue(), "node %s Ready again", w.b) }, 5*time.Minute)
+			fmt.Fprintf(os.Stderr, "\nDR rehearsal timeline (seconds since start):\n")
+			for _, e := range c.events {
+				fmt.Fprintf(os.Stderr, "  %8.3f  %s\n", e.At.Seconds(), e.What)
+			}
+		}, NodeTimeout(8*time.Minute))
+
+		// The application: a one-replica StatefulSet writer that starts on
+		// B (A is cordoned while it is scheduled), and a writer on A.
+		c.startWriters(ctx, map[string]string{c.id + "-a": w.a})
+		app := c.id + "-app"
+		Expect(setUnschedulable(ctx, w.a, true)).To(Succeed())
+		_, err := w.k.CS.AppsV1().StatefulSets(c.ns).Create(ctx, fencekind.StatefulWriter(w.spec.Images, c.ns, app, w.server, []string{w.a, w.b}), createOpts)
+		Expect(err).NotTo(HaveOccurred())
+		pod := app + "-0"
+		eventually(ctx, func(g Gomega) {
+			p, err := w.k.CS.CoreV1().Pods(c.ns).Get(ctx, pod, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Spec.NodeName).To(Equal(w.b))
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+		}, podTimeout)
+		Expect(setUnschedulable(ctx, w.a, false)).To(Succeed())
+		eventually(ctx, func(g Gomega) {
+			g.Expect(bWrites(fencekind.ParseLines[fencekind.Accepted](auditLog(ctx)), c.start.UnixNano(), 0)).To(
+				ContainElement(HaveField("Client", pod)), "the StatefulSet writer on B writes")
+		}, podTimeout)
+		c.event("StatefulSet writer %s runs on %s and writes", pod, w.b)
+
+		Expect(cut.cut()).To(Succeed())
+		c.event("worker B (%s) cut off (%s)", w.b, cut.how)
+		ack := c.fenceB(ctx, "fenceproof-c7", w.bCIDRs)
+		DeferCleanup(func(ctx SpecContext) { _ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, "fenceproof-c7", crTimeout) })
+
+		eventually(ctx, func(g Gomega) { g.Expect(nodeReady(ctx, w.b)).To(BeFalse(), "node %s NotReady", w.b) }, 5*time.Minute)
+		c.event("node %s NotReady", w.b)
+		Expect(setTaint(ctx, w.b, OutOfServiceTaint, true)).To(Succeed())
+		c.event("taint %s=%s:%s on %s", OutOfServiceTaint.Key, OutOfServiceTaint.Value, OutOfServiceTaint.Effect, w.b)
+
+		var moved int64
+		eventually(ctx, func(g Gomega) {
+			p, err := w.k.CS.CoreV1().Pods(c.ns).Get(ctx, pod, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Spec.NodeName).To(Equal(w.a), "%s rescheduled to worker A", pod)
+			for _, r := range fencekind.ParseLines[fencekind.Accepted](auditLog(ctx)) {
+				if r.Client == pod && r.TNs > ack && !fencekind.InPrefixes(r.Addr, w.bCIDRs) {
+					moved = r.TNs
+					return
+				}
+			}
+			g.Expect(moved).NotTo(BeZero(), "%s writes from worker A", pod)
+		}, 6*time.Minute)
+		c.event("%s runs on %s and its writes are accepted (%.1f s after the ack)", pod, w.a, float64(moved-ack)/1e9)
+		c.figure("fence ack → application writing again on A (s)", "%.2f", float64(moved-ack)/1e9)
+
+		Expect(cut.restore()).To(Succeed())
+		c.event("worker B restored")
+		eventually(ctx, func(g Gomega) { g.Expect(nodeReady(ctx, w.b)).To(BeTrue()) }, 5*time.Minute)
+		c.event("node %s Ready", w.b)
+		c.observe(ctx, observeWindow)
+		un := c.unfence(ctx, "fenceproof-c7", w.bCIDRs, false)
+		Expect(setTaint(ctx, w.b, OutOfServiceTaint, false)).To(Succeed())
+		c.event("taint removed from %s", w.b)
+
+		audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx)) // un is long past: every acknowledged write before it is in here
+		Expect(bWrites(audit, ack, un)).To(BeEmpty(), "split brain: writes from worker B accepted while fenced")
+		r := c.oracleRun(ctx)
+		Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
+		refused := 0
+		if b, err := w.k.NodeFile(ctx, w.storage, strings.TrimSuffix(w.spec.AuditLogPath(), fencekind.AuditLogName)+"refused.log"); err == nil {
+			for _, x := range fencekind.ParseLines[fencekind.Accepted](b) {
+				if x.Client == pod && fencekind.InPrefixes(x.Addr, w.bCIDRs) && x.TNs > ack {
+					refused++
+				}
+			}
+		}
+		c.figure("stale writer's attempts from B refused by refstore after the ack", "%d", refused)
+		lost, total, reasons := lostWrites(c.attempts(ctx, c.id+"-a"), audit, c.id+"-a", ack, un)
+		c.figure(figLost, "%d of %d", lost, total)
+		Expect(lost).To(BeZero(), "worker A lost writes: %v", reasons)
+		c.saveCaseLogs(ctx)
+	}, SpecTimeout(25*time.Minute))
+})

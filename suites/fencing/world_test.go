@@ -1,0 +1,272 @@
+package fencing
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fenceproof/fenceproof/internal/e2e"
+	"github.com/fenceproof/fenceproof/internal/fencekind"
+)
+
+var createOpts = metav1.CreateOptions{}
+
+// Generous bounds for a loaded 2-core machine; nothing asserts speed.
+const (
+	crTimeout     = 2 * time.Minute // a NetworkFence reaching its result
+	podTimeout    = 3 * time.Minute // pods Running, writers writing
+	observeWindow = 3 * time.Second // writers keep writing after a change before the logs are read
+)
+
+// driverLogs keeps the last copy of every driver pod's log, so that the
+// log of a deleted pod (case 3) still reaches the oracle.
+type driverLogs struct {
+	mu   sync.Mutex
+	k    fencekind.Cluster
+	seen map[string][]byte
+}
+
+// refresh fetches the log of every current driver pod.
+func (d *driverLogs) refresh(ctx context.Context) {
+	pods, err := d.k.DriverPods(ctx)
+	if err != nil {
+		logf("driver logs: %v", err)
+		return
+	}
+	for _, p := range pods {
+		b, err := d.k.PodLogs(ctx, p.Namespace, p.Name, "driver", false)
+		if err != nil {
+			continue
+		}
+		d.mu.Lock()
+		if len(b) >= len(d.seen[p.Name]) {
+			d.seen[p.Name] = b
+		}
+		d.mu.Unlock()
+	}
+}
+
+func (d *driverLogs) all(ctx context.Context) map[string][]byte {
+	d.refresh(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string][]byte{}
+	for k, v := range d.seen {
+		out[k] = v
+	}
+	return out
+}
+
+func values(m map[string][]byte) [][]byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+// event is one line of a case's timeline.
+type event struct {
+	At   time.Duration
+	What string
+}
+
+// fcase is one running case: its namespace, writers and timeline.
+type fcase struct {
+	name, id, ns string
+	start        time.Time
+	mu           sync.Mutex
+	events       []event
+	writers      map[string]string // writer id (pod name) -> node
+	figures      []figure
+}
+
+// figure is one measured value of a case for the report.
+type figure struct{ Name, Value string }
+
+func (c *fcase) event(format string, args ...any) {
+	e := event{At: time.Since(c.start), What: fmt.Sprintf(format, args...)}
+	c.mu.Lock()
+	c.events = append(c.events, e)
+	c.mu.Unlock()
+	logf("[%s +%7.3fs] %s", c.id, e.At.Seconds(), e.What)
+}
+
+func (c *fcase) figure(name, format string, args ...any) {
+	c.mu.Lock()
+	c.figures = append(c.figures, figure{name, fmt.Sprintf(format, args...)})
+	c.mu.Unlock()
+}
+
+// newCase starts a case: its own namespace (deleted when the spec ends),
+// and, with writers, writer pods "<id>-a" on worker A and "<id>-b" on
+// worker B, returned once both have had writes accepted.
+func newCase(ctx context.Context, id, name string, writers bool) *fcase {
+	c := &fcase{id: id, name: name, ns: "fence-" + id, start: time.Now(), writers: map[string]string{}}
+	Expect(e2e.DeleteNamespace(ctx, w.k.CS, c.ns, podTimeout)).To(Succeed())
+	Expect(e2e.CreateNamespace(ctx, w.k.CS, c.ns, map[string]string{"app.kubernetes.io/part-of": "fenceproof"})).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		report.add(c)
+		Expect(e2e.DeleteNamespace(ctx, w.k.CS, c.ns, podTimeout)).To(Succeed())
+	}, NodeTimeout(podTimeout+time.Minute))
+	c.event("case starts (namespace %s)", c.ns)
+	if writers {
+		c.startWriters(ctx, map[string]string{id + "-a": w.a, id + "-b": w.b})
+	}
+	return c
+}
+
+// startWriters creates writer pods (id -> node) and waits until each has
+// had a write accepted.
+func (c *fcase) startWriters(ctx context.Context, ws map[string]string) {
+	var pods = make([]string, 0, len(ws))
+	for id, node := range ws {
+		c.writers[id] = node
+		pods = append(pods, id)
+		_, err := w.k.CS.CoreV1().Pods(c.ns).Create(ctx, fencekind.WriterPod(w.spec.Images, c.ns, id, node, w.server), createOpts)
+		Expect(err).NotTo(HaveOccurred())
+	}
+	sort.Strings(pods)
+	for _, id := range pods {
+		Eventually(func(g Gomega) {
+			ok := 0
+			for _, a := range c.attempts(ctx, id) {
+				if a.Outcome == fencekind.OutcomeOK {
+					ok++
+				}
+			}
+			g.Expect(ok).To(BeNumerically(">=", 5), "writer %s has no accepted writes yet", id)
+		}).WithContext(ctx).WithTimeout(podTimeout).WithPolling(time.Second).Should(Succeed())
+	}
+	c.event("writers %s are writing", strings.Join(pods, ", "))
+}
+
+// attempts returns a writer's log (its pod's standard output).
+func (c *fcase) attempts(ctx context.Context, id string) []fencekind.Attempt {
+	b, err := w.k.PodLogs(ctx, c.ns, id, "writer", false)
+	if err != nil {
+		return nil
+	}
+	return fencekind.ParseLines[fencekind.Attempt](b)
+}
+
+// auditLog reads refstore's audit log of this run from the storage node.
+func auditLog(ctx context.Context) []byte {
+	var b []byte
+	Eventually(func() error {
+		var err error
+		b, err = w.k.NodeFile(ctx, w.storage, w.spec.AuditLogPath())
+		return err
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	return b
+}
+
+// waitResult waits for a NetworkFence result and records it.
+func (c *fcase) waitResult(ctx context.Context, name, result string) fencekind.FenceStatus {
+	_, st, err := w.fences.WaitResult(ctx, name, result, crTimeout)
+	Expect(err).NotTo(HaveOccurred())
+	c.event("NetworkFence %s: %s (%s)", name, st.Result, st.Message)
+	return st
+}
+
+// observe lets the writers write for a while after a change (so that the
+// logs hold what happened after it); it asserts nothing by itself.
+func (c *fcase) observe(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// bWrites returns the audit records from worker B's fenced CIDRs accepted
+// in (from, to] (unix ns; to 0 = no end).
+func bWrites(audit []fencekind.Accepted, from, to int64) []fencekind.Accepted {
+	var out []fencekind.Accepted
+	for _, r := range audit {
+		if r.TNs > from && (to == 0 || r.TNs <= to) && fencekind.InPrefixes(r.Addr, w.bCIDRs) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lostWrites counts what a writer that must be undisturbed lost in
+// [from, to]: attempts that were not accepted, and acknowledged writes
+// missing from the audit log.
+func lostWrites(atts []fencekind.Attempt, audit []fencekind.Accepted, id string, from, to int64) (lost, total int, reasons []string) {
+	have := map[uint64]bool{}
+	for _, r := range audit {
+		if r.Client == id {
+			have[r.Seq] = true
+		}
+	}
+	for _, a := range atts {
+		if a.TNs < from || a.TNs > to {
+			continue
+		}
+		total++
+		switch {
+		case a.Outcome != fencekind.OutcomeOK:
+			lost++
+			reasons = append(reasons, fmt.Sprintf("seq %d %s %s", a.Seq, a.Outcome, a.Reason))
+		case !have[a.Seq]:
+			lost++
+			reasons = append(reasons, fmt.Sprintf("seq %d acknowledged but not in the audit log", a.Seq))
+		}
+	}
+	return lost, total, reasons
+}
+
+// saveEvidence copies the audit, refusal and enforcement logs of the run and
+// every driver log under reports/fencing/.
+func (wd *world) saveEvidence(ctx context.Context) {
+	dir := filepath.Join(*flagReports, "fencing")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		logf("evidence: %v", err)
+		return
+	}
+	base := filepath.Dir(wd.spec.AuditLogPath())
+	for _, f := range []string{fencekind.AuditLogName, "refused.log", "enforce.log"} {
+		b, err := wd.k.NodeFile(ctx, wd.storage, base+"/"+f)
+		if err != nil {
+			logf("evidence: %v", err)
+			continue
+		}
+		_ = os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	for pod, b := range wd.logs.all(ctx) {
+		_ = os.WriteFile(filepath.Join(dir, "driver-"+pod+".log"), b, 0o644)
+	}
+}
+
+// saveCaseLogs writes the case's writer logs under reports/fencing/<id>/.
+func (c *fcase) saveCaseLogs(ctx context.Context) {
+	dir := filepath.Join(*flagReports, "fencing", c.id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	for id := range c.writers {
+		if b, err := w.k.PodLogs(ctx, c.ns, id, "writer", false); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "writer-"+id+".log"), b, 0o644)
+		}
+	}
+}
+
+// eventually is Eventually with the suite's polling and a generous timeout.
+func eventually(ctx context.Context, f func(g Gomega), timeout time.Duration, desc ...any) {
+	Eventually(f).WithContext(ctx).WithTimeout(timeout).WithPolling(500*time.Millisecond).Should(Succeed(), desc...)
+}
