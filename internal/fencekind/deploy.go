@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+
+	"github.com/fenceproof/fenceproof/internal/e2e"
 )
 
 // UpstreamFiles are the files of the csi-addons module's deploy/controller
@@ -230,23 +232,9 @@ func (c Cluster) Uninstall(ctx context.Context) error {
 	}
 	var first error
 	for _, ns := range []string{StorageNamespace, ControllerNamespace} {
-		if err := deleteNamespace(ctx, c.CS, ns, 5*time.Minute); err != nil && first == nil {
+		if err := e2e.DeleteNamespace(ctx, c.CS, ns, 5*time.Minute); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
-}
-
-func deleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, timeout time.Duration) error {
-	err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
 }
