@@ -117,32 +117,22 @@ func fieldEnv(name, path string) corev1.EnvVar {
 func ControllerDeployment(w World) *appsv1.Deployment {
 	img := w.Images
 	l := labels("csi-addons")
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: ControllerName, Namespace: ControllerNamespace, Labels: l},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(int32(1)),
-			Selector: &metav1.LabelSelector{MatchLabels: l},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: l},
-				Spec: corev1.PodSpec{
-					ServiceAccountName:            ControllerName,
-					TerminationGracePeriodSeconds: ptr(int64(5)),
-					SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65534))},
-					Containers: []corev1.Container{{
-						Name:            "manager",
-						Image:           img.Controller,
-						ImagePullPolicy: corev1.PullIfNotPresent,
-						Command:         []string{"/usr/local/bin/csi-addons-manager"},
-						Args:            []string{"--namespace=$(POD_NAMESPACE)", "--leader-elect", "--enable-auth=true"},
-						Env:             []corev1.EnvVar{fieldEnv("POD_NAMESPACE", "metadata.namespace")},
-						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-							Path: "/readyz", Port: intstr.FromInt32(8081)}}, PeriodSeconds: 2},
-						SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true)},
-					}},
-				},
-			},
-		},
-	}
+	d := deployment(ControllerName, ControllerNamespace, l, "", corev1.PodSpec{
+		ServiceAccountName:            ControllerName,
+		TerminationGracePeriodSeconds: ptr(int64(5)),
+		SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65534))},
+		Containers: []corev1.Container{{
+			Name:            "manager",
+			Image:           img.Controller,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:         []string{"/usr/local/bin/csi-addons-manager"},
+			Args:            []string{"--namespace=$(POD_NAMESPACE)", "--leader-elect", "--enable-auth=true"},
+			Env:             []corev1.EnvVar{fieldEnv("POD_NAMESPACE", "metadata.namespace")},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/readyz", Port: intstr.FromInt32(8081)}}, PeriodSeconds: 2},
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true)},
+		}},
+	})
 	onStorageNode(&d.Spec.Template.Spec, w.StorageNode)
 	return d
 }
@@ -192,41 +182,30 @@ func Secrets(value string) []*corev1.Secret {
 func RefstoreDeployment(w World) *appsv1.Deployment {
 	img, node := w.Images, w.StorageNode
 	l := labels(RefstoreName)
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: RefstoreName, Namespace: StorageNamespace, Labels: l},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(int32(1)),
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Selector: &metav1.LabelSelector{MatchLabels: l},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: l},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: ptr(int64(5)),
-					Containers: []corev1.Container{{
-						Name:            RefstoreName,
-						Image:           img.Fenceproof,
-						ImagePullPolicy: corev1.PullIfNotPresent,
-						Command: []string{"/usr/local/bin/fenceproof", "refstore",
-							fmt.Sprintf("--listen=:%d", RefstorePort),
-							"--admin=unix://" + adminSocket,
-							"--audit=/var/log/refstore/" + AuditLogName,
-							"--state=/var/lib/refstore/blocklist.json"},
-						Ports: []corev1.ContainerPort{{Name: "write", ContainerPort: RefstorePort}},
-						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
-							Port: intstr.FromInt32(RefstorePort)}}, PeriodSeconds: 2},
-						VolumeMounts: []corev1.VolumeMount{
-							{Name: "run", MountPath: "/run/refstore"},
-							{Name: "log", MountPath: "/var/log/refstore"},
-							{Name: "state", MountPath: "/var/lib/refstore"},
-						},
-					}},
-					Volumes: []corev1.Volume{
-						hostDir("run", hostRunDir+"/"+w.RunID), hostDir("log", HostLogDir+"/"+w.RunID), hostDir("state", hostStateDir+"/"+w.RunID+"/refstore"),
-					},
-				},
+	d := deployment(RefstoreName, StorageNamespace, l, appsv1.RecreateDeploymentStrategyType, corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr(int64(5)),
+		Containers: []corev1.Container{{
+			Name:            RefstoreName,
+			Image:           img.Fenceproof,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command: []string{"/usr/local/bin/fenceproof", "refstore",
+				fmt.Sprintf("--listen=:%d", RefstorePort),
+				"--admin=unix://" + adminSocket,
+				"--audit=/var/log/refstore/" + AuditLogName,
+				"--state=/var/lib/refstore/blocklist.json"},
+			Ports: []corev1.ContainerPort{{Name: "write", ContainerPort: RefstorePort}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
+				Port: intstr.FromInt32(RefstorePort)}}, PeriodSeconds: 2},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "run", MountPath: "/run/refstore"},
+				{Name: "log", MountPath: "/var/log/refstore"},
+				{Name: "state", MountPath: "/var/lib/refstore"},
 			},
+		}},
+		Volumes: []corev1.Volume{
+			hostDir("run", hostRunDir+"/"+w.RunID), hostDir("log", HostLogDir+"/"+w.RunID), hostDir("state", hostStateDir+"/"+w.RunID+"/refstore"),
 		},
-	}
+	})
 	onStorageNode(&d.Spec.Template.Spec, node)
 	return d
 }
@@ -262,61 +241,64 @@ func DriverDeployment(w World) *appsv1.Deployment {
 	for _, f := range faults {
 		driverArgs = append(driverArgs, "--fault="+f)
 	}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: DriverName, Namespace: StorageNamespace, Labels: l},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(int32(1)),
-			// One driver at a time owns the state file and the lease.
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Selector: &metav1.LabelSelector{MatchLabels: l},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: l},
-				Spec: corev1.PodSpec{
-					ServiceAccountName:            SidecarSA,
-					TerminationGracePeriodSeconds: ptr(int64(5)),
-					Containers: []corev1.Container{
-						{
-							Name:            "driver",
-							Image:           img.Fenceproof,
-							ImagePullPolicy: corev1.PullIfNotPresent,
-							Command:         driverArgs,
-							VolumeMounts: []corev1.VolumeMount{
-								{Name: "csi-addons", MountPath: "/run/csi-addons"},
-								{Name: "refstore-run", MountPath: "/run/refstore"},
-								{Name: "state", MountPath: "/var/lib/fenceproof"},
-								{Name: "secrets", MountPath: secretsMount, ReadOnly: true},
-							},
-						},
-						{
-							Name:            "csi-addons",
-							Image:           img.Sidecar,
-							ImagePullPolicy: corev1.PullIfNotPresent,
-							Command: []string{"/usr/local/bin/csi-addons-sidecar",
-								"--csi-addons-address=unix://" + csiAddonsSock,
-								"--node-id=$(NODE_NAME)",
-								fmt.Sprintf("--controller-port=%d", SidecarPort),
-								"--pod=$(POD_NAME)", "--namespace=$(POD_NAMESPACE)", "--pod-uid=$(POD_UID)",
-								"--enable-auth=true",
-								// Short lease timings: a replacement driver pod leads soon after the old one is gone.
-								"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=5s", "--leader-election-retry-period=1s"},
-							Env: []corev1.EnvVar{
-								fieldEnv("NODE_NAME", "spec.nodeName"), fieldEnv("POD_NAME", "metadata.name"),
-								fieldEnv("POD_NAMESPACE", "metadata.namespace"), fieldEnv("POD_UID", "metadata.uid"),
-							},
-							Ports:        []corev1.ContainerPort{{Name: "csi-addons", ContainerPort: SidecarPort}},
-							VolumeMounts: []corev1.VolumeMount{{Name: "csi-addons", MountPath: "/run/csi-addons"}},
-						},
-					},
-					Volumes: []corev1.Volume{
-						{Name: "csi-addons", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-						hostDir("refstore-run", hostRunDir+"/"+w.RunID),
-						hostDir("state", hostStateDir+"/"+w.RunID+"/driver"),
-						{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: DriverSecrets}}},
-					},
+	// One driver at a time owns the state file and the lease.
+	d := deployment(DriverName, StorageNamespace, l, appsv1.RecreateDeploymentStrategyType, corev1.PodSpec{
+		ServiceAccountName:            SidecarSA,
+		TerminationGracePeriodSeconds: ptr(int64(5)),
+		Containers: []corev1.Container{
+			{
+				Name:            "driver",
+				Image:           img.Fenceproof,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         driverArgs,
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "csi-addons", MountPath: "/run/csi-addons"},
+					{Name: "refstore-run", MountPath: "/run/refstore"},
+					{Name: "state", MountPath: "/var/lib/fenceproof"},
+					{Name: "secrets", MountPath: secretsMount, ReadOnly: true},
 				},
 			},
+			{
+				Name:            "csi-addons",
+				Image:           img.Sidecar,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"/usr/local/bin/csi-addons-sidecar",
+					"--csi-addons-address=unix://" + csiAddonsSock,
+					"--node-id=$(NODE_NAME)",
+					fmt.Sprintf("--controller-port=%d", SidecarPort),
+					"--pod=$(POD_NAME)", "--namespace=$(POD_NAMESPACE)", "--pod-uid=$(POD_UID)",
+					"--enable-auth=true",
+					// Short lease timings: a replacement driver pod leads soon after the old one is gone.
+					"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=5s", "--leader-election-retry-period=1s"},
+				Env: []corev1.EnvVar{
+					fieldEnv("NODE_NAME", "spec.nodeName"), fieldEnv("POD_NAME", "metadata.name"),
+					fieldEnv("POD_NAMESPACE", "metadata.namespace"), fieldEnv("POD_UID", "metadata.uid"),
+				},
+				Ports:        []corev1.ContainerPort{{Name: "csi-addons", ContainerPort: SidecarPort}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "csi-addons", MountPath: "/run/csi-addons"}},
+			},
 		},
-	}
+		Volumes: []corev1.Volume{
+			{Name: "csi-addons", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			hostDir("refstore-run", hostRunDir+"/"+w.RunID),
+			hostDir("state", hostStateDir+"/"+w.RunID+"/driver"),
+			{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: DriverSecrets}}},
+		},
+	})
 	onStorageNode(&d.Spec.Template.Spec, node)
 	return d
+}
+
+// deployment is a one-replica Deployment of pod, selected by and labelled
+// with l; strategy "" is the API's default (rolling update).
+func deployment(name, namespace string, l map[string]string, strategy appsv1.DeploymentStrategyType, pod corev1.PodSpec) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: l},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr(int32(1)),
+			Strategy: appsv1.DeploymentStrategy{Type: strategy},
+			Selector: &metav1.LabelSelector{MatchLabels: l},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: pod},
+		},
+	}
 }
