@@ -16,7 +16,7 @@ func init() {
 
 func runAudit(args []string) int {
 	if len(args) == 0 || args[0] != "check" {
-		fmt.Fprintln(os.Stderr, "usage: fenceproof audit check --audit FILE --driver-log FILE [--writer-log FILE ...] [--enforce-log FILE] [--report DIR] [--skew DURATION]")
+		fmt.Fprintln(os.Stderr, "usage: fenceproof audit check --audit FILE --driver-log FILE [--writer-log FILE ...] [--enforce-log FILE] [--report DIR] [--skew DURATION] [--since UNIX_NS]")
 		return 2
 	}
 	fs := flag.NewFlagSet("audit check", flag.ContinueOnError)
@@ -31,6 +31,7 @@ func runAudit(args []string) int {
 	title := fs.String("title", "Write audit", "report title")
 	skew := fs.Duration("skew", 0, "tolerated clock skew between driver and storage (0 on one host)")
 	timeline := fs.Bool("timeline", false, "also print the timeline")
+	since := fs.Int64("since", 0, "judge only what happened from this unix time in ns on (earlier fences still count); 0 judges everything")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -39,6 +40,10 @@ func runAudit(args []string) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "fenceproof audit check: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *since < 0 {
+		fmt.Fprintln(os.Stderr, "fenceproof audit check: --since must not be negative")
 		return 2
 	}
 	if *skew < 0 {
@@ -56,7 +61,7 @@ func runAudit(args []string) int {
 		fmt.Fprintln(os.Stderr, "fenceproof audit check:", err)
 		return 2
 	}
-	res := audit.Check(in, audit.Options{Skew: *skew})
+	res := audit.Check(in, audit.Options{Skew: *skew, Since: *since})
 	fmt.Println(res.Summary())
 	for _, e := range res.Episodes {
 		enf := "enforcement time unknown (no enforcement log)"

@@ -33,6 +33,11 @@ type Options struct {
 	// ack+Skew. Zero (the default) is right when both share one clock, as
 	// the nodes of a kind cluster do.
 	Skew time.Duration
+	// Since (unix ns) judges only what happened from then on: fences
+	// acknowledged earlier still open their windows, but a violation timed
+	// before Since, or a late enforcement of a fence acknowledged before it,
+	// belongs to an earlier test and is not reported. Zero judges everything.
+	Since int64
 }
 
 // Window is the time during which one fenced prefix must stop every write:
@@ -117,7 +122,8 @@ func Check(in Input, o Options) *Result {
 	r.buildWindows(in.Driver)
 	r.checkWrites(audit, o.Skew)
 	r.checkWriters(audit, in.Writers, in.Driver, o.Skew)
-	r.checkEnforcement(in.Enforce, o.Skew)
+	r.checkEnforcement(in.Enforce, o.Skew, o.Since)
+	r.Violations = slices.DeleteFunc(r.Violations, func(v Violation) bool { return v.TNs < o.Since })
 	slices.SortStableFunc(r.Violations, func(a, b Violation) int {
 		if c := kindRank[a.Kind] - kindRank[b.Kind]; c != 0 {
 			return c
@@ -363,7 +369,7 @@ func joinOr(s []string, none string) string {
 // enforcement log (when given): the first list change at or after the RPC's
 // start that covers the fence must not come after the ack. This catches an
 // early ack even when no fenced writer happened to write in between.
-func (r *Result) checkEnforcement(enforce []refstore.EnforceRecord, skew time.Duration) {
+func (r *Result) checkEnforcement(enforce []refstore.EnforceRecord, skew time.Duration, since int64) {
 	if len(enforce) == 0 {
 		return
 	}
@@ -381,7 +387,7 @@ func (r *Result) checkEnforcement(enforce []refstore.EnforceRecord, skew time.Du
 	for _, ev := range order {
 		e := Episode{Fence: ev, AckNs: ev.TNs, CIDRs: byFence[ev]}
 		e.enforcement(enforce)
-		if e.EnforceNs == 0 || e.EnforceNs <= e.AckNs+int64(skew) {
+		if e.AckNs < since || e.EnforceNs == 0 || e.EnforceNs <= e.AckNs+int64(skew) {
 			continue
 		}
 		rec := enforce[slices.IndexFunc(enforce, func(x refstore.EnforceRecord) bool { return x.TNs == e.EnforceNs })]

@@ -45,6 +45,7 @@ func TestCheckTable(t *testing.T) {
 		audit   []refstore.AuditRecord
 		writers []writer.Attempt
 		skew    time.Duration
+		since   int64
 		enforce []refstore.EnforceRecord
 		want    []want // every violation, in reported order
 	}{
@@ -151,10 +152,28 @@ func TestCheckTable(t *testing.T) {
 			audit:   []refstore.AuditRecord{write("b", B, 2, 500)},
 			writers: []writer.Attempt{{Client: "b", Seq: 1, Local: B, SendNs: 10, TNs: 11, Outcome: "ok", Server: 10}},
 			want:    []want{{KindWriteAfterFence, "b", 2}, {KindLostAck, "b", 1}}},
+		// An earlier test's deliberately early ack (ack-before-enforce)
+		// failed the next case on kind when Ginkgo ran the fault first.
+		{name: "regression: since-skips-an-earlier-tests-late-enforcement",
+			driver:  []DriverEvent{fenceEv(90, 100, "10.0.0.5/32"), unfenceEv(200, 210, "10.0.0.5/32"), fenceEv(390, 400, "10.0.0.5/32")},
+			enforce: []refstore.EnforceRecord{{TNs: 150, Generation: 1, CIDRs: []string{"10.0.0.5/32"}}, {TNs: 205, Generation: 2}, {TNs: 395, Generation: 3, CIDRs: []string{"10.0.0.5/32"}}},
+			audit:   []refstore.AuditRecord{write("b", B, 1, 120), write("b", B, 2, 450)},
+			since:   300,
+			want:    []want{{KindWriteAfterFence, "b", 2}}},
+		{name: "since keeps an earlier fence's window open for later writes",
+			driver: []DriverEvent{fenceEv(90, 100, "10.0.0.5/32")},
+			audit:  []refstore.AuditRecord{write("b", B, 1, 150), write("b", B, 2, 450)},
+			since:  300,
+			want:   []want{{KindWriteAfterFence, "b", 2}}},
+		{name: "without since, the earlier late enforcement is reported",
+			driver:  []DriverEvent{fenceEv(90, 100, "10.0.0.5/32"), unfenceEv(200, 210, "10.0.0.5/32"), fenceEv(390, 400, "10.0.0.5/32")},
+			enforce: []refstore.EnforceRecord{{TNs: 150, Generation: 1, CIDRs: []string{"10.0.0.5/32"}}, {TNs: 205, Generation: 2}, {TNs: 395, Generation: 3, CIDRs: []string{"10.0.0.5/32"}}},
+			audit:   []refstore.AuditRecord{write("b", B, 1, 120), write("b", B, 2, 450)},
+			want:    []want{{KindWriteAfterFence, "b", 1}, {KindWriteAfterFence, "b", 2}, {KindEnforcedLate, "", 0}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := Check(Input{Audit: c.audit, Driver: c.driver, Writers: c.writers, Enforce: c.enforce}, Options{Skew: c.skew})
+			res := Check(Input{Audit: c.audit, Driver: c.driver, Writers: c.writers, Enforce: c.enforce}, Options{Skew: c.skew, Since: c.since})
 			var got []want
 			for _, v := range res.Violations {
 				got = append(got, want{v.Kind, v.Client, v.Seq})
