@@ -282,7 +282,9 @@ func DriverDeployment(w World) *appsv1.Deployment {
 			{Name: "csi-addons", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 			hostDir("refstore-run", hostRunDir+"/"+w.RunID),
 			hostDir("state", hostStateDir+"/"+w.RunID+"/driver"),
-			{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: DriverSecrets}}},
+			// 0400: only the driver reads its secrets (it warns about a
+			// secrets file other users can read).
+			{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: DriverSecrets, DefaultMode: ptr(int32(0o400))}}},
 		},
 	})
 	onStorageNode(&d.Spec.Template.Spec, node)

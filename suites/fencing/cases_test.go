@@ -81,14 +81,12 @@ func (c *fcase) ackOf(ctx context.Context, rpc string, cidrs []string, t0 time.T
 // oracle), B's writer refused, A's writer undisturbed; and records figures.
 func (c *fcase) checkFenced(ctx context.Context, ack int64, until int64) {
 	c.observe(ctx, observeWindow)
-	// until is taken before the audit log is read: every write a writer saw
-	// acknowledged by then is in the log we read (refstore fsyncs before it
-	// answers). Taken after, the last writes would look lost.
+	ev := c.collect(ctx)
 	if until == 0 {
-		until = time.Now().UnixNano()
+		until = ev.until
 	}
-	audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx))
-	r := c.oracleRun(ctx)
+	audit := ev.accepted()
+	r := c.oracleRun(ev)
 	c.enforcementFigure(r, ack)
 	Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
 	Expect(bWrites(audit, ack, until)).To(BeEmpty(), "writes from worker B accepted after the ack")
@@ -98,7 +96,7 @@ func (c *fcase) checkFenced(ctx context.Context, ack int64, until int64) {
 	for _, r := range bWrites(audit, 0, ack) {
 		lastB = max(lastB, r.TNs)
 	}
-	for _, a := range c.attempts(ctx, bID) {
+	for _, a := range ev.attempts(bID) {
 		if a.Outcome != fencekind.OutcomeOK && a.TNs >= ack && (firstRefusal == 0 || a.TNs < firstRefusal) {
 			firstRefusal = a.TNs
 		}
@@ -108,11 +106,11 @@ func (c *fcase) checkFenced(ctx context.Context, ack int64, until int64) {
 	c.figure(figRefusal, "%.1f", float64(firstRefusal-ack)/1e6)
 	c.event("first refusal seen by %s: %+.1f ms after the ack", bID, float64(firstRefusal-ack)/1e6)
 
-	lost, total, reasons := lostWrites(c.attempts(ctx, aID), audit, aID, ack, until)
+	lost, total, reasons := lostWrites(ev.attempts(aID), audit, aID, ack, until)
 	c.figure(figLost, "%d of %d", lost, total)
 	c.figure("worker A throughput while B fenced (writes/s)", "%.1f", float64(total)/(float64(until-ack)/1e9))
 	Expect(lost).To(BeZero(), "worker A's writer %s lost writes: %v", aID, reasons)
-	c.saveCaseLogs(ctx)
+	c.saveCaseLogs(ev)
 }
 
 var _ = Describe("fencing through csi-addons", Ordered, func() {
@@ -153,7 +151,7 @@ var _ = Describe("fencing through csi-addons", Ordered, func() {
 		c.figure("gap in B's accepted writes (s)", "%.2f (last %d ns, next %d ns)", float64(resumed-lastBefore)/1e9, lastBefore, resumed)
 		c.figure("unfence start → B served again (ms)", "%.1f", float64(resumed-un)/1e6)
 		Expect(w.fences.Delete(ctx, fencekind.NetworkFenceGVR, "fenceproof-c2", crTimeout)).To(Succeed())
-		c.saveCaseLogs(ctx)
+		c.saveCaseLogs(c.collect(ctx))
 	}, SpecTimeout(8*time.Minute))
 
 	It("3. the driver pod is deleted while worker B is fenced: B stays fenced throughout and after it returns", func(ctx SpecContext) {
@@ -266,17 +264,17 @@ var _ = Describe("fencing through csi-addons", Ordered, func() {
 
 		// Nothing fenced: no FenceClusterNetwork succeeded, both writers served.
 		c.observe(ctx, observeWindow)
-		for _, r := range fencekind.RPCs(values(w.logs.all(ctx)), "FenceClusterNetwork") {
+		ev := c.collect(ctx)
+		for _, r := range fencekind.RPCs(values(ev.drivers), "FenceClusterNetwork") {
 			Expect(r.TNs).To(BeNumerically("<", t0.UnixNano()), "a FenceClusterNetwork succeeded during the bad-input case: %v", r.CIDRs)
 		}
-		now := time.Now().UnixNano() // before the audit log is read (see checkFenced)
-		audit := fencekind.ParseLines[fencekind.Accepted](auditLog(ctx))
+		audit := ev.accepted()
 		for _, id := range []string{c.id + "-a", c.id + "-b"} {
-			lost, total, reasons := lostWrites(c.attempts(ctx, id), audit, id, t0.UnixNano(), now)
+			lost, total, reasons := lostWrites(ev.attempts(id), audit, id, t0.UnixNano(), ev.until)
 			c.figure("writes lost by "+id, "%d of %d", lost, total)
 			Expect(lost).To(BeZero(), "%s lost writes: %v", id, reasons)
 		}
-		c.saveCaseLogs(ctx)
+		c.saveCaseLogs(ev)
 	}, SpecTimeout(8*time.Minute))
 
 	It("6. deleting a fenced CR: csi-addons v0.14.0 removes its finalizer without an unfence, so worker B stays fenced", func(ctx SpecContext) {

@@ -50,7 +50,8 @@ var _ = Describe("a driver that acknowledges before it enforces", Ordered, func(
 		DeferCleanup(func(ctx SpecContext) { _ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, name, crTimeout) })
 		ack := c.fenceB(ctx, name, w.bCIDRs)
 		c.observe(ctx, observeWindow)
-		r := c.oracleRun(ctx)
+		ev := c.collect(ctx)
+		r := c.oracleRun(ev)
 		c.unfence(ctx, name, w.bCIDRs, false)
 
 		if *flagAckFault == "fail" {
@@ -60,7 +61,7 @@ var _ = Describe("a driver that acknowledges before it enforces", Ordered, func(
 		// The exact offending write: the first audit record from B's CIDRs
 		// after the ack, found by a plain scan of the audit log.
 		var want *fencekind.Accepted
-		for _, rec := range fencekind.ParseLines[fencekind.Accepted](auditSince(auditLog(ctx), c.start.UnixNano())) {
+		for _, rec := range fencekind.ParseLines[fencekind.Accepted](auditSince(ev.audit, c.start.UnixNano())) {
 			if rec.TNs > ack && fencekind.InPrefixes(rec.Addr, w.bCIDRs) && (want == nil || rec.TNs < want.TNs) {
 				rec := rec
 				want = &rec
@@ -76,6 +77,6 @@ var _ = Describe("a driver that acknowledges before it enforces", Ordered, func(
 		c.figure("first offending write (oracle)", "%s", v.String())
 		c.figure("offending write after the ack (ms)", "%.1f", v.DeltaMs)
 		c.event("oracle named the offending write: client %s addr %s seq %d, %.1f ms after the ack", v.Client, v.Addr, v.Seq, v.DeltaMs)
-		c.saveCaseLogs(ctx)
+		c.saveCaseLogs(ev)
 	}, SpecTimeout(12*time.Minute))
 })

@@ -42,7 +42,7 @@ var (
 	flagController = flag.String("fencing.controller-image", fencekind.DefaultImages.Controller, "csi-addons controller image")
 	flagSidecar    = flag.String("fencing.sidecar-image", fencekind.DefaultImages.Sidecar, "csi-addons sidecar image")
 	flagAckFault   = flag.String("fencing.ack-before-enforce", envOr("FENCING_ACK_BEFORE_ENFORCE", "expect"), "the ack-before-enforce spec: expect (the oracle must name the exact offending write) or fail (a plain case, so the suite fails and shows it); default $FENCING_ACK_BEFORE_ENFORCE")
-	flagCut        = flag.String("fencing.cut", "docker-pause", "how the rehearsal cuts worker B off: docker-pause or docker-disconnect (kind node containers)")
+	flagCut        = flag.String("fencing.cut", "kubelet-stop", "how the rehearsal cuts worker B off (kind node containers): kubelet-stop (B loses the control plane but its pods keep writing: the split brain), docker-pause or docker-disconnect")
 	flagKeep       = flag.Bool("fencing.keep", false, "keep the deployed world after the run")
 )
 
@@ -64,6 +64,9 @@ type world struct {
 	server    string   // refstore's address for writers
 	logs      *driverLogs
 	startedAt time.Time
+	// caseNamespaces are deleted when their case ends; AfterSuite waits
+	// until they are gone.
+	caseNamespaces []string
 }
 
 func TestMain(m *testing.M) {
@@ -138,6 +141,9 @@ var _ = AfterSuite(func(ctx SpecContext) {
 		for _, p := range paths {
 			abs, _ := filepath.Abs(p)
 			fmt.Fprintf(os.Stderr, "fencing report: %s\n", abs)
+		}
+		for _, ns := range w.caseNamespaces {
+			Expect(e2e.DeleteNamespace(ctx, w.k.CS, ns, podTimeout)).To(Succeed())
 		}
 		if !*flagKeep {
 			t0 := time.Now()

@@ -2,10 +2,11 @@ package fencing
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 
 	. "github.com/onsi/gomega"
 
@@ -13,55 +14,54 @@ import (
 	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
-// oracleRun is the write-audit oracle (internal/audit) over everything the
-// run produced so far: refstore's audit and enforcement logs, every driver
-// pod's log and the case's writer logs. The inputs and the oracle's own
-// report are written under reports/fencing/<case>/ first, so a failure can
-// be replayed with `fenceproof audit check` on exactly those files.
-func (c *fcase) oracleRun(ctx context.Context) *audit.Result {
+// oracleRun is the write-audit oracle (internal/audit) over the evidence
+// of a case: refstore's audit and enforcement logs, every driver pod's log
+// and the case's writer logs. The inputs and the oracle's own report are
+// written under reports/fencing/<case>/ first, so a failure can be replayed
+// with the replay.sh written next to them (`fenceproof audit check --since
+// <case start>` on exactly those files).
+func (c *fcase) oracleRun(ev *evidence) *audit.Result {
 	dir := filepath.Join(*flagReports, "fencing", c.id)
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	// Only this case's writes: an earlier case (the ack-before-enforce one)
 	// must not fail a later one. The driver logs stay whole: the fence
 	// history opens the windows.
 	files := audit.Files{Audit: []string{filepath.Join(dir, "audit.log")}}
-	Expect(os.WriteFile(files.Audit[0], auditSince(auditLog(ctx), c.start.UnixNano()), 0o644)).To(Succeed())
-	base := filepath.Dir(w.spec.AuditLogPath())
-	if b, err := w.k.NodeFile(ctx, w.storage, base+"/enforce.log"); err == nil {
+	Expect(os.WriteFile(files.Audit[0], auditSince(ev.audit, c.start.UnixNano()), 0o644)).To(Succeed())
+	if ev.enforce != nil {
 		files.EnforceLog = filepath.Join(dir, "enforce.log")
-		Expect(os.WriteFile(files.EnforceLog, b, 0o644)).To(Succeed())
+		Expect(os.WriteFile(files.EnforceLog, ev.enforce, 0o644)).To(Succeed())
 	}
-	logs := w.logs.all(ctx)
-	pods := make([]string, 0, len(logs))
-	for p := range logs {
-		pods = append(pods, p)
-	}
-	sort.Strings(pods)
-	for _, p := range pods {
+	for _, p := range sortedKeys(ev.drivers) {
 		f := filepath.Join(dir, "driver-"+p+".log")
-		Expect(os.WriteFile(f, logs[p], 0o644)).To(Succeed())
+		Expect(os.WriteFile(f, ev.drivers[p], 0o644)).To(Succeed())
 		files.DriverLogs = append(files.DriverLogs, f)
 	}
-	ids := make([]string, 0, len(c.writers))
-	for id := range c.writers {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		b, err := w.k.PodLogs(ctx, c.ns, id, "writer", false)
-		if err != nil {
-			continue // a writer whose pod is gone (the rehearsal's stale one): the audit log still has its writes
-		}
+	// A writer whose pod is gone (the rehearsal's stale one) has no log;
+	// the audit log still has its writes.
+	for _, id := range sortedKeys(ev.writers) {
 		f := filepath.Join(dir, "writer-"+id+".log")
-		Expect(os.WriteFile(f, b, 0o644)).To(Succeed())
+		Expect(os.WriteFile(f, ev.writers[id], 0o644)).To(Succeed())
 		files.WriterLogs = append(files.WriterLogs, f)
 	}
+	Expect(os.WriteFile(filepath.Join(dir, "replay.sh"), []byte(replayCommand(files, c.start.UnixNano())), 0o755)).To(Succeed())
 	in, err := audit.Load(files)
 	Expect(err).NotTo(HaveOccurred())
-	r := audit.Check(in, audit.Options{})
+	// Since: an earlier case's fence (the deliberately early ack of the
+	// fault case) still opens windows but is not this case's violation.
+	r := audit.Check(in, audit.Options{Since: c.start.UnixNano()})
 	Expect(r.WriteReports(dir, "oracle", c.name)).To(Succeed())
 	c.event("oracle: %s", r.Summary())
 	return r
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // auditSince keeps the audit lines with t_ns >= from (others unchanged).
@@ -89,4 +89,23 @@ func (c *fcase) enforcementFigure(r *audit.Result, ack int64) {
 		}
 	}
 	c.figure(figEnforce, "unknown (no enforcement record)")
+}
+
+// replayCommand is the `fenceproof audit check` call that judges exactly
+// what oracleRun judged, from the files it wrote.
+func replayCommand(f audit.Files, since int64) string {
+	args := []string{"fenceproof", "audit", "check", "--since", strconv.FormatInt(since, 10)}
+	for _, a := range f.Audit {
+		args = append(args, "--audit", filepath.Base(a))
+	}
+	if f.EnforceLog != "" {
+		args = append(args, "--enforce-log", filepath.Base(f.EnforceLog))
+	}
+	for _, d := range f.DriverLogs {
+		args = append(args, "--driver-log", filepath.Base(d))
+	}
+	for _, w := range f.WriterLogs {
+		args = append(args, "--writer-log", filepath.Base(w))
+	}
+	return "#!/bin/sh\n# Replays this case's oracle verdict from the files next to this script.\ncd \"$(dirname \"$0\")\" && exec " + strings.Join(args, " ") + " \"$@\"\n"
 }

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fenceproof/fenceproof/internal/e2e"
@@ -121,8 +122,14 @@ func newCase(ctx context.Context, id, name string, writers bool) *fcase {
 	Expect(e2e.CreateNamespace(ctx, w.k.CS, c.ns, map[string]string{"app.kubernetes.io/part-of": "fenceproof"})).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		report.add(c)
-		Expect(e2e.DeleteNamespace(ctx, w.k.CS, c.ns, podTimeout)).To(Succeed())
-	}, NodeTimeout(podTimeout+time.Minute))
+		// Deleted without waiting (the next case has its own namespace);
+		// AfterSuite waits until every case namespace is gone.
+		err := w.k.CS.CoreV1().Namespaces().Delete(ctx, c.ns, metav1.DeleteOptions{})
+		if !apierrors.IsNotFound(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		w.caseNamespaces = append(w.caseNamespaces, c.ns)
+	}, NodeTimeout(time.Minute))
 	c.event("case starts (namespace %s)", c.ns)
 	if writers {
 		c.startWriters(ctx, map[string]string{id + "-a": w.a, id + "-b": w.b})
@@ -254,15 +261,13 @@ func (wd *world) saveEvidence(ctx context.Context) {
 }
 
 // saveCaseLogs writes the case's writer logs under reports/fencing/<id>/.
-func (c *fcase) saveCaseLogs(ctx context.Context) {
+func (c *fcase) saveCaseLogs(ev *evidence) {
 	dir := filepath.Join(*flagReports, "fencing", c.id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	for id := range c.writers {
-		if b, err := w.k.PodLogs(ctx, c.ns, id, "writer", false); err == nil {
-			_ = os.WriteFile(filepath.Join(dir, "writer-"+id+".log"), b, 0o644)
-		}
+	for id, b := range ev.writers {
+		_ = os.WriteFile(filepath.Join(dir, "writer-"+id+".log"), b, 0o644)
 	}
 }
 
