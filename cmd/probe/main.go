@@ -4,6 +4,7 @@
 //
 //	probe serve --tcp 80,81 --udp 80,81 [--reply-peer]
 //	probe connect --proto tcp|udp --to HOST:PORT --timeout 1s
+//	probe connect-all --timeout 1s tcp:HOST:PORT udp:HOST:PORT ...
 //
 // serve listens on all addresses. TCP: on accept it writes "ok <hostname>\n"
 // and closes. UDP: it replies "ok <hostname>\n" to each datagram. With
@@ -16,6 +17,9 @@
 //	{"to":"10.0.0.1:80","proto":"tcp","ok":true,"error":"","reply":"ok pod-b","ms":3}
 //
 // It exits 0 when the target was reached, 1 when not, 2 on a usage error.
+// connect-all does the same for many targets at once (tcp:HOST:PORT or
+// udp:HOST:PORT), printing one such line per target in argument order; it
+// exits 0 when every target was reached, 1 when one was not.
 // The suites (suites/smoke, suites/isolation) rely on this contract.
 package main
 
@@ -47,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(args[1:], stderr)
 	case "connect":
 		return runConnect(args[1:], stdout, stderr)
+	case "connect-all":
+		return runConnectAll(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stdout)
 		return exitOK
@@ -61,5 +67,6 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   probe serve --tcp 80,81 --udp 80,81 [--reply-peer]
   probe connect --proto tcp|udp --to HOST:PORT [--timeout 1s]
+  probe connect-all [--timeout 1s] [--parallel 64] tcp:HOST:PORT udp:HOST:PORT ...
 `)
 }

@@ -118,6 +118,12 @@ func TestUsageErrors(t *testing.T) {
 		{"connect", "--proto", "sctp", "--to", "127.0.0.1:80"},
 		{"connect", "--to", "127.0.0.1:80", "--timeout", "0s"},
 		{"connect", "--to", "127.0.0.1:80", "extra"},
+		{"connect-all"},
+		{"connect-all", "sctp:127.0.0.1:80"},
+		{"connect-all", "tcp:nohostport"},
+		{"connect-all", "127.0.0.1:80"},
+		{"connect-all", "--parallel", "0", "tcp:127.0.0.1:80"},
+		{"connect-all", "--timeout", "0s", "tcp:127.0.0.1:80"},
 		{"serve"},
 		{"serve", "--tcp", "80,x"},
 		{"serve", "--udp", "70000"},
@@ -196,5 +202,37 @@ func TestServeReplyPeer(t *testing.T) {
 	tcpAddr, _ := startServer(t)
 	if _, r := runConnectJSON(t, "--to", tcpAddr, "--timeout", "2s"); r.Reply != "ok test-host" {
 		t.Errorf("without --reply-peer: reply %q, want \"ok test-host\"", r.Reply)
+	}
+}
+
+func TestConnectAllOneLinePerTargetInOrder(t *testing.T) {
+	tcpAddr, udpAddr := startServer(t)
+	down := freePort(t)
+	targets := []string{"tcp:" + tcpAddr, "udp:" + down, "udp:" + udpAddr, "tcp:" + down, "tcp:" + tcpAddr}
+	want := []bool{true, false, true, false, true}
+	var out, errb bytes.Buffer
+	code := run(append([]string{"connect-all", "--timeout", "500ms", "--parallel", "2"}, targets...), &out, &errb)
+	if code != exitUnreachable {
+		t.Fatalf("exit %d (stderr %q), want %d: two targets are down", code, errb.String(), exitUnreachable)
+	}
+	lines, err := probeline.ParseAll(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(targets) {
+		t.Fatalf("%d lines for %d targets: %q", len(lines), len(targets), out.String())
+	}
+	for i, l := range lines {
+		proto, to, _ := strings.Cut(targets[i], ":")
+		if l.Proto != proto || l.To != to || l.OK != want[i] {
+			t.Errorf("line %d = %+v, want %s to %s ok=%v", i, l, proto, to, want[i])
+		}
+		if l.OK && l.Reply != "ok test-host" {
+			t.Errorf("line %d reply %q", i, l.Reply)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"connect-all", "tcp:" + tcpAddr, "udp:" + udpAddr}, &out, &errb); code != exitOK {
+		t.Fatalf("all reachable: exit %d, want 0: %s", code, out.String())
 	}
 }

@@ -26,6 +26,23 @@ func (l Line) String() string {
 	return string(b)
 }
 
+// ParseAll reads every line of `probe connect-all`'s output, in order; a
+// line that is not a probe line is an error.
+func ParseAll(out []byte) ([]Line, error) {
+	var lines []Line
+	for _, raw := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.TrimSpace(raw) == "" {
+			continue
+		}
+		l, err := Parse([]byte(raw))
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
 // Parse reads the last non-empty line of a probe's output. A line without
 // the ok field is an error, so that noise is never read as "unreachable".
 func Parse(out []byte) (Line, error) {

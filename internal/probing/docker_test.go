@@ -89,3 +89,8 @@ func TestByRunner(t *testing.T) {
 		t.Error("docker prober asked to probe from a pod: want an error")
 	}
 }
+
+func readArgs(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return strings.TrimSpace(string(b)), err
+}

@@ -41,26 +41,47 @@ func (p *ExecProber) Args(req Request) []string {
 
 // Probe execs the probe client in req.From's pod.
 func (p *ExecProber) Probe(ctx context.Context, req Request) (Result, error) {
+	stdout, stderr, execErr := p.exec(ctx, req.From, p.Args(req), p.Timeout+20*time.Second)
+	res, perr := ParseConnect(stdout)
+	if perr != nil {
+		return Result{}, execFailure(req.From, execErr, perr, stderr)
+	}
+	return res, nil
+}
+
+// ProbeBatch execs `probe connect-all` in from's pod once for all reqs.
+func (p *ExecProber) ProbeBatch(ctx context.Context, from Endpoint, reqs []Request) ([]Result, error) {
+	stdout, stderr, execErr := p.exec(ctx, from, batchArgs(p.Command, p.Timeout, reqs), p.Timeout+30*time.Second)
+	res, perr := parseBatch(stdout, reqs)
+	if perr != nil {
+		return nil, execFailure(from, execErr, perr, stderr)
+	}
+	return res, nil
+}
+
+func (p *ExecProber) exec(ctx context.Context, from Endpoint, command []string, timeout time.Duration) (stdout, stderr []byte, err error) {
 	u := p.Client.CoreV1().RESTClient().Post().
-		Resource("pods").Namespace(req.From.Namespace).Name(req.From.Pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: p.Container, Command: p.Args(req), Stdout: true, Stderr: true}, scheme.ParameterCodec).
+		Resource("pods").Namespace(from.Namespace).Name(from.Pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: p.Container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec).
 		URL()
 	ex, err := remotecommand.NewSPDYExecutor(p.Config, "POST", u)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.Timeout+20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	execErr := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
-	res, perr := ParseConnect(stdout.Bytes())
-	if perr != nil {
-		if execErr != nil {
-			return Result{}, fmt.Errorf("exec in %s/%s: %w (stderr: %s)", req.From.Namespace, req.From.Pod, execErr, strings.TrimSpace(stderr.String()))
-		}
-		return Result{}, fmt.Errorf("exec in %s/%s: %w", req.From.Namespace, req.From.Pod, perr)
+	var out, errb bytes.Buffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errb})
+	return out.Bytes(), errb.Bytes(), err
+}
+
+// execFailure explains output that could not be read: the exec's own error
+// (with stderr) when it failed, else the parse error.
+func execFailure(from Endpoint, execErr, parseErr error, stderr []byte) error {
+	if execErr != nil {
+		return fmt.Errorf("exec in %s/%s: %w (stderr: %s)", from.Namespace, from.Pod, execErr, strings.TrimSpace(string(stderr)))
 	}
-	return res, nil
+	return fmt.Errorf("exec in %s/%s: %w", from.Namespace, from.Pod, parseErr)
 }
 
 // ParseConnect reads the last JSON line `probe connect` printed.

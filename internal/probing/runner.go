@@ -1,12 +1,15 @@
 // Package probing measures a reachability matrix by running a probe for
 // every (source, destination, port/protocol) cell in parallel. The prober is
 // an interface: in a cluster it execs the probe binary in the source pod
-// (ExecProber), in unit tests it is a fake.
+// (ExecProber), in unit tests it is a fake. A BatchProber probes a whole
+// row of the matrix with one exec.
 package probing
 
 import (
 	"context"
 	"net/netip"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +70,9 @@ type Stats struct {
 	Retries int
 	// Errors is how many probes could not be run.
 	Errors int
+	// Execs is how many probe commands ran (one per probe, or one per
+	// batch with a BatchProber).
+	Execs int
 	// Rounds is the number of passes (1 + settle rounds).
 	Rounds int
 	// Duration of the whole measurement.
@@ -121,6 +127,7 @@ func (r Runner) Run(ctx context.Context, peers []Endpoint, cases []reach.PortPro
 		stats.Rounds++
 	}
 	stats.Probes, stats.Retries, stats.Errors = int(st.probes.Load()), int(st.retries.Load()), int(st.errors.Load())
+	stats.Execs = int(st.execs.Load())
 	if e, ok := st.lastErr.Load().(string); ok {
 		stats.LastError = e
 	}
@@ -131,7 +138,7 @@ func (r Runner) Run(ctx context.Context, peers []Endpoint, cases []reach.PortPro
 type cell struct{ c, i, j int }
 
 type counters struct {
-	probes, retries, errors atomic.Int64
+	probes, retries, errors, execs atomic.Int64
 	lastErr                 atomic.Value
 }
 
@@ -146,6 +153,10 @@ func disagreeing(expected, observed *reach.Matrix, cells []cell) []cell {
 }
 
 func (r Runner) pass(ctx context.Context, peers []Endpoint, cases []reach.PortProto, expected, observed *reach.Matrix, cells []cell, st *counters) {
+	if bp, ok := r.Prober.(BatchProber); ok {
+		r.batchPass(ctx, bp, peers, cases, expected, observed, cells, st)
+		return
+	}
 	n := max(r.Parallel, 1)
 	work := make(chan cell)
 	var wg sync.WaitGroup
@@ -174,8 +185,84 @@ func (r Runner) pass(ctx context.Context, peers []Endpoint, cases []reach.PortPr
 	wg.Wait()
 }
 
+// batchPass probes the cells of each source with one batch (a matrix row
+// per exec), sources in parallel; a cell that disagrees or failed is retried
+// once in a second batch of its source, like pass does cell by cell.
+func (r Runner) batchPass(ctx context.Context, bp BatchProber, peers []Endpoint, cases []reach.PortProto, expected, observed *reach.Matrix, cells []cell, st *counters) {
+	var groups [][]cell
+	bySource := map[int]int{}
+	for _, x := range cells {
+		g, ok := bySource[x.i]
+		if !ok || len(groups[g]) == maxBatch {
+			g = len(groups)
+			bySource[x.i] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], x)
+	}
+	work := make(chan []cell)
+	var wg sync.WaitGroup
+	for range min(max(r.Parallel, 1), len(groups)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range work {
+				vs := r.probeBatch(ctx, bp, peers, cases, g, st)
+				var again []cell
+				for k, x := range g {
+					if vs[k] == reach.Unknown || (expected != nil && vs[k] != expected.At(x.c, x.i, x.j)) {
+						again = append(again, x)
+					}
+				}
+				if len(again) > 0 {
+					st.retries.Add(int64(len(again)))
+					for k, v := range r.probeBatch(ctx, bp, peers, cases, again, st) {
+						observed.SetAt(again[k].c, again[k].i, again[k].j, v)
+					}
+				}
+				for k, x := range g {
+					if !slices.Contains(again, x) {
+						observed.SetAt(x.c, x.i, x.j, vs[k])
+					}
+				}
+			}
+		}()
+	}
+	for _, g := range groups {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- g
+	}
+	close(work)
+	wg.Wait()
+}
+
+// probeBatch runs one batch of cells of one source; all Unknown when the
+// batch could not be run.
+func (r Runner) probeBatch(ctx context.Context, bp BatchProber, peers []Endpoint, cases []reach.PortProto, g []cell, st *counters) []reach.Verdict {
+	reqs := make([]Request, len(g))
+	for k, x := range g {
+		reqs[k] = Request{From: peers[x.i], To: peers[x.j], Case: cases[x.c]}
+	}
+	st.probes.Add(int64(len(g)))
+	st.execs.Add(1)
+	vs := make([]reach.Verdict, len(g))
+	res, err := bp.ProbeBatch(ctx, reqs[0].From, reqs)
+	if err != nil {
+		st.errors.Add(int64(len(g)))
+		st.lastErr.Store(reqs[0].From.Name + " (a batch of " + strconv.Itoa(len(g)) + " probes): " + err.Error())
+		return vs
+	}
+	for k := range g {
+		vs[k] = reach.Of(res[k].Reachable)
+	}
+	return vs
+}
+
 func (r Runner) probe(ctx context.Context, req Request, st *counters) reach.Verdict {
 	st.probes.Add(1)
+	st.execs.Add(1)
 	res, err := r.Prober.Probe(ctx, req)
 	if err != nil {
 		st.errors.Add(1)

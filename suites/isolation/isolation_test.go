@@ -106,9 +106,9 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 	observed, st := world.runner.Run(ctx, world.probes, world.cases, expected)
 	rc.Expected, rc.Observed = expected, observed
 	rc.Duration, rc.MatrixTime = time.Since(start), st.FirstPass
-	rc.Notes = append(rc.Notes, fmt.Sprintf("full matrix %dx%dx%d: first pass %s, total %s, %d probes, %d retried, %d settle rounds, %d probe errors",
+	rc.Notes = append(rc.Notes, fmt.Sprintf("full matrix %dx%dx%d: first pass %s, total %s, %d probes in %d execs, %d retried, %d settle rounds, %d probe errors",
 		len(world.names), len(world.names), len(world.cases), st.FirstPass.Round(time.Millisecond), st.Duration.Round(time.Millisecond),
-		st.Probes, st.Retries, st.Rounds-1, st.Errors))
+		st.Probes, st.Execs, st.Retries, st.Rounds-1, st.Errors))
 	if st.LastError != "" {
 		rc.Notes = append(rc.Notes, "last probe error: "+st.LastError)
 	}
