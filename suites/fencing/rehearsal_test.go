@@ -146,11 +146,14 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, func() {
 		_, err := w.k.CS.AppsV1().StatefulSets(c.ns).Create(ctx, fencekind.StatefulWriter(w.spec.Images, c.ns, app, w.server, []string{w.a, w.b}), createOpts)
 		Expect(err).NotTo(HaveOccurred())
 		pod := app + "-0"
+		var staleIP string // the writer's address on B: refstore refuses a fenced session before it names its client
 		eventually(ctx, func(g Gomega) {
 			p, err := w.k.CS.CoreV1().Pods(c.ns).Get(ctx, pod, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(p.Spec.NodeName).To(Equal(w.b))
 			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+			g.Expect(p.Status.PodIP).NotTo(BeEmpty())
+			staleIP = p.Status.PodIP
 		}, podTimeout)
 		Expect(setUnschedulable(ctx, w.a, false)).To(Succeed())
 		eventually(ctx, func(g Gomega) {
@@ -199,15 +202,25 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, func() {
 		Expect(bWrites(audit, ack, un)).To(BeEmpty(), "split brain: writes from worker B accepted while fenced")
 		r := c.oracleRun(ev)
 		Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
-		refused := 0
-		if b, err := w.k.NodeFile(ctx, w.storage, strings.TrimSuffix(w.spec.AuditLogPath(), fencekind.AuditLogName)+"refused.log"); err == nil {
-			for _, x := range fencekind.ParseLines[fencekind.Accepted](b) {
-				if x.Client == pod && fencekind.InPrefixes(x.Addr, w.bCIDRs) && x.TNs > ack {
-					refused++
+		// Refusals carry no client id (refstore refuses a fenced session
+		// at once, as a blocklist does), so they are matched by the stale
+		// pod's address. Matching by client id, as this once did, counted
+		// none and reported 0 refusals as if nothing had been tried.
+		refused, firstRefused := 0, int64(0)
+		b, err := w.k.NodeFile(ctx, w.storage, strings.TrimSuffix(w.spec.AuditLogPath(), fencekind.AuditLogName)+"refused.log")
+		Expect(err).NotTo(HaveOccurred())
+		for _, x := range fencekind.ParseLines[fencekind.Accepted](b) {
+			if fencekind.InPrefixes(x.Addr, []string{staleIP + "/32"}) && x.TNs > ack {
+				refused++
+				if firstRefused == 0 {
+					firstRefused = x.TNs
 				}
 			}
 		}
 		c.figure("stale writer's attempts from B refused by refstore after the ack", "%d", refused)
+		if refused > 0 {
+			c.figure("ack → stale writer's first refusal (ms)", "%.1f", float64(firstRefused-ack)/1e6)
+		}
 		if cut.dataPathAlive() {
 			// The stale writer kept running on B with its network intact:
 			// without refusals the rehearsal would have proved nothing.
