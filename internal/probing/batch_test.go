@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/fenceproof/fenceproof/internal/reach"
 )
 
@@ -51,16 +49,7 @@ func TestBatchRunMatchesWithOneExecPerSource(t *testing.T) {
 
 func TestBatchRunRetriesOnlyTheDisagreeingCells(t *testing.T) {
 	ps := peers(3)
-	// p1->p2 tcp flips on its first attempt only; p2->p1 tcp is always wrong.
-	f := &batchFake{fake: &fake{answer: func(r Request, a int) (bool, error) {
-		if r.Case.Protocol == corev1.ProtocolTCP && r.From.Pod == "p1" && r.To.Pod == "p2" && a == 1 {
-			return false, nil
-		}
-		if r.Case.Protocol == corev1.ProtocolTCP && r.From.Pod == "p2" && r.To.Pod == "p1" {
-			return false, nil
-		}
-		return truth(r), nil
-	}}}
+	f := &batchFake{fake: &fake{answer: transientAndPersistent}}
 	exp := expectedAll(ps)
 	obs, st := Runner{Prober: f, Parallel: 2}.Run(context.Background(), ps, cases, exp)
 	ms, _ := reach.Diff(exp, obs)
@@ -122,7 +111,7 @@ func TestBatchArgsAndParse(t *testing.T) {
 		t.Fatalf("parseBatch = %+v, %v", res, err)
 	}
 	for _, bad := range []string{
-		`{"to":"10.244.0.7:80","proto":"tcp","ok":true}`, // one line for two targets
+		`{"to":"10.244.0.7:80","proto":"tcp","ok":true}`,                                                          // one line for two targets
 		`{"to":"[fd00::7]:80","proto":"udp","ok":true}` + "\n" + `{"to":"10.244.0.7:80","proto":"tcp","ok":true}`, // out of order
 		"OCI runtime exec failed",
 	} {

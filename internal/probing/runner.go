@@ -139,7 +139,7 @@ type cell struct{ c, i, j int }
 
 type counters struct {
 	probes, retries, errors, execs atomic.Int64
-	lastErr                 atomic.Value
+	lastErr                        atomic.Value
 }
 
 func disagreeing(expected, observed *reach.Matrix, cells []cell) []cell {

@@ -79,6 +79,19 @@ func truth(req Request) bool {
 	return !(req.Case.Protocol == corev1.ProtocolTCP && req.From.Pod == "p0")
 }
 
+// transientAndPersistent answers truthfully except p1->p2 tcp, wrong on
+// its first attempt only (a transient), and p2->p1 tcp, wrong on every
+// attempt (a real mismatch).
+func transientAndPersistent(r Request, a int) (bool, error) {
+	if r.Case.Protocol == corev1.ProtocolTCP && r.From.Pod == "p1" && r.To.Pod == "p2" && a == 1 {
+		return false, nil
+	}
+	if r.Case.Protocol == corev1.ProtocolTCP && r.From.Pod == "p2" && r.To.Pod == "p1" {
+		return false, nil
+	}
+	return truth(r), nil
+}
+
 func TestRunMatchesAndRunsInParallel(t *testing.T) {
 	ps := peers(9)
 	f := &fake{answer: func(r Request, _ int) (bool, error) { return truth(r), nil }, delay: 5 * time.Millisecond}
@@ -97,17 +110,7 @@ func TestRunMatchesAndRunsInParallel(t *testing.T) {
 
 func TestRunRetriesAMismatchOnceAndTheSecondResultCounts(t *testing.T) {
 	ps := peers(3)
-	// p1->p2 tcp flips on its first attempt only (a transient); p2->p1 tcp
-	// is wrong on every attempt (a real mismatch).
-	f := &fake{answer: func(r Request, a int) (bool, error) {
-		if r.Case.Protocol == corev1.ProtocolTCP && r.From.Pod == "p1" && r.To.Pod == "p2" && a == 1 {
-			return false, nil
-		}
-		if r.Case.Protocol == corev1.ProtocolTCP && r.From.Pod == "p2" && r.To.Pod == "p1" {
-			return false, nil
-		}
-		return truth(r), nil
-	}}
+	f := &fake{answer: transientAndPersistent}
 	exp := expectedAll(ps)
 	obs, st := Runner{Prober: f, Parallel: 4}.Run(context.Background(), ps, cases, exp)
 	ms, _ := reach.Diff(exp, obs)

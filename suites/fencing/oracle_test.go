@@ -2,9 +2,10 @@ package fencing
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,14 +33,14 @@ func (c *fcase) oracleRun(ev *evidence) *audit.Result {
 		files.EnforceLog = filepath.Join(dir, "enforce.log")
 		Expect(os.WriteFile(files.EnforceLog, ev.enforce, 0o644)).To(Succeed())
 	}
-	for _, p := range sortedKeys(ev.drivers) {
+	for _, p := range slices.Sorted(maps.Keys(ev.drivers)) {
 		f := filepath.Join(dir, "driver-"+p+".log")
 		Expect(os.WriteFile(f, ev.drivers[p], 0o644)).To(Succeed())
 		files.DriverLogs = append(files.DriverLogs, f)
 	}
 	// A writer whose pod is gone (the rehearsal's stale one) has no log;
 	// the audit log still has its writes.
-	for _, id := range sortedKeys(ev.writers) {
+	for _, id := range slices.Sorted(maps.Keys(ev.writers)) {
 		f := filepath.Join(dir, "writer-"+id+".log")
 		Expect(os.WriteFile(f, ev.writers[id], 0o644)).To(Succeed())
 		files.WriterLogs = append(files.WriterLogs, f)
@@ -53,15 +54,6 @@ func (c *fcase) oracleRun(ev *evidence) *audit.Result {
 	Expect(r.WriteReports(dir, "oracle", c.name)).To(Succeed())
 	c.event("oracle: %s", r.Summary())
 	return r
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // auditSince keeps the audit lines with t_ns >= from (others unchanged).
