@@ -142,9 +142,18 @@ func (c Cluster) WaitDeployment(ctx context.Context, ns, name string, timeout ti
 // whose endpoint names notPod, is Connected (the controller reached the
 // sidecar over TLS with its token), and the holder of the driver's Lease
 // is the pod that endpoint names (the controller routes to the holder).
+//
+// csi-addons v0.14.0 can lose the driver's CSIAddonsNode after a driver
+// pod is replaced: the controller's cleanup of the old pod's connection
+// deletes the object after the new sidecar has registered into it, and the
+// sidecar registers again only minutes later (seen: 164 s). When no
+// CSIAddonsNode exists while a driver pod has been ready for
+// reregisterAfter, WaitConnected deletes that pod once, as an operator
+// would, so its replacement registers at start; it logs that it did.
 func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.Duration) error {
 	f := Fences{c.Dyn}
 	var last map[string]string
+	restarted := false
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		l, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -159,12 +168,52 @@ func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.
 				return h != "" && h != notPod && containsPod(ep, h), nil
 			}
 		}
+		if len(l.Items) == 0 && !restarted {
+			if p := c.readyDriverPod(ctx, notPod, reregisterAfter); p != "" {
+				restarted = true
+				c.logger().Warn("csi-addons v0.14.0 lost the driver's CSIAddonsNode after a pod replacement; deleting the driver pod once so that its replacement registers",
+					"pod", p, "ready_for_at_least", reregisterAfter)
+				_ = c.CS.CoreV1().Pods(StorageNamespace).Delete(ctx, p, metav1.DeleteOptions{})
+				notPod = p
+			}
+		}
 		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("no Connected CSIAddonsNode for the driver after %s: %v; pods: %s", timeout, last, c.podsState(ctx, StorageNamespace))
 	}
 	return nil
+}
+
+func (c Cluster) logger() *slog.Logger {
+	if c.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Log
+}
+
+// reregisterAfter is how long a ready driver pod may go without a
+// CSIAddonsNode before WaitConnected restarts it.
+const reregisterAfter = 30 * time.Second
+
+// readyDriverPod returns a driver pod other than notPod whose containers
+// have all been ready for at least d, or "".
+func (c Cluster) readyDriverPod(ctx context.Context, notPod string, d time.Duration) string {
+	pods, err := c.DriverPods(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, p := range pods {
+		if p.Name == notPod || p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue && time.Since(cond.LastTransitionTime.Time) >= d {
+				return p.Name
+			}
+		}
+	}
+	return ""
 }
 
 // LeaseName is the Lease the sidecar holds and the controller routes by
