@@ -31,6 +31,18 @@ type OSD struct {
 	// backfill reservations (recovery.go)
 	backfills int
 	waiting   []pgWait
+	// PGs remapped away from this OSD while it was out, and PGs backfilling
+	// back onto it since it came back in (remap.go)
+	away    []int32
+	backPGs []int32
+	// flapping (flags.go)
+	mdLog    [16]Time // markdowns the daemon saw (ring)
+	mdN      uint8
+	selfStop bool // stopped itself after too many markdowns
+	stopGen  int32
+	held     bool // down but kept in (noout or subtree limit)
+	// blocksPeering: a PG could not peer because this up OSD was unreachable
+	blocksPeering bool
 }
 
 type pgState uint8
@@ -55,6 +67,10 @@ type PG struct {
 	slot          [maxSize]int32
 	stale         [maxSize]Time
 	resv          [maxSize]int32 // OSDs holding a backfill reservation for this PG (-1: none)
+	home          [maxSize]int32 // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
+	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
+	bf            uint8          // slots backfilling onto back[k]
+	rwait         bool           // waits for norebalance to go (flags.go)
 	inactiveSince Time
 	gen           uint32
 	cur           uint8 // slots holding the latest writes
@@ -79,6 +95,8 @@ type cephState struct {
 	nDegraded    int
 	nStuck       int
 	full         uint8
+	flags        uint8   // OSD map flags (flags.go)
+	rebalWait    []int32 // PGs whose backfill norebalance paused
 }
 
 // Health check bits, named as Ceph names them.
@@ -88,6 +106,7 @@ const (
 	chkPGAvailability
 	chkMonDown
 	chkNoAnswer
+	chkOSDMapFlags
 )
 
 // Health is the overall status `ceph status` reports.
@@ -132,8 +151,15 @@ func (s *Sim) initCeph() {
 		}
 	}
 	for i := 0; i < c.Mons; i++ {
-		s.ceph.mons = append(s.ceph.mons, int32(i))
-		s.machines[i].mon = i
+		h := i
+		if len(c.MonsOn) > 0 {
+			h = c.MonsOn[i]
+		}
+		s.ceph.mons = append(s.ceph.mons, int32(h))
+		s.machines[h].mon = i
+	}
+	for i := range s.osds {
+		s.countUp(i, 1)
 	}
 	s.ceph.monsUp, s.ceph.quorum = c.Mons, true
 	size := s.P.PoolSize
@@ -149,7 +175,7 @@ func (s *Sim) initCeph() {
 	for pi := range s.pgs {
 		p := &s.pgs[pi]
 		for k := range p.slot {
-			p.slot[k], p.resv[k] = -1, -1
+			p.slot[k], p.resv[k], p.home[k], p.back[k] = -1, -1, -1, -1
 		}
 		for k := 0; k < size; k++ {
 			o := s.chooseOSD(pi, p, k)
@@ -175,14 +201,7 @@ func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
 		} else {
 			h = (try - 3*nh) % nh
 		}
-		used := false
-		for j := range p.slot {
-			if j != k && p.slot[j] >= 0 && int(s.osds[p.slot[j]].m) == h {
-				used = true
-				break
-			}
-		}
-		if used || s.machines[h].phase == PhaseGone {
+		if !s.domainFree(p, k, h) || s.machines[h].phase == PhaseGone {
 			continue
 		}
 		start := int((hv >> 32) % uint64(per))
@@ -198,7 +217,7 @@ func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
 
 func (s *Sim) osdCanUp(o *OSD) bool {
 	m := &s.machines[o.m]
-	return m.alive() && !m.storageFenced && m.link[linkPublic] && m.link[linkCluster]
+	return m.alive() && !m.storageFenced && !o.selfStop && m.link[linkPublic] && m.link[linkCluster]
 }
 
 // serving reports whether OSD i may serve client I/O: its daemon runs, it
@@ -231,7 +250,10 @@ func (s *Sim) hostHealth(o *OSD, was bool) {
 func (s *Sim) osdReeval(i int) {
 	o := &s.osds[i]
 	m := &s.machines[o.m]
-	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced; bc != o.beacon {
+	if o.selfStop && !m.alive() {
+		o.selfStop, o.mdN = false, 0 // the host restarts: a new daemon
+	}
+	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop; bc != o.beacon {
 		o.beacon = bc
 		o.silent = s.now
 		if !bc && o.up {
@@ -255,6 +277,13 @@ func (s *Sim) osdReeval(i int) {
 		}
 	} else if !o.up {
 		s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
+	} else if o.blocksPeering {
+		o.blocksPeering = false
+		for _, p := range o.pgs {
+			if s.pgs[p].state == stPeering && !s.pgs[p].peering {
+				s.pgChanged(int(p))
+			}
+		}
 	}
 }
 
@@ -306,7 +335,7 @@ func (s *Sim) osdDownOut(i int, gen int32) {
 	if o.downGen != gen || o.up || !o.in {
 		return
 	}
-	if !s.ceph.quorum || float64(s.ceph.nIn-1) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) {
+	if !s.ceph.quorum || float64(s.ceph.nIn-1) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
 		s.schedule(s.now+s.P.MonTickInterval, evOSDOut, int32(i), gen, 0)
 		return
 	}
@@ -318,6 +347,7 @@ func (s *Sim) markDown(i int, why string) {
 	was := o.up && o.canUp
 	o.up = false
 	o.downGen++
+	s.countUp(i, -1)
 	s.hostHealth(o, was)
 	if o.in {
 		s.ceph.nDownIn++
@@ -330,13 +360,21 @@ func (s *Sim) markDown(i int, why string) {
 	for _, p := range o.pgs {
 		s.pgChanged(int(p))
 	}
+	for _, p := range o.backPGs {
+		s.pgChanged(int(p))
+	}
 	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
+	s.metrics.Markdowns++
+	if o.beacon && s.P.OSDMaxMarkdownCount > 0 {
+		s.wronglyDown(i)
+	}
 	s.livenessUpdate(int(o.m))
 }
 
 func (s *Sim) markUp(i int) {
 	o := &s.osds[i]
 	o.up = true
+	s.countUp(i, 1)
 	s.hostHealth(o, false)
 	if o.in {
 		s.ceph.nDownIn--
@@ -352,8 +390,12 @@ func (s *Sim) markUp(i int) {
 		if s.rec != nil {
 			s.logf("ceph", "osd.%d in (auto-marked out earlier)", i)
 		}
+		s.markIn(i)
 	}
 	for _, p := range o.pgs {
+		s.pgChanged(int(p))
+	}
+	for _, p := range o.backPGs {
 		s.pgChanged(int(p))
 	}
 	s.livenessUpdate(int(o.m))
@@ -369,6 +411,7 @@ func (s *Sim) markOut(i int) {
 	o.in, o.autoOut = false, true
 	s.ceph.nIn--
 	s.ceph.nDownIn--
+	s.cancelBack(i)
 	moved := 0
 	for j := len(o.pgs) - 1; j >= 0; j-- {
 		pi := int(o.pgs[j])
@@ -388,6 +431,7 @@ func (s *Sim) markOut(i int) {
 		o.pgs[j] = o.pgs[len(o.pgs)-1]
 		o.pgs = o.pgs[:len(o.pgs)-1]
 		s.osds[no].pgs = append(s.osds[no].pgs, int32(pi))
+		s.noteRemap(pi, k, i, no)
 		moved++
 		s.pgChanged(pi)
 	}
@@ -464,6 +508,9 @@ func (s *Sim) health() (Health, uint8) {
 	if s.ceph.monsUp < len(s.ceph.mons) {
 		c |= chkMonDown
 	}
+	if s.ceph.flags != 0 {
+		c |= chkOSDMapFlags
+	}
 	if c == 0 {
 		return HealthOK, 0
 	}
@@ -495,6 +542,9 @@ func (s *Sim) healthText() string {
 	}
 	if c&chkMonDown != 0 {
 		fmt.Fprintf(&b, " MON_DOWN(%d/%d)", len(s.ceph.mons)-s.ceph.monsUp, len(s.ceph.mons))
+	}
+	if c&chkOSDMapFlags != 0 {
+		fmt.Fprintf(&b, " OSDMAP_FLAGS(%s)", s.flagText())
 	}
 	return b.String()
 }

@@ -89,6 +89,14 @@ type Cluster struct {
 	// Clients is the number of workloads with an RBD volume (one client
 	// each), placed round-robin on the machines (clients.go).
 	Clients int
+	// Racks and Zones are the CRUSH buckets above the hosts (0: no such
+	// level); machine i is in rack i mod Racks, a rack in zone rack mod
+	// Zones (domains.go).
+	Racks, Zones int
+	// FailureDomain is the pool's failure domain (0: host).
+	FailureDomain CrushType
+	// MonsOn places the mons on these machines (nil: the first Mons machines).
+	MonsOn []int
 }
 
 // Config is everything a run depends on.
@@ -188,6 +196,7 @@ type Sim struct {
 	osds     []OSD
 	pgs      []PG
 	ceph     cephState
+	topo     topology
 	cl       clientState
 
 	mdbMax       int
@@ -234,8 +243,11 @@ func New(cfg Config) (*Sim, error) {
 	if c.Machines < 1 || c.OSDsPerMachine < 0 || c.PGs < 0 || c.Mons < 1 || c.Mons > c.Machines {
 		return nil, fmt.Errorf("bad cluster: %d machines, %d OSDs each, %d PGs, %d mons", c.Machines, c.OSDsPerMachine, c.PGs, c.Mons)
 	}
-	if c.OSDsPerMachine > 0 && c.PGs > 0 && c.Machines < cfg.Params.PoolSize {
-		return nil, fmt.Errorf("poolSize %d needs at least %d machines (host failure domain)", cfg.Params.PoolSize, cfg.Params.PoolSize)
+	if err := validateDomains(c, cfg.Params.PoolSize); err != nil {
+		return nil, err
+	}
+	if len(c.MonsOn) > 0 && len(c.MonsOn) != c.Mons {
+		return nil, fmt.Errorf("monsOn lists %d machines for %d mons", len(c.MonsOn), c.Mons)
 	}
 	if cfg.Policy == nil {
 		return nil, fmt.Errorf("no policy")
@@ -264,6 +276,7 @@ func New(cfg Config) (*Sim, error) {
 			s.nTargets++
 		}
 	}
+	s.initTopology()
 	s.initCeph()
 	s.initClients()
 	for i := range s.machines {
@@ -390,6 +403,12 @@ func (s *Sim) dispatch(ev event) {
 		s.oosFence(int(ev.a), ev.b)
 	case evOOSUnfence:
 		s.oosUnfence(int(ev.a), ev.b)
+	case evPGBackfilled:
+		s.backfilledBack(int(ev.a), uint32(ev.c))
+	case evOSDReassert:
+		s.osdReassert(int(ev.a), ev.b)
+	case evOSDRestart:
+		s.osdRestart(int(ev.a), ev.b)
 	case evEnd:
 		s.endCheck()
 		s.stopped = true

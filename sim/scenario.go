@@ -230,9 +230,9 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	}
 	operator := ""
 	var operatorNode *yaml.Node
-	var standalone *yaml.Node
+	var standalone, monsOn *yaml.Node
 	if clusterNode != nil {
-		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb", "operatorHA"}, func(k string, v *yaml.Node) error {
+		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb", "operatorHA", "racks", "zones", "failureDomain", "monsOn"}, func(k string, v *yaml.Node) error {
 			var err error
 			c := &sc.Cluster
 			switch k {
@@ -277,6 +277,21 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 				c.MachineSetScale, err = p.intv(v, k, 0, 100000)
 			case "clients":
 				c.Clients, err = p.intv(v, k, 0, 100000)
+			case "racks":
+				c.Racks, err = p.intv(v, k, 0, 100000)
+			case "zones":
+				c.Zones, err = p.intv(v, k, 0, 100000)
+			case "failureDomain":
+				var s string
+				if s, err = p.scalar(v, k); err == nil {
+					t, ok := lookupCrushType(s)
+					if !ok || t == CrushRoot {
+						err = p.errf(v, "failureDomain: want host, rack or zone, got %q", s)
+					}
+					c.FailureDomain = t
+				}
+			case "monsOn":
+				monsOn = v
 			case "operatorHA":
 				var s string
 				if s, err = p.scalar(v, k); err == nil {
@@ -336,6 +351,26 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			c.Standalone = append(c.Standalone, i)
 		}
 	}
+	if monsOn != nil {
+		if monsOn.Kind != yaml.SequenceNode {
+			return nil, p.errf(monsOn, "monsOn: want a list of machines")
+		}
+		seen := map[int]bool{}
+		for _, v := range monsOn.Content {
+			i, err := p.machine(v, "monsOn", c.Machines)
+			if err != nil {
+				return nil, err
+			}
+			if seen[i] {
+				return nil, p.errf(v, "monsOn: m%d listed twice", i+1)
+			}
+			seen[i] = true
+			c.MonsOn = append(c.MonsOn, i)
+		}
+		if len(c.MonsOn) != c.Mons {
+			return nil, p.errf(monsOn, "monsOn lists %d machines for %d mons", len(c.MonsOn), c.Mons)
+		}
+	}
 	if paramsNode != nil {
 		err = p.fields(paramsNode, "params", ParamNames(), func(k string, v *yaml.Node) error {
 			s, err := p.scalar(v, k)
@@ -354,8 +389,12 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	if err := sc.Params.Validate(); err != nil {
 		return nil, p.errf(root, "params: %v", err)
 	}
-	if c.Machines < sc.Params.PoolSize && c.PGs > 0 {
-		return nil, p.errf(root, "pool size %d needs at least %d machines", sc.Params.PoolSize, sc.Params.PoolSize)
+	if err := validateDomains(*c, sc.Params.PoolSize); err != nil {
+		where := root
+		if clusterNode != nil {
+			where = clusterNode
+		}
+		return nil, p.errf(where, "%v", err)
 	}
 	if faultsNode != nil {
 		if faultsNode.Kind != yaml.SequenceNode {
