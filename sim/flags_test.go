@@ -119,3 +119,29 @@ func TestFlagFaultsParse(t *testing.T) {
 		}
 	}
 }
+
+// firstFence returns the time of the first fence action on machine m (-1: none).
+func firstFence(r *Result, m string) Time {
+	for _, e := range r.Rec.Entries {
+		if e.Cat == "FENCE" && strings.HasPrefix(e.Text, m+" ") {
+			return e.At
+		}
+	}
+	return -1
+}
+
+// TestLatePowerReport: the provider's power state is an imperfect oracle.
+// When it reports a power loss late (powerReportLag), safe, which fences
+// without quorum only on that report plus the peers' silence, fences the
+// first mon host later by about the lag, and stays safe.
+func TestLatePowerReport(t *testing.T) {
+	on := runScenario(t, "mon-quorum-lost", "safe", func(c *Config) { c.Record = true })
+	late := runScenario(t, "mon-quorum-lost", "safe", func(c *Config) { c.Record = true; c.Params.PowerReportLag = 20 * Minute })
+	if len(late.Violations) > 0 {
+		t.Fatalf("late power report: %s", late.Verdict())
+	}
+	a, b := firstFence(on, "m1"), firstFence(late, "m1")
+	if a < 0 || b < 0 || b-a < 15*Minute {
+		t.Errorf("m1 fenced at %s with a prompt report, %s with a 20 min late one: want >= 15 min later", a, b)
+	}
+}
