@@ -71,6 +71,7 @@ type PG struct {
 	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
 	bf            uint8          // slots backfilling onto back[k]
 	rwait         bool           // waits for norebalance to go (flags.go)
+	recMB         float32        // data the running recovery or backfill moves
 	inactiveSince Time
 	gen           uint32
 	cur           uint8 // slots holding the latest writes

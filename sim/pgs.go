@@ -82,7 +82,7 @@ func (s *Sim) pgSettle(pi int) {
 		}
 	}
 	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && s.reserve(pi, need) {
-		var longest float64
+		var longest, total float64
 		for k := 0; k < s.P.PoolSize; k++ {
 			if need&(1<<k) == 0 {
 				continue
@@ -92,8 +92,10 @@ func (s *Sim) pgSettle(pi int) {
 				mb = min(mb, float64(s.now-p.stale[k])/float64(Second)*s.P.PGWriteMBps)
 			}
 			longest = max(longest, mb/s.recoveryRate())
+			total += mb
 		}
 		p.rec = need
+		p.recMB = float32(total)
 		s.schedule(s.now+Time(longest*float64(Second))+1, evPGRecovered, int32(pi), 0, int64(p.gen))
 	}
 	deg := u < s.P.PoolSize || up&p.cur != s.ceph.full
@@ -113,6 +115,7 @@ func (s *Sim) pgRecovered(pi int, gen uint32) {
 		return
 	}
 	done := p.rec & s.pgUp(p)
+	s.metrics.MovedMB += float64(p.recMB)
 	p.cur |= done
 	p.data |= done
 	p.rec = 0

@@ -145,7 +145,7 @@ func (s *Sim) startBackfillBack(pi int) bool {
 	}
 	p.bf = go_
 	mb := s.pgMB()
-	s.metrics.BackfillMB += mb * float64(bitsOn(go_))
+	p.recMB = float32(mb * float64(bitsOn(go_)))
 	s.schedule(s.now+Time(mb/s.recoveryRate()*float64(Second))+1, evPGBackfilled, int32(pi), 0, int64(p.gen))
 	return true
 }
@@ -178,6 +178,8 @@ func (s *Sim) backfilledBack(pi int, gen uint32) {
 	}
 	p.bf = 0
 	s.metrics.MappedBack++
+	s.metrics.BackfillMB += float64(p.recMB)
+	s.metrics.MovedMB += float64(p.recMB)
 	s.pgChanged(pi)
 }
 

@@ -113,6 +113,8 @@ type Metrics struct {
 	// BackfillMB the data that backfill moved (remap.go).
 	MappedBack int
 	BackfillMB float64
+	// MovedMB is the data recovery and backfill moved (completed ones).
+	MovedMB float64
 	// Markdowns counts OSDs marked down; WronglyDown those whose daemon
 	// ran and reasserted ("wrongly marked me down"); SelfStops those that
 	// then stopped themselves (osd_max_markdown_count; flags.go).
@@ -312,9 +314,9 @@ func (r *Result) Summary() string {
 	}
 	fmt.Fprintf(&b, "# availability: inactive PGs %.1f min, no mon quorum %.1f min, writes refused %.0f, stale writes accepted %.0f; HEALTH_OK before every fence: %s\n",
 		float64(mt.InactivePG)/float64(Minute), float64(mt.NoQuorum)/float64(Minute), mt.WritesRefused, mt.StaleWrites, rule)
-	if mt.MappedBack > 0 || mt.WronglyDown > 0 {
-		fmt.Fprintf(&b, "# ceph: %d PGs backfilled back onto returned OSDs (%.0f GB moved); %d OSD markdowns, %d \"wrongly marked me down\", %d daemons stopped by osd_max_markdown_count\n",
-			mt.MappedBack, mt.BackfillMB/1024, mt.Markdowns, mt.WronglyDown, mt.SelfStops)
+	if mt.MovedMB > 0 || mt.Markdowns > 0 {
+		fmt.Fprintf(&b, "# ceph: recovery and backfill moved %.0f GB, of which %.0f GB backfilled %d PGs back onto returned OSDs; %d OSD markdowns, %d \"wrongly marked me down\", %d daemons stopped by osd_max_markdown_count\n",
+			mt.MovedMB/1024, mt.BackfillMB/1024, mt.MappedBack, mt.Markdowns, mt.WronglyDown, mt.SelfStops)
 	}
 	for _, bl := range r.Blockers {
 		fmt.Fprintf(&b, "# blocker: %s\n", bl)
