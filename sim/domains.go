@@ -46,6 +46,8 @@ type topology struct {
 	rackUp     []int   // up OSDs per rack
 	zoneUp     []int   // up OSDs per zone
 	up         int     // up OSDs in the root
+	fenced     []int   // machines fenced or not yet back, per failure domain
+	fencedDoms int     // failure domains with such machines (invariant 1)
 }
 
 // validateDomains checks the cluster's racks, zones and failure domain.
@@ -95,6 +97,7 @@ func (s *Sim) initTopology() {
 	n := len(s.machines)
 	t.rack, t.zone, t.dom = make([]int32, n), make([]int32, n), make([]int32, n)
 	t.rackUp, t.zoneUp = make([]int, c.Racks), make([]int, c.Zones)
+	t.fenced = make([]int, n)
 	for i := 0; i < n; i++ {
 		t.rack[i], t.zone[i] = -1, -1
 		if c.Racks > 0 {
@@ -114,6 +117,34 @@ func (s *Sim) initTopology() {
 			t.dom[i] = int32(i)
 		}
 	}
+}
+
+// fencedDom counts machine i into (d=1) or out of (d=-1) "fenced or not
+// yet back" per failure domain; it reports whether the number of such
+// domains changed.
+func (s *Sim) fencedDom(i, d int) bool {
+	t := &s.topo
+	dom := t.dom[i]
+	t.fenced[dom] += d
+	switch {
+	case d > 0 && t.fenced[dom] == 1:
+		t.fencedDoms++
+		return true
+	case d < 0 && t.fenced[dom] == 0:
+		t.fencedDoms--
+		return true
+	}
+	return false
+}
+
+// otherFencedDoms is the number of failure domains other than machine i's
+// with machines fenced or not yet back.
+func (s *Sim) otherFencedDoms(i int) int {
+	t := &s.topo
+	if t.fenced[t.dom[i]] > 0 {
+		return t.fencedDoms - 1
+	}
+	return t.fencedDoms
 }
 
 // domainOf is host h's bucket of the pool's failure domain type.

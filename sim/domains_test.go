@@ -167,3 +167,20 @@ func TestRackFailureDomain(t *testing.T) {
 		t.Errorf("a whole rack down was marked out")
 	}
 }
+
+// TestInv1PerFailureDomain: invariant 1 counts failure domains. Fencing
+// the hosts of one lost zone together is safe with failure domain zone (they
+// share no PG), and safe does it; the same schedule with failure domain host
+// breaks invariant 1 for seed, and safe goes back to one host at a time.
+func TestInv1PerFailureDomain(t *testing.T) {
+	zone := runScenario(t, "zone-loss", "seed", nil)
+	host := runScenario(t, "zone-loss", "seed", func(c *Config) { c.Cluster.FailureDomain = CrushHost })
+	if zone.Verdict() != "pass" || host.Verdict() != "inv1" {
+		t.Errorf("zone-loss, seed: failure domain zone %s, host %s; want pass, inv1", zone.Verdict(), host.Verdict())
+	}
+	sz := runScenario(t, "zone-loss", "safe", nil)
+	sh := runScenario(t, "zone-loss", "safe", func(c *Config) { c.Cluster.FailureDomain = CrushHost })
+	if sz.Verdict() != "pass" || sh.Verdict() != "pass" || sz.Recovery >= sh.Recovery {
+		t.Errorf("zone-loss, safe: zone %s recovers in %s, host %s in %s; want both pass, zone faster", sz.Verdict(), sz.Recovery.Dur(), sh.Verdict(), sh.Recovery.Dur())
+	}
+}
