@@ -195,7 +195,7 @@ func (s *Sim) subtreeDown(i int) (CrushType, bool) {
 	return CrushRoot, t.up == 0
 }
 
-// Location names machine i's place in the hierarchy ("zone 1, rack 4").
+// location names machine i's place in the hierarchy ("zone 1, rack 4").
 func (s *Sim) location(i int) string {
 	t := &s.topo
 	out := ""
