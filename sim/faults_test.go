@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestFaultTable checks the fault table's shape: every fault a scenario can
 // inject has a repair that is itself a repair of the same class, names are
@@ -28,6 +32,21 @@ func TestFaultTable(t *testing.T) {
 		}
 		if got, ok := lookupFault(d.name); !ok || got != k {
 			t.Errorf("lookupFault(%q) = %v, %v", d.name, got, ok)
+		}
+	}
+}
+
+// TestREADMEListsTables: sim/README.md names every fault kind and every
+// parameter of the tables in faults.go and params.go.
+func TestREADMEListsTables(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, n := range append(FaultNames(), ParamNames()...) {
+		if !strings.Contains(doc, "`"+n+"`") {
+			t.Errorf("sim/README.md does not name `%s`", n)
 		}
 	}
 }
