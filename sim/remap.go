@@ -81,7 +81,11 @@ func (s *Sim) markIn(i int) {
 		s.pgChanged(pi)
 	}
 	if s.rec != nil && n > 0 {
-		s.logf("ceph", "osd.%d in: %d PGs map back to it (remapped, backfilling)", i, n)
+		how := "backfilling"
+		if s.ceph.flags&flagNoRebalance != 0 {
+			how = "backfill paused by norebalance"
+		}
+		s.logf("ceph", "osd.%d in: %d PGs map back to it (remapped, %s)", i, n, how)
 	}
 }
 
