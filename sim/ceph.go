@@ -1,16 +1,14 @@
 package sim
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
-// This file holds Ceph's rules: OSD failure detection (heartbeat grace and
-// reporters), down→out with mon_osd_min_in_ratio, mon quorum, PG placement
-// with a host failure domain, and health checks computed from
-// incrementally maintained counters (PG peering, states and recovery are in
-// pgs.go, backfill reservations in recovery.go). Nothing here
-// iterates over all PGs: a change to an OSD touches only its PGs.
+// This file holds Ceph's OSD rules: failure detection (heartbeat grace and
+// reporters, the report timeout), down→out with mon_osd_min_in_ratio, the
+// noout flag and the subtree limit (flags.go, domains.go), and PG placement
+// in the pool's failure domain. Quorum and health are in health.go, PG
+// peering, states and recovery in pgs.go, backfill reservations in
+// recovery.go, mapping back in remap.go. Nothing here iterates over all
+// PGs: a change to an OSD touches only its PGs.
 
 // maxSize is the largest supported pool size.
 const maxSize = 4
@@ -31,6 +29,18 @@ type OSD struct {
 	// backfill reservations (recovery.go)
 	backfills int
 	waiting   []pgWait
+	// PGs remapped away from this OSD while it was out, and PGs backfilling
+	// back onto it since it came back in (remap.go)
+	away    []int32
+	backPGs []int32
+	// flapping (flags.go)
+	mdLog    [16]Time // markdowns the daemon saw (ring)
+	mdN      uint8
+	selfStop bool // stopped itself after too many markdowns
+	stopGen  int32
+	held     bool // down but kept in (noout or subtree limit)
+	// blocksPeering: a PG could not peer because this up OSD was unreachable
+	blocksPeering bool
 }
 
 type pgState uint8
@@ -55,6 +65,11 @@ type PG struct {
 	slot          [maxSize]int32
 	stale         [maxSize]Time
 	resv          [maxSize]int32 // OSDs holding a backfill reservation for this PG (-1: none)
+	home          [maxSize]int32 // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
+	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
+	bf            uint8          // slots backfilling onto back[k]
+	rwait         bool           // waits for norebalance to go (flags.go)
+	recMB         float32        // data the running recovery or backfill moves
 	inactiveSince Time
 	gen           uint32
 	cur           uint8 // slots holding the latest writes
@@ -79,31 +94,9 @@ type cephState struct {
 	nDegraded    int
 	nStuck       int
 	full         uint8
+	flags        uint8   // OSD map flags (flags.go)
+	rebalWait    []int32 // PGs whose backfill norebalance paused
 }
-
-// Health check bits, named as Ceph names them.
-const (
-	chkOSDDown uint8 = 1 << iota
-	chkPGDegraded
-	chkPGAvailability
-	chkMonDown
-	chkNoAnswer
-)
-
-// Health is the overall status `ceph status` reports.
-type Health uint8
-
-// Health levels; HealthNoAnswer means `ceph status` got no answer (no quorum).
-const (
-	HealthOK Health = iota
-	HealthWarn
-	HealthNoAnswer
-)
-
-var healthNames = []string{"HEALTH_OK", "HEALTH_WARN", "NO_ANSWER"}
-
-// String returns Ceph's name for the status.
-func (h Health) String() string { return healthNames[h] }
 
 func splitmix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
@@ -132,8 +125,15 @@ func (s *Sim) initCeph() {
 		}
 	}
 	for i := 0; i < c.Mons; i++ {
-		s.ceph.mons = append(s.ceph.mons, int32(i))
-		s.machines[i].mon = i
+		h := i
+		if len(c.MonsOn) > 0 {
+			h = c.MonsOn[i]
+		}
+		s.ceph.mons = append(s.ceph.mons, int32(h))
+		s.machines[h].mon = i
+	}
+	for i := range s.osds {
+		s.countUp(i, 1)
 	}
 	s.ceph.monsUp, s.ceph.quorum = c.Mons, true
 	size := s.P.PoolSize
@@ -149,7 +149,7 @@ func (s *Sim) initCeph() {
 	for pi := range s.pgs {
 		p := &s.pgs[pi]
 		for k := range p.slot {
-			p.slot[k], p.resv[k] = -1, -1
+			p.slot[k], p.resv[k], p.home[k], p.back[k] = -1, -1, -1, -1
 		}
 		for k := 0; k < size; k++ {
 			o := s.chooseOSD(pi, p, k)
@@ -175,14 +175,7 @@ func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
 		} else {
 			h = (try - 3*nh) % nh
 		}
-		used := false
-		for j := range p.slot {
-			if j != k && p.slot[j] >= 0 && int(s.osds[p.slot[j]].m) == h {
-				used = true
-				break
-			}
-		}
-		if used || s.machines[h].phase == PhaseGone {
+		if !s.domainFree(p, k, h) || s.machines[h].phase == PhaseGone {
 			continue
 		}
 		start := int((hv >> 32) % uint64(per))
@@ -198,7 +191,7 @@ func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
 
 func (s *Sim) osdCanUp(o *OSD) bool {
 	m := &s.machines[o.m]
-	return m.alive() && !m.storageFenced && m.link[linkPublic] && m.link[linkCluster]
+	return m.alive() && !m.storageFenced && !o.selfStop && m.link[linkPublic] && m.link[linkCluster]
 }
 
 // serving reports whether OSD i may serve client I/O: its daemon runs, it
@@ -231,7 +224,10 @@ func (s *Sim) hostHealth(o *OSD, was bool) {
 func (s *Sim) osdReeval(i int) {
 	o := &s.osds[i]
 	m := &s.machines[o.m]
-	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced; bc != o.beacon {
+	if o.selfStop && !m.alive() {
+		o.selfStop, o.mdN = false, 0 // the host restarts: a new daemon
+	}
+	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop; bc != o.beacon {
 		o.beacon = bc
 		o.silent = s.now
 		if !bc && o.up {
@@ -255,6 +251,13 @@ func (s *Sim) osdReeval(i int) {
 		}
 	} else if !o.up {
 		s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
+	} else if o.blocksPeering {
+		o.blocksPeering = false
+		for _, p := range o.pgs {
+			if s.pgs[p].state == stPeering && !s.pgs[p].peering {
+				s.pgChanged(int(p))
+			}
+		}
 	}
 }
 
@@ -306,7 +309,7 @@ func (s *Sim) osdDownOut(i int, gen int32) {
 	if o.downGen != gen || o.up || !o.in {
 		return
 	}
-	if !s.ceph.quorum || float64(s.ceph.nIn-1) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) {
+	if !s.ceph.quorum || float64(s.ceph.nIn-1) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
 		s.schedule(s.now+s.P.MonTickInterval, evOSDOut, int32(i), gen, 0)
 		return
 	}
@@ -318,6 +321,7 @@ func (s *Sim) markDown(i int, why string) {
 	was := o.up && o.canUp
 	o.up = false
 	o.downGen++
+	s.countUp(i, -1)
 	s.hostHealth(o, was)
 	if o.in {
 		s.ceph.nDownIn++
@@ -330,13 +334,21 @@ func (s *Sim) markDown(i int, why string) {
 	for _, p := range o.pgs {
 		s.pgChanged(int(p))
 	}
+	for _, p := range o.backPGs {
+		s.pgChanged(int(p))
+	}
 	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
+	s.metrics.Markdowns++
+	if o.beacon && s.P.OSDMaxMarkdownCount > 0 {
+		s.wronglyDown(i)
+	}
 	s.livenessUpdate(int(o.m))
 }
 
 func (s *Sim) markUp(i int) {
 	o := &s.osds[i]
 	o.up = true
+	s.countUp(i, 1)
 	s.hostHealth(o, false)
 	if o.in {
 		s.ceph.nDownIn--
@@ -352,8 +364,12 @@ func (s *Sim) markUp(i int) {
 		if s.rec != nil {
 			s.logf("ceph", "osd.%d in (auto-marked out earlier)", i)
 		}
+		s.markIn(i)
 	}
 	for _, p := range o.pgs {
+		s.pgChanged(int(p))
+	}
+	for _, p := range o.backPGs {
 		s.pgChanged(int(p))
 	}
 	s.livenessUpdate(int(o.m))
@@ -369,6 +385,7 @@ func (s *Sim) markOut(i int) {
 	o.in, o.autoOut = false, true
 	s.ceph.nIn--
 	s.ceph.nDownIn--
+	s.cancelBack(i)
 	moved := 0
 	for j := len(o.pgs) - 1; j >= 0; j-- {
 		pi := int(o.pgs[j])
@@ -388,6 +405,7 @@ func (s *Sim) markOut(i int) {
 		o.pgs[j] = o.pgs[len(o.pgs)-1]
 		o.pgs = o.pgs[:len(o.pgs)-1]
 		s.osds[no].pgs = append(s.osds[no].pgs, int32(pi))
+		s.noteRemap(pi, k, i, no)
 		moved++
 		s.pgChanged(pi)
 	}
@@ -403,98 +421,4 @@ func slotOf(p *PG, o int) int {
 		}
 	}
 	panic(fmt.Sprintf("sim: osd.%d not in PG slots %v", o, p.slot))
-}
-
-// monsChanged recomputes mon quorum after a mon host changed.
-func (s *Sim) monsChanged() {
-	up := 0
-	for _, mi := range s.ceph.mons {
-		m := &s.machines[mi]
-		if m.alive() && m.link[linkPublic] {
-			up++
-		}
-	}
-	s.ceph.monsUp = up
-	q := up*2 > len(s.ceph.mons)
-	if q == s.ceph.quorum {
-		return
-	}
-	s.ceph.quorum = q
-	s.allClients()
-	if s.rec != nil {
-		if q {
-			s.logf("ceph", "mon quorum regained (%d/%d)", up, len(s.ceph.mons))
-		} else {
-			s.logf("ceph", "mon quorum lost (%d/%d up): the OSD map is frozen", up, len(s.ceph.mons))
-		}
-	}
-	if !q {
-		return
-	}
-	for i := range s.osds {
-		o := &s.osds[i]
-		switch {
-		case o.up && !o.canUp:
-			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
-		case !o.up && o.canUp:
-			s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
-		}
-	}
-}
-
-// health returns the status and the set of raised checks, as `ceph status`
-// computes them: OSD_DOWN counts OSDs down and in; PG_DEGRADED counts
-// degraded or undersized PGs; PG_AVAILABILITY counts PGs not active
-// (peering, inactive, down, incomplete); MON_DOWN counts mons out of quorum.
-// Without quorum there is no answer.
-func (s *Sim) health() (Health, uint8) {
-	if !s.ceph.quorum {
-		return HealthNoAnswer, chkNoAnswer
-	}
-	var c uint8
-	if s.ceph.nDownIn > 0 {
-		c |= chkOSDDown
-	}
-	if s.ceph.nDegraded > 0 {
-		c |= chkPGDegraded
-	}
-	if s.ceph.nInactive > 0 {
-		c |= chkPGAvailability
-	}
-	if s.ceph.monsUp < len(s.ceph.mons) {
-		c |= chkMonDown
-	}
-	if c == 0 {
-		return HealthOK, 0
-	}
-	return HealthWarn, c
-}
-
-// allClean reports whether every PG is active+clean (Rook's gate).
-func (s *Sim) allClean() bool { return s.ceph.nState[stClean] == len(s.pgs) }
-
-func (s *Sim) healthText() string {
-	h, c := s.health()
-	if h != HealthWarn {
-		return h.String()
-	}
-	var b strings.Builder
-	b.WriteString("HEALTH_WARN")
-	if c&chkOSDDown != 0 {
-		fmt.Fprintf(&b, " OSD_DOWN(%d)", s.ceph.nDownIn)
-	}
-	if c&chkPGDegraded != 0 {
-		fmt.Fprintf(&b, " PG_DEGRADED(%d)", s.ceph.nDegraded)
-	}
-	if c&chkPGAvailability != 0 {
-		fmt.Fprintf(&b, " PG_AVAILABILITY(%d inactive", s.ceph.nInactive)
-		if s.ceph.nStuck > 0 {
-			fmt.Fprintf(&b, ", %d stuck inactive", s.ceph.nStuck)
-		}
-		b.WriteString(")")
-	}
-	if c&chkMonDown != 0 {
-		fmt.Fprintf(&b, " MON_DOWN(%d/%d)", len(s.ceph.mons)-s.ceph.monsUp, len(s.ceph.mons))
-	}
-	return b.String()
 }

@@ -21,6 +21,8 @@ type PolicyStats struct {
 	NoQuorumMin   float64 // minutes without mon quorum, summed
 	WritesRefused float64 // client writes refused, summed
 	StaleWrites   float64 // writes accepted from stale clients (split-brain), summed
+	MovedGB       float64 // data moved by recovery and backfill, summed
+	Markdowns     int     // OSDs marked down (flaps included), summed
 	FencingRuns   int     // runs with at least one fence action
 	HealthOKKept  int     // of those, runs where every fence action came on HEALTH_OK
 }
@@ -110,6 +112,8 @@ func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(s
 			st.NoQuorumMin += float64(m.Metrics.NoQuorum) / float64(Minute)
 			st.WritesRefused += m.Metrics.WritesRefused
 			st.StaleWrites += m.Metrics.StaleWrites
+			st.MovedGB += m.Metrics.MovedMB / 1024
+			st.Markdowns += m.Metrics.Markdowns
 			if m.Metrics.FenceActions > 0 {
 				st.FencingRuns++
 				if m.Metrics.FencesNotOK == 0 {
@@ -185,8 +189,8 @@ func (c *Comparison) Markdown() string {
 	for n := 1; n < numInvariants; n++ {
 		fmt.Fprintf(&b, " inv%d |", n)
 	}
-	b.WriteString(" inactive PGs (min) | no quorum (min) | writes refused | stale writes accepted | HEALTH_OK before fence | mean time to recovery (min) | fences |\n|")
-	for n := 0; n < numInvariants+10; n++ {
+	b.WriteString(" inactive PGs (min) | no quorum (min) | writes refused | stale writes accepted | HEALTH_OK before fence | mean time to recovery (min) | fences | data moved (GB) | OSD markdowns |\n|")
+	for n := 0; n < numInvariants+12; n++ {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
@@ -195,7 +199,7 @@ func (c *Comparison) Markdown() string {
 		for n := 1; n < numInvariants; n++ {
 			fmt.Fprintf(&b, " %d |", s.ByInvariant[n])
 		}
-		fmt.Fprintf(&b, " %.1f | %.1f | %.0f | %.0f | %d/%d | %.1f | %d |\n", s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, s.HealthOKKept, s.FencingRuns, s.MeanRecoveryMin(), s.Fences)
+		fmt.Fprintf(&b, " %.1f | %.1f | %.0f | %.0f | %d/%d | %.1f | %d | %.0f | %d |\n", s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, s.HealthOKKept, s.FencingRuns, s.MeanRecoveryMin(), s.Fences, s.MovedGB, s.Markdowns)
 	}
 	b.WriteString("\n## Scripted scenarios (verdict; `!` marks a verdict that differs from the scenario's expectation)\n\n| scenario |")
 	for _, p := range PolicyNames() {
@@ -242,13 +246,13 @@ func (c *Comparison) Text() string {
 	for n := 1; n < numInvariants; n++ {
 		fmt.Fprintf(&b, " %4s", fmt.Sprintf("inv%d", n))
 	}
-	fmt.Fprintf(&b, " %12s %10s %14s %12s %9s %12s %7s\n", "inactive-min", "noquorum-min", "writes-refused", "stale-writes", "OK-rule", "mean-TTR-min", "fences")
+	fmt.Fprintf(&b, " %12s %10s %14s %12s %9s %12s %7s %9s %9s\n", "inactive-min", "noquorum-min", "writes-refused", "stale-writes", "OK-rule", "mean-TTR-min", "fences", "moved-GB", "markdowns")
 	for i, s := range c.Ranked() {
 		fmt.Fprintf(&b, "%-4d %-9s %5d %9d", i+1, s.Policy, s.Runs, s.ViolatingRuns)
 		for n := 1; n < numInvariants; n++ {
 			fmt.Fprintf(&b, " %4d", s.ByInvariant[n])
 		}
-		fmt.Fprintf(&b, " %12.1f %12.1f %14.0f %12.0f %9s %12.1f %7d\n", s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, fmt.Sprintf("%d/%d", s.HealthOKKept, s.FencingRuns), s.MeanRecoveryMin(), s.Fences)
+		fmt.Fprintf(&b, " %12.1f %12.1f %14.0f %12.0f %9s %12.1f %7d %9.0f %9d\n", s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, fmt.Sprintf("%d/%d", s.HealthOKKept, s.FencingRuns), s.MeanRecoveryMin(), s.Fences, s.MovedGB, s.Markdowns)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-28s", "scenario")

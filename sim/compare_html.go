@@ -29,14 +29,14 @@ code{font-size:90%}
 	for n := 1; n < numInvariants; n++ {
 		fmt.Fprintf(&b, `<th title="%s">inv%d</th>`, esc(InvariantDocs[n]), n)
 	}
-	b.WriteString("<th>inactive PGs (min)</th><th>no quorum (min)</th><th>writes refused</th><th>stale writes accepted</th><th>HEALTH_OK before fence</th><th>mean time to recovery (min)</th><th>fences</th></tr>\n")
+	b.WriteString("<th>inactive PGs (min)</th><th>no quorum (min)</th><th>writes refused</th><th>stale writes accepted</th><th>HEALTH_OK before fence</th><th>mean time to recovery (min)</th><th>fences</th><th>data moved (GB)</th><th>OSD markdowns</th></tr>\n")
 	for i, s := range c.Ranked() {
 		fmt.Fprintf(&b, "<tr><td>%d</td><td class=l>%s</td><td>%d</td><td>%d</td>", i+1, esc(s.Policy), s.Runs, s.ViolatingRuns)
 		for n := 1; n < numInvariants; n++ {
 			fmt.Fprintf(&b, "<td>%d</td>", s.ByInvariant[n])
 		}
-		fmt.Fprintf(&b, "<td>%.1f</td><td>%.1f</td><td>%.0f</td><td>%.0f</td><td>%d/%d</td><td>%.1f</td><td>%d</td></tr>\n",
-			s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, s.HealthOKKept, s.FencingRuns, s.MeanRecoveryMin(), s.Fences)
+		fmt.Fprintf(&b, "<td>%.1f</td><td>%.1f</td><td>%.0f</td><td>%.0f</td><td>%d/%d</td><td>%.1f</td><td>%d</td><td>%.0f</td><td>%d</td></tr>\n",
+			s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, s.HealthOKKept, s.FencingRuns, s.MeanRecoveryMin(), s.Fences, s.MovedGB, s.Markdowns)
 	}
 	b.WriteString("</table>\n<h2>Invariants</h2>\n<table>")
 	for n := 1; n < numInvariants; n++ {

@@ -34,6 +34,7 @@ func checkCounters(t *testing.T, s *Sim, what string) {
 			}
 		}
 	}
+	checkTopology(t, s, what)
 	if nState != s.ceph.nState || inactive != s.ceph.nInactive || degraded != s.ceph.nDegraded {
 		t.Errorf("%s: PG counters %v/%d/%d, recomputed %v/%d/%d", what, s.ceph.nState, s.ceph.nInactive, s.ceph.nDegraded, nState, inactive, degraded)
 	}
@@ -98,4 +99,75 @@ func TestIncrementalCounters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkTopology recomputes the per-bucket up counts and the remap indexes
+// (home, back, away, backPGs) and compares.
+func checkTopology(t *testing.T, s *Sim, what string) {
+	t.Helper()
+	up := 0
+	rack, zone := make([]int, len(s.topo.rackUp)), make([]int, len(s.topo.zoneUp))
+	for i := range s.osds {
+		if !s.osds[i].up {
+			continue
+		}
+		up++
+		h := s.osds[i].m
+		if r := s.topo.rack[h]; r >= 0 {
+			rack[r]++
+		}
+		if z := s.topo.zone[h]; z >= 0 {
+			zone[z]++
+		}
+	}
+	if up != s.topo.up || !equalInts(rack, s.topo.rackUp) || !equalInts(zone, s.topo.zoneUp) {
+		t.Errorf("%s: up per root/rack/zone %d/%v/%v, recomputed %d/%v/%v", what, s.topo.up, s.topo.rackUp, s.topo.zoneUp, up, rack, zone)
+	}
+	for pi := range s.pgs {
+		p := &s.pgs[pi]
+		if err := s.checkRemap(pi); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+		for k := 0; k < s.P.PoolSize; k++ {
+			if h := p.home[k]; h >= 0 && !containsPG(s.osds[h].away, pi) {
+				t.Errorf("%s: PG %d slot %d has home osd.%d, which lacks it in its away list", what, pi, k, h)
+			}
+			if b := p.back[k]; b >= 0 && !containsPG(s.osds[b].backPGs, pi) {
+				t.Errorf("%s: PG %d slot %d backfills onto osd.%d, which lacks it in backPGs", what, pi, k, b)
+			}
+			for j := 0; j < k; j++ {
+				if s.domainOf(int(s.osds[p.slot[j]].m)) == s.domainOf(int(s.osds[p.slot[k]].m)) {
+					t.Errorf("%s: PG %d slots %d and %d share failure domain %d", what, pi, j, k, s.domainOf(int(s.osds[p.slot[k]].m)))
+				}
+			}
+		}
+	}
+	for i := range s.osds {
+		for _, pi := range s.osds[i].backPGs {
+			if homeSlot(&s.pgs[pi], i) < 0 || s.pgs[pi].back[homeSlot(&s.pgs[pi], i)] != int32(i) {
+				t.Errorf("%s: osd.%d lists PG %d in backPGs but is not its backfill target", what, i, pi)
+			}
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func containsPG(l []int32, pi int) bool {
+	for _, v := range l {
+		if int(v) == pi {
+			return true
+		}
+	}
+	return false
 }

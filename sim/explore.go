@@ -118,6 +118,25 @@ func RandomScenario(seed uint64) *Scenario {
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
 	c.Clients = 2 * c.Machines // drawn from nothing: the schedules stay those of earlier versions
+	// Failure domains, flags and flapping draw from their own stream, so
+	// the schedules above stay those of earlier versions: three in ten
+	// runs spread the machines over 3 zones (failure domain zone when there
+	// are enough), one in ten sets noout or norebalance for a while.
+	r2 := rand.New(rand.NewPCG(seed, 0xd0d0cafe))
+	if r2.IntN(10) < 3 {
+		c.Zones = 3
+		if r2.IntN(2) == 0 {
+			c.FailureDomain = CrushZone
+		}
+	}
+	if r2.IntN(10) == 0 {
+		k := FaultSetNoOut
+		if r2.IntN(2) == 0 {
+			k = FaultSetNoRebalance
+		}
+		fs = append(fs, Fault{At: Time(1+r2.IntN(60)) * Minute, Kind: k, Machine: -1, For: Time(10+r2.IntN(170)) * Minute})
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
+	}
 	return &Scenario{Name: fmt.Sprintf("random-%d", seed), Cluster: c, Params: p, Seed: seed, Duration: 8 * Hour, Faults: fs, Expect: map[string]string{}}
 }
 

@@ -24,6 +24,10 @@ const (
 	FaultMHCResume
 	FaultPowerReportOff
 	FaultPowerReportFixed
+	FaultSetNoOut
+	FaultUnsetNoOut
+	FaultSetNoRebalance
+	FaultUnsetNoRebalance
 	numFaultKinds
 )
 
@@ -64,6 +68,11 @@ var faultTable = [numFaultKinds]faultDesc{
 	// imperfect power oracle); the machine itself is unaffected
 	FaultPowerReportOff:   {name: "power-report-off", heal: FaultPowerReportFixed},
 	FaultPowerReportFixed: {name: "power-report-fixed", heal: FaultPowerReportFixed},
+	// an administrator sets or clears an OSD map flag (flags.go)
+	FaultSetNoOut:         {name: "set-noout", heal: FaultUnsetNoOut, controller: true},
+	FaultUnsetNoOut:       {name: "unset-noout", heal: FaultUnsetNoOut, controller: true},
+	FaultSetNoRebalance:   {name: "set-norebalance", heal: FaultUnsetNoRebalance, controller: true},
+	FaultUnsetNoRebalance: {name: "unset-norebalance", heal: FaultUnsetNoRebalance, controller: true},
 }
 
 // FaultNames lists the scenario-file names of the fault kinds, in table order.

@@ -85,12 +85,16 @@ func (s *Sim) heal(k FaultKind, i int, gen int32) {
 
 func (s *Sim) controllerFault(k FaultKind, on bool) {
 	switch k {
-	case FaultOperatorStall:
-		s.opStalled = on
+	case FaultOperatorStall, FaultOperatorResume:
+		s.opStalled = on && k == FaultOperatorStall
 		s.opRecompute()
-	case FaultMHCStall:
-		s.mhcStall = on
-		if !on {
+	case FaultSetNoOut, FaultUnsetNoOut:
+		s.setFlag(flagNoOut, on && k == FaultSetNoOut)
+	case FaultSetNoRebalance, FaultUnsetNoRebalance:
+		s.setFlag(flagNoRebalance, on && k == FaultSetNoRebalance)
+	case FaultMHCStall, FaultMHCResume:
+		s.mhcStall = on && k == FaultMHCStall
+		if !s.mhcStall {
 			for i := range s.machines {
 				m := &s.machines[i]
 				if !m.ready && m.phase == PhaseRunning && m.machineSet {

@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestFaultTable checks the fault table's shape: every fault a scenario can
 // inject has a repair that is itself a repair of the same class, names are
@@ -28,6 +32,50 @@ func TestFaultTable(t *testing.T) {
 		}
 		if got, ok := lookupFault(d.name); !ok || got != k {
 			t.Errorf("lookupFault(%q) = %v, %v", d.name, got, ok)
+		}
+	}
+}
+
+// TestREADMEListsTables: sim/README.md names every fault kind and every
+// parameter of the tables in faults.go and params.go.
+func TestREADMEListsTables(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, n := range append(FaultNames(), ParamNames()...) {
+		if !strings.Contains(doc, "`"+n+"`") {
+			t.Errorf("sim/README.md does not name `%s`", n)
+		}
+	}
+}
+
+// TestScriptedResumeResumes pins a bug: a scripted operator-resume or
+// mhc-resume (rather than `for:`) was a no-op, so the controller stayed
+// stalled for the rest of the run.
+func TestScriptedResumeResumes(t *testing.T) {
+	base := "name: x\nduration: 3h\nexpect: {seed: pass, rook: pass, mhc-only: pass, rook-oos: pass, never: pass, safe: pass}\n"
+	sc, err := ParseScenario("x.yaml", []byte(base+"faults:\n  - {at: 1m, kind: operator-stall}\n  - {at: 2m, kind: mhc-stall}\n  - {at: 10m, kind: operator-resume}\n  - {at: 11m, kind: mhc-resume}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(sc.Config(Policies["safe"], 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		at              Time
+		opStall, mhcOff bool
+	}{{5 * Minute, true, true}, {15 * Minute, false, false}} {
+		for len(s.q.h) > 0 && s.q.h[0].at <= c.at {
+			ev := s.q.pop()
+			s.now = ev.at
+			s.dispatch(ev)
+			s.afterStep()
+		}
+		if s.opStalled != c.opStall || s.mhcStall != c.mhcOff {
+			t.Errorf("at %s: operator stalled %v, MHC stalled %v; want %v, %v", c.at, s.opStalled, s.mhcStall, c.opStall, c.mhcOff)
 		}
 	}
 }

@@ -9,8 +9,11 @@ import (
 // The invariants, checked after every step (event). Checks run where the
 // state they depend on changes, so each costs O(1) or O(PGs on one machine):
 //
-//  1. At most one OSD-bearing machine is fenced (remediated or cut off from
-//     storage) or not yet back (Running, node Ready, all OSDs up).
+//  1. At most one failure domain (the pool's; host by default) has
+//     OSD-bearing machines fenced (remediated or cut off from storage) or
+//     not yet back (Running, node Ready, all OSDs up): machines of one
+//     domain share no PG, so fencing them together costs each PG one
+//     replica at most.
 //  2. A labelled machine is never fenced on a health observation older than
 //     the fault (the MDB value, or the safe policy's grant, must have been
 //     observed after the machine's latest fault).
@@ -32,7 +35,7 @@ import (
 
 // InvariantDocs describes each invariant by number.
 var InvariantDocs = map[int]string{
-	1: "at most one OSD-bearing machine fenced or not yet back",
+	1: "at most one OSD-bearing machine (failure domain) fenced or not yet back",
 	2: "no labelled machine fenced on a health observation older than the fault",
 	3: "no PG drops below min_size because of a fence",
 	4: "every PG keeps a replica with the latest writes",
@@ -94,7 +97,7 @@ func (s *Sim) violate(inv int, text string) {
 
 // afterStep runs after every event: global O(1) checks and metrics.
 func (s *Sim) afterStep() {
-	if s.nFenced > 1 {
+	if s.topo.fencedDoms > 1 {
 		if !s.inv.inv1Active {
 			s.inv.inv1Active = true
 			var names []string
@@ -103,7 +106,11 @@ func (s *Sim) afterStep() {
 					names = append(names, s.machines[i].Name)
 				}
 			}
-			s.violate(1, fmt.Sprintf("%d OSD machines fenced or not back at once: %s", s.nFenced, strings.Join(names, ", ")))
+			what := "OSD machines"
+			if fd := s.cfg.Cluster.failureDomain(); fd != CrushHost {
+				what = fmt.Sprintf("%ss with OSD machines", fd)
+			}
+			s.violate(1, fmt.Sprintf("%d %s fenced or not back at once: %s", s.topo.fencedDoms, what, strings.Join(names, ", ")))
 		}
 	} else {
 		s.inv.inv1Active = false
@@ -168,11 +175,9 @@ func (s *Sim) checkCutOff(i int) {
 // livenessElig: machine m must be fenced within the bound. The clock runs
 // only while fencing m would not break invariant 1 (no other OSD machine is
 // fenced and not back): invariant 1 takes precedence.
-func (s *Sim) livenessElig(m *Machine) bool {
-	others := s.nFenced
-	if m.fenced {
-		others--
-	}
+func (s *Sim) livenessElig(i int) bool {
+	m := &s.machines[i]
+	others := s.otherFencedDoms(i)
 	return len(m.osds) > 0 && m.phase == PhaseRunning && m.hasNode && !m.ready && m.upOSDs == 0 && !m.remediated && m.machineSet && others == 0
 }
 
@@ -184,7 +189,7 @@ func (s *Sim) livenessAll() {
 
 func (s *Sim) livenessUpdate(i int) {
 	m := &s.machines[i]
-	e := s.livenessElig(m)
+	e := s.livenessElig(i)
 	if e == m.liveElig {
 		return
 	}
@@ -215,10 +220,7 @@ func (s *Sim) livenessExpired(i int, gen int32) {
 func (s *Sim) endCheck() {
 	for i := range s.machines {
 		m := &s.machines[i]
-		others := s.nFenced
-		if m.fenced {
-			others--
-		}
+		others := s.otherFencedDoms(i)
 		if len(m.osds) > 0 && m.machineSet && m.phase == PhaseRunning && m.hasNode && !m.ready && !m.alive() && (m.upOSDs == 0 || !m.powered) && !m.remediated && others == 0 && s.now-m.readyLT > s.P.LivenessBound+s.ctrlDownNow() {
 			why := m.blockReason()
 			s.violate(6, fmt.Sprintf("%s dead and NotReady since %s, never fenced (blocked: %s)", m.Name, m.readyLT, why))

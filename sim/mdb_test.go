@@ -19,10 +19,12 @@ var mdbVerdictChanges = []struct {
 	{"controller-lag", "rook", "inv6", "inv2"},
 	{"operator-on-failed-node", "seed", "pass", "inv2"},
 	{"operator-on-failed-node", "rook", "inv6", "inv2"},
+	{"norebalance-return", "rook", "inv6", "pass"},
 	{"power-loss", "rook", "inv6", "pass"},
 	{"rook-14832", "rook", "inv6", "pass"},
 	{"rook-16513", "rook", "inv6", "pass"},
 	{"stale-label", "rook", "pass", "inv5"},
+	{"three-zones", "rook", "inv6", "pass"},
 }
 
 // TestMDBVariantVerdicts runs every scenario and policy under both MDB

@@ -233,7 +233,7 @@ func (s *Sim) setFenced(i int) {
 	}
 	m.fenced = true
 	s.nFenced++
-	if s.nFenced == 1 {
+	if s.fencedDom(i, 1) {
 		s.livenessAll()
 	}
 }
@@ -246,7 +246,7 @@ func (s *Sim) clearFenced(i int) {
 	}
 	m.fenced = false
 	s.nFenced--
-	if s.nFenced == 0 {
+	if s.fencedDom(i, -1) {
 		s.livenessAll()
 	}
 	if s.rec != nil {
@@ -263,7 +263,7 @@ func (s *Sim) backCheck(i int) {
 	}
 	m.fenced = false
 	s.nFenced--
-	if s.nFenced == 0 {
+	if s.fencedDom(i, -1) {
 		s.livenessAll()
 	}
 	if s.rec != nil {

@@ -3,8 +3,12 @@
 // MachineDisruptionBudget gating. One seeded RNG, a virtual clock, no
 // goroutines: the same configuration and seed give the same trace.
 //
-// Ceph's rules live in ceph.go and recovery.go, the clients and the
-// blocklist in clients.go, the controllers' rules (the policies) in
+// Ceph's rules live in ceph.go (OSD failure detection, down/out),
+// health.go (quorum, health checks), pgs.go and recovery.go (peering,
+// recovery, reservations), remap.go (PGs mapping back to returning OSDs),
+// domains.go (the CRUSH hierarchy, failure domains, the down→out subtree
+// limit) and flags.go (noout/norebalance, OSD flapping); the cluster and
+// run configuration in config.go; the clients and the blocklist in clients.go, the controllers' rules (the policies) in
 // policy.go and rookoos.go, the MachineHealthCheck in mhc.go, the operator's
 // pod in operator.go, the fault table in faults.go, the invariants in
 // invariants.go; this file holds the machines, the Node and the event loop.
@@ -56,68 +60,6 @@ const (
 	linkPublic
 	linkCluster
 )
-
-// Cluster describes the simulated cluster.
-type Cluster struct {
-	// Machines is the number of storage machines (one OSD host each).
-	Machines int
-	// OSDsPerMachine is the number of OSDs on each machine.
-	OSDsPerMachine int
-	// PGs is the number of placement groups in the one pool.
-	PGs int
-	// Mons is the number of mons, placed on the first machines.
-	Mons int
-	// BareMetal ties OSDs to their node; on cloud they move with their volume.
-	BareMetal bool
-	// FenceKind is the MHC remediation for every machine.
-	FenceKind FenceKind
-	// OperatorOn is the machine running the storage operator (-1: control plane).
-	OperatorOn int
-	// Standalone lists machines not owned by a MachineSet (MHC skips them and
-	// nothing replaces them).
-	Standalone []int
-	// MachineSetScale is the MachineSet's replicas (0: all non-standalone
-	// machines). A deleted machine is replaced only while the set is below it.
-	MachineSetScale int
-	// OperatorHA runs the storage operator with leader election across
-	// nodes (a leader that loses the API or Ceph is replaced by a standby),
-	// for every policy alike.
-	OperatorHA bool
-	// MDB is the MachineDisruptionBudget implementation (its arithmetic and
-	// the MHC's retry interval).
-	MDB MDBVariant
-	// Clients is the number of workloads with an RBD volume (one client
-	// each), placed round-robin on the machines (clients.go).
-	Clients int
-}
-
-// Config is everything a run depends on.
-type Config struct {
-	// Name labels the run (the scenario's name).
-	Name string
-	// Cluster is the simulated cluster.
-	Cluster Cluster
-	// Params are the model's constants.
-	Params Params
-	// Policy is the fencing policy under test.
-	Policy *Policy
-	// Seed seeds the run's only RNG.
-	Seed uint64
-	// Faults is the fault schedule.
-	Faults []Fault
-	// Duration is the simulated time of the run.
-	Duration Time
-	// Record keeps the timeline and plot series (off for benchmarks).
-	Record bool
-	// KeepGoing continues after a violation (benchmarks, metrics).
-	KeepGoing bool
-	// RandomFailureEvery, when > 0, injects a random machine failure on
-	// average this often (exponential inter-arrival), each healing after
-	// RandomFailureFor on average.
-	RandomFailureEvery Time
-	// RandomFailureFor is the mean duration of a random failure.
-	RandomFailureFor Time
-}
 
 // Machine is a Machine, its Node and the host underneath.
 type Machine struct {
@@ -188,6 +130,7 @@ type Sim struct {
 	osds     []OSD
 	pgs      []PG
 	ceph     cephState
+	topo     topology
 	cl       clientState
 
 	mdbMax       int
@@ -234,8 +177,11 @@ func New(cfg Config) (*Sim, error) {
 	if c.Machines < 1 || c.OSDsPerMachine < 0 || c.PGs < 0 || c.Mons < 1 || c.Mons > c.Machines {
 		return nil, fmt.Errorf("bad cluster: %d machines, %d OSDs each, %d PGs, %d mons", c.Machines, c.OSDsPerMachine, c.PGs, c.Mons)
 	}
-	if c.OSDsPerMachine > 0 && c.PGs > 0 && c.Machines < cfg.Params.PoolSize {
-		return nil, fmt.Errorf("poolSize %d needs at least %d machines (host failure domain)", cfg.Params.PoolSize, cfg.Params.PoolSize)
+	if err := validateDomains(c, cfg.Params.PoolSize); err != nil {
+		return nil, err
+	}
+	if len(c.MonsOn) > 0 && len(c.MonsOn) != c.Mons {
+		return nil, fmt.Errorf("monsOn lists %d machines for %d mons", len(c.MonsOn), c.Mons)
 	}
 	if cfg.Policy == nil {
 		return nil, fmt.Errorf("no policy")
@@ -264,6 +210,7 @@ func New(cfg Config) (*Sim, error) {
 			s.nTargets++
 		}
 	}
+	s.initTopology()
 	s.initCeph()
 	s.initClients()
 	for i := range s.machines {
@@ -390,6 +337,12 @@ func (s *Sim) dispatch(ev event) {
 		s.oosFence(int(ev.a), ev.b)
 	case evOOSUnfence:
 		s.oosUnfence(int(ev.a), ev.b)
+	case evPGBackfilled:
+		s.backfilledBack(int(ev.a), uint32(ev.c))
+	case evOSDReassert:
+		s.osdReassert(int(ev.a), ev.b)
+	case evOSDRestart:
+		s.osdRestart(int(ev.a), ev.b)
 	case evEnd:
 		s.endCheck()
 		s.stopped = true

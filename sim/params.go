@@ -109,6 +109,20 @@ type Params struct {
 	// OSDRecoveryMBps is one OSD's recovery bandwidth, shared by its
 	// OSDMaxBackfills slots.
 	OSDRecoveryMBps float64
+	// MonOSDDownOutSubtreeLimit is mon_osd_down_out_subtree_limit (rack):
+	// the OSDs of a whole down CRUSH subtree of this type or larger are not
+	// marked out automatically (domains.go).
+	MonOSDDownOutSubtreeLimit CrushType
+	// OSDMaxMarkdownCount is osd_max_markdown_count (5): an OSD marked down
+	// more often than this within OSDMaxMarkdownPeriod while its daemon
+	// runs stops itself (flags.go; 0 turns the "wrongly marked me down"
+	// reassertion off). At most 15.
+	OSDMaxMarkdownCount int
+	// OSDMaxMarkdownPeriod is osd_max_markdown_period (600 s).
+	OSDMaxMarkdownPeriod Time
+	// OSDRestartBackoff is how long a self-stopped OSD daemon stays down
+	// before its container restarts (the kubelet's CrashLoopBackOff cap, 5 min).
+	OSDRestartBackoff Time
 
 	// NodeMonitorGracePeriod is kube-controller-manager's
 	// --node-monitor-grace-period (40 s; raised to 50 s in recent releases):
@@ -189,44 +203,48 @@ type Params struct {
 // DefaultParams returns the documented defaults.
 func DefaultParams() Params {
 	return Params{
-		OSDHeartbeatGrace:        20 * Second,
-		MonOSDMinDownReporters:   2,
-		MonOSDReportTimeout:      900 * Second,
-		MonOSDDownOutInterval:    600 * Second,
-		MonOSDMinInRatio:         0.75,
-		MonTickInterval:          5 * Second,
-		MonPGStuckThreshold:      60 * Second,
-		OSDBootTime:              10 * Second,
-		PeeringTime:              2 * Second,
-		PoolSize:                 3,
-		PoolMinSize:              2,
-		PGDataMB:                 10240,
-		PGWriteMBps:              0.05,
-		RecoveryMBps:             50,
-		OSDRecoveryMBps:          100,
-		NodeMonitorGracePeriod:   40 * Second,
-		PodEvictionTimeout:       300 * Second,
-		NodeBootTime:             60 * Second,
-		MHCUnhealthyTimeout:      300 * Second,
-		MHCNodeStartupTimeout:    10 * Minute,
-		MHCMaxUnhealthyPct:       100,
-		MHCRetryInterval:         0,
-		MHCLag:                   1 * Second,
-		ProviderDeleteTime:       30 * Second,
-		MachineProvisionTime:     4 * Minute,
-		BareMetalReprovisionTime: 20 * Minute,
-		RebootTime:               3 * Minute,
-		OperatorLag:              5 * Second,
-		OperatorStartTime:        30 * Second,
-		OperatorFailoverTime:     30 * Second,
-		CephStatusInterval:       15 * Second,
-		RookMDBRequeue:           60 * Second,
-		Jitter:                   0.1,
-		LivenessBound:            30 * Minute,
-		WorkloadStartTime:        20 * Second,
-		StaleKillTime:            10 * Second,
-		BlocklistExpire:          Hour,
-		ClientWriteIOPS:          100,
+		OSDHeartbeatGrace:         20 * Second,
+		MonOSDMinDownReporters:    2,
+		MonOSDReportTimeout:       900 * Second,
+		MonOSDDownOutInterval:     600 * Second,
+		MonOSDMinInRatio:          0.75,
+		MonTickInterval:           5 * Second,
+		MonPGStuckThreshold:       60 * Second,
+		OSDBootTime:               10 * Second,
+		PeeringTime:               2 * Second,
+		PoolSize:                  3,
+		PoolMinSize:               2,
+		PGDataMB:                  10240,
+		PGWriteMBps:               0.05,
+		RecoveryMBps:              50,
+		OSDRecoveryMBps:           100,
+		MonOSDDownOutSubtreeLimit: CrushRack,
+		OSDMaxMarkdownCount:       5,
+		OSDMaxMarkdownPeriod:      600 * Second,
+		OSDRestartBackoff:         5 * Minute,
+		NodeMonitorGracePeriod:    40 * Second,
+		PodEvictionTimeout:        300 * Second,
+		NodeBootTime:              60 * Second,
+		MHCUnhealthyTimeout:       300 * Second,
+		MHCNodeStartupTimeout:     10 * Minute,
+		MHCMaxUnhealthyPct:        100,
+		MHCRetryInterval:          0,
+		MHCLag:                    1 * Second,
+		ProviderDeleteTime:        30 * Second,
+		MachineProvisionTime:      4 * Minute,
+		BareMetalReprovisionTime:  20 * Minute,
+		RebootTime:                3 * Minute,
+		OperatorLag:               5 * Second,
+		OperatorStartTime:         30 * Second,
+		OperatorFailoverTime:      30 * Second,
+		CephStatusInterval:        15 * Second,
+		RookMDBRequeue:            60 * Second,
+		Jitter:                    0.1,
+		LivenessBound:             30 * Minute,
+		WorkloadStartTime:         20 * Second,
+		StaleKillTime:             10 * Second,
+		BlocklistExpire:           Hour,
+		ClientWriteIOPS:           100,
 	}
 }
 
@@ -236,6 +254,7 @@ const (
 	pDur paramKind = iota
 	pInt
 	pFloat
+	pCrush
 )
 
 type paramDesc struct {
@@ -244,6 +263,7 @@ type paramDesc struct {
 	dur  func(*Params) *Time
 	i    func(*Params) *int
 	f    func(*Params) *float64
+	c    func(*Params) *CrushType
 }
 
 // paramTable maps scenario `params:` keys to fields.
@@ -265,6 +285,10 @@ var paramTable = []paramDesc{
 	{name: "poolUsedGB", kind: pFloat, f: func(p *Params) *float64 { return &p.PoolUsedGB }},
 	{name: "osdMaxBackfills", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxBackfills }},
 	{name: "osdRecoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.OSDRecoveryMBps }},
+	{name: "monOsdDownOutSubtreeLimit", kind: pCrush, c: func(p *Params) *CrushType { return &p.MonOSDDownOutSubtreeLimit }},
+	{name: "osdMaxMarkdownCount", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxMarkdownCount }},
+	{name: "osdMaxMarkdownPeriod", dur: func(p *Params) *Time { return &p.OSDMaxMarkdownPeriod }},
+	{name: "osdRestartBackoff", dur: func(p *Params) *Time { return &p.OSDRestartBackoff }},
 	{name: "nodeMonitorGracePeriod", dur: func(p *Params) *Time { return &p.NodeMonitorGracePeriod }},
 	{name: "podEvictionTimeout", dur: func(p *Params) *Time { return &p.PodEvictionTimeout }},
 	{name: "nodeBootTime", dur: func(p *Params) *Time { return &p.NodeBootTime }},
@@ -320,6 +344,12 @@ func (p *Params) SetParam(name, val string) error {
 				return fmt.Errorf("%s: want a non-negative integer, got %q", name, val)
 			}
 			*d.i(p) = n
+		case pCrush:
+			t, ok := lookupCrushType(val)
+			if !ok {
+				return fmt.Errorf("%s: want host, rack, zone or root, got %q", name, val)
+			}
+			*d.c(p) = t
 		case pFloat:
 			f, err := strconv.ParseFloat(val, 64)
 			if err != nil || f < 0 {
@@ -349,6 +379,12 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("cephStatusInterval, monTickInterval and rookMdbRequeue must be > 0")
 	case p.Jitter > 0.5:
 		return fmt.Errorf("jitter must be <= 0.5")
+	case p.OSDMaxMarkdownCount > 15:
+		return fmt.Errorf("osdMaxMarkdownCount must be <= 15")
+	case p.OSDMaxMarkdownCount > 0 && (p.OSDMaxMarkdownPeriod <= 0 || p.OSDRestartBackoff <= 0):
+		return fmt.Errorf("osdMaxMarkdownPeriod and osdRestartBackoff must be > 0")
+	case p.MonOSDDownOutSubtreeLimit < CrushHost || p.MonOSDDownOutSubtreeLimit > CrushRoot:
+		return fmt.Errorf("monOsdDownOutSubtreeLimit: want host, rack, zone or root")
 	}
 	return nil
 }
@@ -369,6 +405,10 @@ func (p *Params) diff(d Params) []string {
 		case pFloat:
 			if v := *pd.f(p); v != *pd.f(&d) {
 				out = append(out, fmt.Sprintf("%s: %g", pd.name, v))
+			}
+		case pCrush:
+			if v := *pd.c(p); v != *pd.c(&d) {
+				out = append(out, pd.name+": "+v.String())
 			}
 		}
 	}

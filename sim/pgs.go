@@ -17,11 +17,26 @@ func (s *Sim) pgUp(p *PG) uint8 {
 	return up
 }
 
+// peerUnreachable reports whether an up member of PG p cannot exchange
+// messages with its peers; it marks such OSDs so that the PG peers again
+// when they can.
+func (s *Sim) peerUnreachable(p *PG, up uint8) bool {
+	bad := false
+	for k := 0; k < s.P.PoolSize; k++ {
+		if up&(1<<k) != 0 {
+			if o := &s.osds[p.slot[k]]; !o.canUp {
+				o.blocksPeering, bad = true, true
+			}
+		}
+	}
+	return bad
+}
+
 // pgChanged starts peering after the PG's acting set changed.
 func (s *Sim) pgChanged(pi int) {
 	p := &s.pgs[pi]
 	p.gen++
-	p.rec = 0
+	p.rec, p.bf = 0, 0
 	p.peering = true
 	s.release(pi)
 	up := s.pgUp(p)
@@ -37,6 +52,12 @@ func (s *Sim) pgChanged(pi int) {
 func (s *Sim) pgSettle(pi int) {
 	p := &s.pgs[pi]
 	up := s.pgUp(p)
+	if s.peerUnreachable(p, up) {
+		// an OSD up in the map whose peers cannot reach it (cluster
+		// network): peering cannot complete until it is marked down
+		s.setPGState(pi, stPeering, bits.OnesCount8(up) < s.P.PoolSize || up&p.cur != s.ceph.full)
+		return
+	}
 	u := bits.OnesCount8(up)
 	c := bits.OnesCount8(up & p.cur)
 	var st pgState
@@ -61,7 +82,7 @@ func (s *Sim) pgSettle(pi int) {
 		}
 	}
 	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && s.reserve(pi, need) {
-		var longest float64
+		var longest, total float64
 		for k := 0; k < s.P.PoolSize; k++ {
 			if need&(1<<k) == 0 {
 				continue
@@ -71,12 +92,18 @@ func (s *Sim) pgSettle(pi int) {
 				mb = min(mb, float64(s.now-p.stale[k])/float64(Second)*s.P.PGWriteMBps)
 			}
 			longest = max(longest, mb/s.recoveryRate())
+			total += mb
 		}
 		p.rec = need
+		p.recMB = float32(total)
 		s.schedule(s.now+Time(longest*float64(Second))+1, evPGRecovered, int32(pi), 0, int64(p.gen))
 	}
 	deg := u < s.P.PoolSize || up&p.cur != s.ceph.full
-	if st == stActive && !deg && p.rec == 0 {
+	remapped := false
+	if st == stActive && p.rec == 0 && p.back != noBack {
+		remapped = s.startBackfillBack(pi)
+	}
+	if st == stActive && !deg && p.rec == 0 && !remapped {
 		st = stClean
 	}
 	s.setPGState(pi, st, deg)
@@ -88,6 +115,7 @@ func (s *Sim) pgRecovered(pi int, gen uint32) {
 		return
 	}
 	done := p.rec & s.pgUp(p)
+	s.metrics.MovedMB += float64(p.recMB)
 	p.cur |= done
 	p.data |= done
 	p.rec = 0
@@ -134,6 +162,7 @@ func (s *Sim) setPGState(pi int, st pgState, deg bool) {
 // wipe destroys the data on machine i's OSDs (delete-with-wipe fence).
 func (s *Sim) wipe(i int) {
 	for _, oi := range s.machines[i].osds {
+		s.cancelBack(int(oi))
 		for _, pi := range s.osds[oi].pgs {
 			p := &s.pgs[pi]
 			bit := uint8(1) << slotOf(p, int(oi))

@@ -307,11 +307,7 @@ func (s *Sim) safeStep(i int) string {
 	if !m.unhealthy {
 		return "no remediation request from the MachineHealthCheck yet"
 	}
-	others := s.nFenced
-	if m.fenced {
-		others--
-	}
-	if others > 0 && !pol.NoSerialize {
+	if s.otherFencedDoms(i) > 0 && !pol.NoSerialize {
 		return "another OSD machine is fenced and not back"
 	}
 	if !s.ceph.quorum {

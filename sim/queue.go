@@ -33,6 +33,9 @@ const (
 	evBlockExpire
 	evOOSFence
 	evOOSUnfence
+	evPGBackfilled
+	evOSDReassert
+	evOSDRestart
 	evEnd
 )
 

@@ -31,6 +31,12 @@ func (s *Sim) recoveryRate() float64 {
 // reserve tries to reserve a backfill slot on every OSD in slots need of PG
 // pi; on failure it queues the PG on a full OSD and returns false.
 func (s *Sim) reserve(pi int, need uint8) bool {
+	return s.reserveOn(pi, need, &s.pgs[pi].slot)
+}
+
+// reserveOn is reserve with the target OSD of slot k in to[k] (the PG's
+// slots, or the returned OSDs it backfills onto).
+func (s *Sim) reserveOn(pi int, need uint8, to *[maxSize]int32) bool {
 	if s.P.OSDMaxBackfills == 0 {
 		return true
 	}
@@ -39,7 +45,7 @@ func (s *Sim) reserve(pi int, need uint8) bool {
 		if need&(1<<k) == 0 {
 			continue
 		}
-		o := &s.osds[p.slot[k]]
+		o := &s.osds[to[k]]
 		if o.backfills >= s.P.OSDMaxBackfills {
 			o.waiting = append(o.waiting, pgWait{pi: int32(pi), gen: p.gen})
 			return false
@@ -47,7 +53,7 @@ func (s *Sim) reserve(pi int, need uint8) bool {
 	}
 	for k := 0; k < s.P.PoolSize; k++ {
 		if need&(1<<k) != 0 {
-			o := p.slot[k]
+			o := to[k]
 			s.osds[o].backfills++
 			p.resv[k] = o
 		}
@@ -79,7 +85,7 @@ func (s *Sim) wake(o int) {
 		w := od.waiting[0]
 		od.waiting = od.waiting[1:]
 		p := &s.pgs[w.pi]
-		if p.gen == w.gen && p.rec == 0 && !p.peering {
+		if p.gen == w.gen && p.rec == 0 && p.bf == 0 && !p.peering {
 			s.pgSettle(int(w.pi))
 		}
 	}

@@ -21,18 +21,20 @@ var recoveryCases = []recoveryCase{
 	{"10TiB-12OSDs", 10, 2},
 }
 
-// recoveryTime runs the case and returns the time from the host's loss to
-// HEALTH_OK.
-func recoveryTime(tb testing.TB, c recoveryCase) Time {
-	tb.Helper()
+func recoveryConfig(c recoveryCase, faults ...Fault) Config {
 	p := DefaultParams()
 	p.PoolUsedGB = c.usedTiB * 1024
 	p.OSDMaxBackfills = 1
 	p.Jitter = 0
-	cfg := Config{Name: "recovery-" + c.name, Cluster: Cluster{Machines: 6, OSDsPerMachine: c.osdsPer, PGs: 256, Mons: 3, OperatorOn: -1},
-		Params: p, Policy: Policies["never"], Seed: 1, KeepGoing: true, Duration: 3 * Day,
-		Faults: []Fault{{At: 10 * Minute, Kind: FaultPowerOff, Machine: 4}}}
-	r, err := RunConfig(cfg)
+	return Config{Name: "recovery-" + c.name, Cluster: Cluster{Machines: 6, OSDsPerMachine: c.osdsPer, PGs: 256, Mons: 3, OperatorOn: -1},
+		Params: p, Policy: Policies["never"], Seed: 1, KeepGoing: true, Duration: 6 * Day, Faults: faults}
+}
+
+// recoveryTime runs the case and returns the time from the host's loss to
+// HEALTH_OK.
+func recoveryTime(tb testing.TB, c recoveryCase) Time {
+	tb.Helper()
+	r, err := RunConfig(recoveryConfig(c, Fault{At: 10 * Minute, Kind: FaultPowerOff, Machine: 4}))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,6 +42,26 @@ func recoveryTime(tb testing.TB, c recoveryCase) Time {
 		tb.Fatalf("%s: never recovered: %s", c.name, r.Summary())
 	}
 	return r.Recovery
+}
+
+// returnAt is when the lost host of returnTime powers on again: after its
+// OSDs were marked out and the backfill onto the others finished (3 days
+// covers the slowest case).
+const returnAt = 3 * Day
+
+// returnTime runs the case with the lost host powering on again after the
+// cluster recovered without it, and returns the time from its power-on to
+// all PGs active+clean: CRUSH maps its PGs back, and they backfill onto it.
+func returnTime(tb testing.TB, c recoveryCase) (Time, *Result) {
+	tb.Helper()
+	r, err := RunConfig(recoveryConfig(c, Fault{At: 10 * Minute, Kind: FaultPowerOff, Machine: 4}, Fault{At: returnAt, Kind: FaultPowerOn, Machine: 4}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if r.Metrics.CleanAt < returnAt {
+		tb.Fatalf("%s: not active+clean after the host returned: %s", c.name, r.Summary())
+	}
+	return r.Metrics.CleanAt - returnAt, r
 }
 
 // TestRecoveryScaling: with backfill reservations, recovery time grows
@@ -66,6 +88,68 @@ func TestRecoveryScaling(t *testing.T) {
 	}
 }
 
+// TestMapBackScaling: a host that returns after its OSDs were marked out
+// gets its PGs back by backfill (data movement: every PG it held moves
+// back, PG data each), and that takes longer with more data and less long
+// with more OSDs.
+func TestMapBackScaling(t *testing.T) {
+	rt := map[string]Time{}
+	for _, c := range recoveryCases {
+		d, r := returnTime(t, c)
+		rt[c.name] = d
+		mt := r.Metrics
+		t.Logf("%-13s back to active+clean %s after the host returned; %d PGs backfilled back, %.0f GB", c.name, d.Dur(), mt.MappedBack, mt.BackfillMB/1024)
+		// 256 PGs x 3 replicas over 6 hosts: the host held ~128 PG replicas
+		if mt.MappedBack < 100 || mt.MappedBack > 160 {
+			t.Errorf("%s: %d PGs mapped back, want the ~128 the host held", c.name, mt.MappedBack)
+		}
+		want := float64(mt.MappedBack) * c.usedTiB * 1024 * 1024 / 256
+		if mt.BackfillMB < want*0.99 || mt.BackfillMB > want*1.01 {
+			t.Errorf("%s: %.0f MB backfilled back, want %d PGs x PG data = %.0f MB", c.name, mt.BackfillMB, mt.MappedBack, want)
+		}
+	}
+	for _, osds := range []string{"6OSDs", "12OSDs"} {
+		if small, big := rt["1TiB-"+osds], rt["10TiB-"+osds]; big < 5*small {
+			t.Errorf("%s: 10 TiB maps back in %s, 1 TiB in %s: want >= 5x longer", osds, big.Dur(), small.Dur())
+		}
+	}
+	for _, tib := range []string{"1TiB", "10TiB"} {
+		if few, many := rt[tib+"-6OSDs"], rt[tib+"-12OSDs"]; many >= few {
+			t.Errorf("%s: 12 OSDs map back in %s, 6 OSDs in %s: want faster with more OSDs", tib, many.Dur(), few.Dur())
+		}
+	}
+}
+
+// TestMapBackRestoresPlacement: after the host returns and the backfill
+// finishes, every PG is on the OSDs CRUSH chose before the failure.
+func TestMapBackRestoresPlacement(t *testing.T) {
+	c := recoveryCases[0]
+	before, err := New(recoveryConfig(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(recoveryConfig(c, Fault{At: 10 * Minute, Kind: FaultPowerOff, Machine: 4}, Fault{At: returnAt, Kind: FaultPowerOn, Machine: 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run()
+	if r.Metrics.MappedBack == 0 {
+		t.Fatalf("no PG mapped back: %s", r.Summary())
+	}
+	moved := 0
+	for pi := range s.pgs {
+		if s.pgs[pi].slot != before.pgs[pi].slot {
+			moved++
+		}
+		if s.pgs[pi].state != stClean {
+			t.Errorf("PG %d is %s at the end", pi, pgStateNames[s.pgs[pi].state])
+		}
+	}
+	if moved != 0 {
+		t.Errorf("%d of %d PGs are not back on their original OSDs", moved, len(s.pgs))
+	}
+}
+
 // BenchmarkRecoveryScaling reports the simulated recovery time of each
 // case (sim-recovery-min), for make bench-sim.
 func BenchmarkRecoveryScaling(b *testing.B) {
@@ -76,6 +160,8 @@ func BenchmarkRecoveryScaling(b *testing.B) {
 				t = recoveryTime(b, c)
 			}
 			b.ReportMetric(float64(t)/float64(Minute), "sim-recovery-min")
+			d, _ := returnTime(b, c)
+			b.ReportMetric(float64(d)/float64(Minute), "sim-mapback-min")
 		})
 	}
 }

@@ -109,8 +109,22 @@ type Metrics struct {
 	FencesNotOK int
 	// FenceActions counts fences, cut-offs and taints.
 	FenceActions int
+	// MappedBack counts PGs that backfilled back onto a returned OSD, and
+	// BackfillMB the data that backfill moved (remap.go).
+	MappedBack int
+	BackfillMB float64
+	// MovedMB is the data recovery and backfill moved (completed ones).
+	MovedMB float64
+	// Markdowns counts OSDs marked down; WronglyDown those whose daemon
+	// ran and reasserted ("wrongly marked me down"); SelfStops those that
+	// then stopped themselves (osd_max_markdown_count; flags.go).
+	Markdowns, WronglyDown, SelfStops int
+	// CleanAt is when all PGs last became active+clean after the first
+	// fault (-1: not clean at the end).
+	CleanAt Time
 
 	unavail    bool
+	lastClean  bool
 	since      Time
 	lastChecks uint8
 	lastH      Health
@@ -130,6 +144,7 @@ func (mt *Metrics) fenceHealth(s *Sim) {
 
 func (mt *Metrics) init(s *Sim) {
 	mt.FirstFault, mt.RecoveredAt, mt.lastQuorum = -1, 0, true
+	mt.CleanAt, mt.lastClean = 0, true
 	for _, f := range s.cfg.Faults {
 		if mt.FirstFault < 0 || f.At < mt.FirstFault {
 			mt.FirstFault = f.At
@@ -152,6 +167,14 @@ func (mt *Metrics) step(s *Sim) {
 			mt.RecoveredAt = s.now
 		} else {
 			mt.RecoveredAt = -1
+		}
+	}
+	if clean := s.ceph.nState[stClean] == len(s.pgs); clean != mt.lastClean {
+		mt.lastClean = clean
+		if clean {
+			mt.CleanAt = s.now
+		} else {
+			mt.CleanAt = -1
 		}
 	}
 	dt := s.now - mt.lastStep
@@ -291,6 +314,10 @@ func (r *Result) Summary() string {
 	}
 	fmt.Fprintf(&b, "# availability: inactive PGs %.1f min, no mon quorum %.1f min, writes refused %.0f, stale writes accepted %.0f; HEALTH_OK before every fence: %s\n",
 		float64(mt.InactivePG)/float64(Minute), float64(mt.NoQuorum)/float64(Minute), mt.WritesRefused, mt.StaleWrites, rule)
+	if mt.MovedMB > 0 || mt.Markdowns > 0 {
+		fmt.Fprintf(&b, "# ceph: recovery and backfill moved %.0f GB, of which %.0f GB backfilled %d PGs back onto returned OSDs; %d OSD markdowns, %d \"wrongly marked me down\", %d daemons stopped by osd_max_markdown_count\n",
+			mt.MovedMB/1024, mt.BackfillMB/1024, mt.MappedBack, mt.Markdowns, mt.WronglyDown, mt.SelfStops)
+	}
 	for _, bl := range r.Blockers {
 		fmt.Fprintf(&b, "# blocker: %s\n", bl)
 	}

@@ -230,9 +230,9 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	}
 	operator := ""
 	var operatorNode *yaml.Node
-	var standalone *yaml.Node
+	var standalone, monsOn *yaml.Node
 	if clusterNode != nil {
-		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb", "operatorHA"}, func(k string, v *yaml.Node) error {
+		err = p.fields(clusterNode, "cluster", []string{"machines", "osdsPerMachine", "pgs", "mons", "platform", "fenceKind", "operatorOn", "standalone", "machineSetScale", "clients", "mdb", "operatorHA", "racks", "zones", "failureDomain", "monsOn"}, func(k string, v *yaml.Node) error {
 			var err error
 			c := &sc.Cluster
 			switch k {
@@ -277,6 +277,21 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 				c.MachineSetScale, err = p.intv(v, k, 0, 100000)
 			case "clients":
 				c.Clients, err = p.intv(v, k, 0, 100000)
+			case "racks":
+				c.Racks, err = p.intv(v, k, 0, 100000)
+			case "zones":
+				c.Zones, err = p.intv(v, k, 0, 100000)
+			case "failureDomain":
+				var s string
+				if s, err = p.scalar(v, k); err == nil {
+					t, ok := lookupCrushType(s)
+					if !ok || t == CrushRoot {
+						err = p.errf(v, "failureDomain: want host, rack or zone, got %q", s)
+					}
+					c.FailureDomain = t
+				}
+			case "monsOn":
+				monsOn = v
 			case "operatorHA":
 				var s string
 				if s, err = p.scalar(v, k); err == nil {
@@ -336,6 +351,26 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 			c.Standalone = append(c.Standalone, i)
 		}
 	}
+	if monsOn != nil {
+		if monsOn.Kind != yaml.SequenceNode {
+			return nil, p.errf(monsOn, "monsOn: want a list of machines")
+		}
+		seen := map[int]bool{}
+		for _, v := range monsOn.Content {
+			i, err := p.machine(v, "monsOn", c.Machines)
+			if err != nil {
+				return nil, err
+			}
+			if seen[i] {
+				return nil, p.errf(v, "monsOn: m%d listed twice", i+1)
+			}
+			seen[i] = true
+			c.MonsOn = append(c.MonsOn, i)
+		}
+		if len(c.MonsOn) != c.Mons {
+			return nil, p.errf(monsOn, "monsOn lists %d machines for %d mons", len(c.MonsOn), c.Mons)
+		}
+	}
 	if paramsNode != nil {
 		err = p.fields(paramsNode, "params", ParamNames(), func(k string, v *yaml.Node) error {
 			s, err := p.scalar(v, k)
@@ -354,8 +389,12 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	if err := sc.Params.Validate(); err != nil {
 		return nil, p.errf(root, "params: %v", err)
 	}
-	if c.Machines < sc.Params.PoolSize && c.PGs > 0 {
-		return nil, p.errf(root, "pool size %d needs at least %d machines", sc.Params.PoolSize, sc.Params.PoolSize)
+	if err := validateDomains(*c, sc.Params.PoolSize); err != nil {
+		where := root
+		if clusterNode != nil {
+			where = clusterNode
+		}
+		return nil, p.errf(where, "%v", err)
 	}
 	if faultsNode != nil {
 		if faultsNode.Kind != yaml.SequenceNode {
@@ -371,130 +410,4 @@ func ParseScenario(file string, data []byte) (*Scenario, error) {
 	}
 	sort.SliceStable(sc.Faults, func(i, j int) bool { return sc.Faults[i].At < sc.Faults[j].At })
 	return sc, nil
-}
-
-func (p sp) verdict(v *yaml.Node) (string, error) {
-	var items []*yaml.Node
-	switch v.Kind {
-	case yaml.ScalarNode:
-		items = []*yaml.Node{v}
-	case yaml.SequenceNode:
-		items = v.Content
-	default:
-		return "", p.errf(v, "expect: want pass, invN or a list of invN")
-	}
-	var invs []int
-	for _, it := range items {
-		if it.Kind == yaml.ScalarNode && it.Value == "pass" && len(items) == 1 {
-			return "pass", nil
-		}
-		if it.Kind != yaml.ScalarNode || !strings.HasPrefix(it.Value, "inv") {
-			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
-		}
-		n, err := strconv.Atoi(it.Value[3:])
-		if err != nil || n < 1 || n >= numInvariants {
-			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
-		}
-		invs = append(invs, n)
-	}
-	if len(invs) == 0 {
-		return "", p.errf(v, "expect: empty list; write pass")
-	}
-	return verdictString(invs), nil
-}
-
-func verdictString(invs []int) string {
-	if len(invs) == 0 {
-		return "pass"
-	}
-	sort.Ints(invs)
-	var parts []string
-	last := 0
-	for _, n := range invs {
-		if n != last {
-			parts = append(parts, fmt.Sprintf("inv%d", n))
-		}
-		last = n
-	}
-	return strings.Join(parts, ",")
-}
-
-func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
-	f := Fault{Machine: -1}
-	var kindNode, machineNode *yaml.Node
-	repeat, every := 1, Time(0)
-	var everyNode *yaml.Node
-	hasAt := false
-	err := p.fields(n, "fault", []string{"at", "kind", "machine", "for", "repeat", "every"}, func(k string, v *yaml.Node) error {
-		var err error
-		switch k {
-		case "at":
-			f.At, err = p.dur(v, k)
-			hasAt = true
-		case "kind":
-			kindNode = v
-		case "machine":
-			machineNode = v
-		case "for":
-			f.For, err = p.dur(v, k)
-		case "repeat":
-			repeat, err = p.intv(v, k, 1, 1000)
-		case "every":
-			every, err = p.dur(v, k)
-			everyNode = v
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !hasAt || kindNode == nil {
-		return nil, p.errf(n, "fault: needs at and kind")
-	}
-	ks, err := p.scalar(kindNode, "kind")
-	if err != nil {
-		return nil, err
-	}
-	k, found := lookupFault(ks)
-	if !found {
-		return nil, p.errf(kindNode, "kind: unknown fault %q (known: %s)", ks, strings.Join(FaultNames(), ", "))
-	}
-	f.Kind = k
-	if f.Kind.controller() {
-		if machineNode != nil {
-			return nil, p.errf(machineNode, "machine: not allowed for controller fault %s", ks)
-		}
-	} else {
-		if machineNode == nil {
-			return nil, p.errf(n, "fault %s needs a machine", ks)
-		}
-		if f.Machine, err = p.machine(machineNode, "machine", machines); err != nil {
-			return nil, err
-		}
-	}
-	if f.At >= dur {
-		return nil, p.errf(n, "fault at %s is not before the end of the run (%s)", f.At.Dur(), dur.Dur())
-	}
-	if everyNode != nil && repeat == 1 {
-		return nil, p.errf(everyNode, "every: needs repeat: (more than 1)")
-	}
-	if repeat > 1 && everyNode == nil {
-		return nil, p.errf(n, "repeat: needs every:")
-	}
-	if repeat > 1 && every <= f.For {
-		where := n
-		if everyNode != nil {
-			where = everyNode
-		}
-		return nil, p.errf(where, "repeat needs every > for")
-	}
-	out := make([]Fault, 0, repeat)
-	for r := 0; r < repeat; r++ {
-		g := f
-		g.At = f.At + Time(r)*every
-		if g.At < dur {
-			out = append(out, g)
-		}
-	}
-	return out, nil
 }

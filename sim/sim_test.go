@@ -178,6 +178,7 @@ func TestBrokenPolicyCaught(t *testing.T) {
 		want     int
 	}{
 		{"no serialization", "two-failures", func(p *Policy) { p.NoSerialize = true }, 1},
+		{"no serialization across zones", "two-zones-lost", func(p *Policy) { p.NoSerialize = true }, 1},
 		{"no storage cut-off", "stale-label", func(p *Policy) { p.NoStorageFence = true; p.NoUpOSDCheck = true }, 5},
 		{"fences nodes with up OSDs", "partition-during-recovery", func(p *Policy) { p.NoUpOSDCheck = true; p.NoSerialize = true }, 3},
 		{"deletes serving nodes", "api-partition", func(p *Policy) { p.NoUpOSDCheck = true; p.NoStorageFence = true }, 5},

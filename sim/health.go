@@ -1,0 +1,134 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mon quorum and the health checks `ceph status` reports, computed from
+// counters kept incrementally (ceph.go, pgs.go, flags.go).
+
+// Health check bits, named as Ceph names them.
+const (
+	chkOSDDown uint8 = 1 << iota
+	chkPGDegraded
+	chkPGAvailability
+	chkMonDown
+	chkNoAnswer
+	chkOSDMapFlags
+)
+
+// Health is the overall status `ceph status` reports.
+type Health uint8
+
+// Health levels; HealthNoAnswer means `ceph status` got no answer (no quorum).
+const (
+	HealthOK Health = iota
+	HealthWarn
+	HealthNoAnswer
+)
+
+var healthNames = []string{"HEALTH_OK", "HEALTH_WARN", "NO_ANSWER"}
+
+// String returns Ceph's name for the status.
+func (h Health) String() string { return healthNames[h] }
+
+// monsChanged recomputes mon quorum after a mon host changed.
+func (s *Sim) monsChanged() {
+	up := 0
+	for _, mi := range s.ceph.mons {
+		m := &s.machines[mi]
+		if m.alive() && m.link[linkPublic] {
+			up++
+		}
+	}
+	s.ceph.monsUp = up
+	q := up*2 > len(s.ceph.mons)
+	if q == s.ceph.quorum {
+		return
+	}
+	s.ceph.quorum = q
+	s.allClients()
+	if s.rec != nil {
+		if q {
+			s.logf("ceph", "mon quorum regained (%d/%d)", up, len(s.ceph.mons))
+		} else {
+			s.logf("ceph", "mon quorum lost (%d/%d up): the OSD map is frozen", up, len(s.ceph.mons))
+		}
+	}
+	if !q {
+		return
+	}
+	for i := range s.osds {
+		o := &s.osds[i]
+		switch {
+		case o.up && !o.canUp:
+			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
+		case !o.up && o.canUp:
+			s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
+		}
+	}
+}
+
+// health returns the status and the set of raised checks, as `ceph status`
+// computes them: OSD_DOWN counts OSDs down and in; PG_DEGRADED counts
+// degraded or undersized PGs; PG_AVAILABILITY counts PGs not active
+// (peering, inactive, down, incomplete); MON_DOWN counts mons out of quorum.
+// Without quorum there is no answer.
+func (s *Sim) health() (Health, uint8) {
+	if !s.ceph.quorum {
+		return HealthNoAnswer, chkNoAnswer
+	}
+	var c uint8
+	if s.ceph.nDownIn > 0 {
+		c |= chkOSDDown
+	}
+	if s.ceph.nDegraded > 0 {
+		c |= chkPGDegraded
+	}
+	if s.ceph.nInactive > 0 {
+		c |= chkPGAvailability
+	}
+	if s.ceph.monsUp < len(s.ceph.mons) {
+		c |= chkMonDown
+	}
+	if s.ceph.flags != 0 {
+		c |= chkOSDMapFlags
+	}
+	if c == 0 {
+		return HealthOK, 0
+	}
+	return HealthWarn, c
+}
+
+// allClean reports whether every PG is active+clean (Rook's gate).
+func (s *Sim) allClean() bool { return s.ceph.nState[stClean] == len(s.pgs) }
+
+func (s *Sim) healthText() string {
+	h, c := s.health()
+	if h != HealthWarn {
+		return h.String()
+	}
+	var b strings.Builder
+	b.WriteString("HEALTH_WARN")
+	if c&chkOSDDown != 0 {
+		fmt.Fprintf(&b, " OSD_DOWN(%d)", s.ceph.nDownIn)
+	}
+	if c&chkPGDegraded != 0 {
+		fmt.Fprintf(&b, " PG_DEGRADED(%d)", s.ceph.nDegraded)
+	}
+	if c&chkPGAvailability != 0 {
+		fmt.Fprintf(&b, " PG_AVAILABILITY(%d inactive", s.ceph.nInactive)
+		if s.ceph.nStuck > 0 {
+			fmt.Fprintf(&b, ", %d stuck inactive", s.ceph.nStuck)
+		}
+		b.WriteString(")")
+	}
+	if c&chkMonDown != 0 {
+		fmt.Fprintf(&b, " MON_DOWN(%d/%d)", len(s.ceph.mons)-s.ceph.monsUp, len(s.ceph.mons))
+	}
+	if c&chkOSDMapFlags != 0 {
+		fmt.Fprintf(&b, " OSDMAP_FLAGS(%s)", s.flagText())
+	}
+	return b.String()
+}

@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Parsing of a scenario's expected verdicts and fault list.
+
+func (p sp) verdict(v *yaml.Node) (string, error) {
+	var items []*yaml.Node
+	switch v.Kind {
+	case yaml.ScalarNode:
+		items = []*yaml.Node{v}
+	case yaml.SequenceNode:
+		items = v.Content
+	default:
+		return "", p.errf(v, "expect: want pass, invN or a list of invN")
+	}
+	var invs []int
+	for _, it := range items {
+		if it.Kind == yaml.ScalarNode && it.Value == "pass" && len(items) == 1 {
+			return "pass", nil
+		}
+		if it.Kind != yaml.ScalarNode || !strings.HasPrefix(it.Value, "inv") {
+			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
+		}
+		n, err := strconv.Atoi(it.Value[3:])
+		if err != nil || n < 1 || n >= numInvariants {
+			return "", p.errf(it, "expect: want pass or inv1..inv%d, got %q", numInvariants-1, it.Value)
+		}
+		invs = append(invs, n)
+	}
+	if len(invs) == 0 {
+		return "", p.errf(v, "expect: empty list; write pass")
+	}
+	return verdictString(invs), nil
+}
+
+func verdictString(invs []int) string {
+	if len(invs) == 0 {
+		return "pass"
+	}
+	sort.Ints(invs)
+	var parts []string
+	last := 0
+	for _, n := range invs {
+		if n != last {
+			parts = append(parts, fmt.Sprintf("inv%d", n))
+		}
+		last = n
+	}
+	return strings.Join(parts, ",")
+}
+
+func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
+	f := Fault{Machine: -1}
+	var kindNode, machineNode *yaml.Node
+	repeat, every := 1, Time(0)
+	var everyNode *yaml.Node
+	hasAt := false
+	err := p.fields(n, "fault", []string{"at", "kind", "machine", "for", "repeat", "every"}, func(k string, v *yaml.Node) error {
+		var err error
+		switch k {
+		case "at":
+			f.At, err = p.dur(v, k)
+			hasAt = true
+		case "kind":
+			kindNode = v
+		case "machine":
+			machineNode = v
+		case "for":
+			f.For, err = p.dur(v, k)
+		case "repeat":
+			repeat, err = p.intv(v, k, 1, 1000)
+		case "every":
+			every, err = p.dur(v, k)
+			everyNode = v
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !hasAt || kindNode == nil {
+		return nil, p.errf(n, "fault: needs at and kind")
+	}
+	ks, err := p.scalar(kindNode, "kind")
+	if err != nil {
+		return nil, err
+	}
+	k, found := lookupFault(ks)
+	if !found {
+		return nil, p.errf(kindNode, "kind: unknown fault %q (known: %s)", ks, strings.Join(FaultNames(), ", "))
+	}
+	f.Kind = k
+	if f.Kind.controller() {
+		if machineNode != nil {
+			return nil, p.errf(machineNode, "machine: not allowed for controller fault %s", ks)
+		}
+	} else {
+		if machineNode == nil {
+			return nil, p.errf(n, "fault %s needs a machine", ks)
+		}
+		if f.Machine, err = p.machine(machineNode, "machine", machines); err != nil {
+			return nil, err
+		}
+	}
+	if f.At >= dur {
+		return nil, p.errf(n, "fault at %s is not before the end of the run (%s)", f.At.Dur(), dur.Dur())
+	}
+	if everyNode != nil && repeat == 1 {
+		return nil, p.errf(everyNode, "every: needs repeat: (more than 1)")
+	}
+	if repeat > 1 && everyNode == nil {
+		return nil, p.errf(n, "repeat: needs every:")
+	}
+	if repeat > 1 && every <= f.For {
+		where := n
+		if everyNode != nil {
+			where = everyNode
+		}
+		return nil, p.errf(where, "repeat needs every > for")
+	}
+	out := make([]Fault, 0, repeat)
+	for r := 0; r < repeat; r++ {
+		g := f
+		g.At = f.At + Time(r)*every
+		if g.At < dur {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
