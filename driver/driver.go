@@ -119,6 +119,8 @@ type Driver struct {
 	sortMu  sync.Mutex
 	sorted  []*fence.CIDR // List's answer; nil when stale
 
+	maxBatch atomic.Int64 // most requests one commit carried (tests check batching happened)
+
 	notReady atomic.Pointer[string] // why enforcement differs from the store; nil when it does not
 	stopLoop chan struct{}
 	kick     chan struct{} // wakes the reconciler (Probe saw drift)

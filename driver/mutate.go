@@ -203,22 +203,44 @@ func (d *Driver) mutateBatched(ctx context.Context, change func(*txn) error) err
 	batch := d.queue
 	d.queue = nil
 	d.qmu.Unlock()
-	combined := newTxn(d.live, d.maxSeq)
-	var staged []*mreq
-	for _, m := range batch {
-		c := combined.child()
-		if err := m.change(c); err != nil {
-			m.done <- err
-			continue
+	d.runBatch(ctx, batch)
+	return <-r.done
+}
+
+// runBatch stages and commits one batch; d.mu is held. Every request of
+// the batch is answered exactly once, even if a change panics (the others
+// then get INTERNAL), so no waiter is left blocked.
+func (d *Driver) runBatch(ctx context.Context, batch []*mreq) {
+	answered := 0
+	defer func() {
+		if p := recover(); p != nil {
+			for _, m := range batch[answered:] {
+				m.done <- status.Error(codes.Internal, "the batch this request was committed in failed internally (see the driver log)")
+			}
+			panic(p)
 		}
-		combined.merge(c)
-		staged = append(staged, m)
+	}()
+	combined := newTxn(d.live, d.maxSeq)
+	ok := make([]bool, len(batch))
+	errs := make([]error, len(batch))
+	for i, m := range batch {
+		c := combined.child()
+		if errs[i] = m.change(c); errs[i] == nil {
+			combined.merge(c)
+			ok[i] = true
+		}
+	}
+	if n := int64(len(batch)); n > d.maxBatch.Load() {
+		d.maxBatch.Store(n)
 	}
 	err := d.commit(context.WithoutCancel(ctx), combined.diff())
-	for _, m := range staged {
-		m.done <- err
+	for i, m := range batch {
+		if ok[i] {
+			errs[i] = err
+		}
+		m.done <- errs[i]
+		answered++
 	}
-	return <-r.done
 }
 
 // mutateRacy is the race fault: an unserialised read-modify-write. It reads

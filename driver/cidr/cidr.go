@@ -223,6 +223,17 @@ func last(p netip.Prefix) netip.Addr {
 	return a
 }
 
+// Covers reports whether a range of merged (sorted, non-overlapping, as
+// returned by Merge and Union) covers addr, in O(log n).
+func Covers(merged []Range, addr netip.Addr) bool {
+	i, _ := slices.BinarySearchFunc(merged, addr, func(r Range, a netip.Addr) int { return r.From.Compare(a) })
+	// merged[i-1] is the last range starting at or before addr.
+	if i < len(merged) && merged[i].From == addr {
+		return true
+	}
+	return i > 0 && addr.Compare(merged[i-1].To) <= 0
+}
+
 // Contains reports whether any range covers addr.
 func Contains(rs []Range, addr netip.Addr) bool {
 	for _, r := range rs {

@@ -2,9 +2,13 @@ package cidr
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net/netip"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -179,5 +183,42 @@ func TestMinBits(t *testing.T) {
 	if m.Check(netip.MustParsePrefix("10.0.0.0/7")) == nil || m.Check(netip.MustParsePrefix("10.0.0.0/8")) != nil ||
 		m.Check(netip.MustParsePrefix("2001::/31")) == nil || m.Check(netip.MustParsePrefix("2001:db8::/32")) != nil {
 		t.Error("MinBits{8,32} misjudges /7, /8, /31 or /32")
+	}
+}
+
+// TestCoversMatchesContains checks the binary search of Covers against the
+// linear Contains on seeded random unions of both families, probing the
+// edges of every range and random addresses. FP_COVERS_SEED=N replays it.
+func TestCoversMatchesContains(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FP_COVERS_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	rng := rand.New(rand.NewPCG(seed, 2))
+	addr := func() netip.Addr {
+		if rng.IntN(3) == 0 {
+			return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 14: byte(rng.IntN(4)), 15: byte(rng.IntN(256))})
+		}
+		return netip.AddrFrom4([4]byte{10, 0, byte(rng.IntN(4)), byte(rng.IntN(256))})
+	}
+	for round := range 500 {
+		var ps []netip.Prefix
+		for range rng.IntN(12) {
+			a := addr()
+			ps = append(ps, netip.PrefixFrom(a, a.BitLen()-rng.IntN(9)).Masked())
+		}
+		rs := Union(ps)
+		probes := []netip.Addr{addr(), addr(), addr()}
+		for _, r := range rs {
+			probes = append(probes, r.From, r.To, r.From.Prev(), r.To.Next())
+		}
+		for _, a := range probes {
+			if !a.IsValid() {
+				continue
+			}
+			if got, want := Covers(rs, a), Contains(rs, a); got != want {
+				t.Fatalf("seed %d (replay with FP_COVERS_SEED=%d), round %d: Covers(%v, %v) = %v, Contains says %v", seed, seed, round, rs, a, got, want)
+			}
+		}
 	}
 }

@@ -60,6 +60,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	nft "github.com/google/nftables"
 	"github.com/mdlayher/netlink"
@@ -260,19 +261,21 @@ func (b *Backend) program(m *model) error {
 }
 
 // srcFilter matches conntrack flows whose original source is fenced and not
-// protected.
+// protected; both lists are merged (cidr.Merge), so a match costs
+// O(log ranges) per flow.
 type srcFilter struct{ fenced, protected []cidr.Range }
 
 func (f srcFilter) MatchConntrackFlow(flow *vnl.ConntrackFlow) bool {
 	a, ok := netip.AddrFromSlice(flow.Forward.SrcIP)
-	return ok && cidr.Contains(f.fenced, a.Unmap()) && !cidr.Contains(f.protected, a.Unmap())
+	return ok && cidr.Covers(f.fenced, a.Unmap()) && !cidr.Covers(f.protected, a.Unmap())
 }
 
+// forget deletes the conntrack entries whose source is in ranges.
 func (b *Backend) forget(ranges []cidr.Range) error {
 	b.ctMu.Lock()
 	defer b.ctMu.Unlock()
 	var errs error
-	f := srcFilter{fenced: ranges, protected: cidr.Union(b.protect)}
+	f := srcFilter{fenced: cidr.Merge(slices.Clone(ranges)), protected: cidr.Union(b.protect)}
 	for _, fam := range []vnl.InetFamily{unix.AF_INET, unix.AF_INET6} {
 		if _, err := b.ct.ConntrackDeleteFilters(vnl.ConntrackTable, fam, f); err != nil && !errors.Is(err, vnl.ErrDumpInterrupted) {
 			errs = errors.Join(errs, err)
@@ -281,10 +284,23 @@ func (b *Backend) forget(ranges []cidr.Range) error {
 	return errs
 }
 
+// forgetRest and maxForgetRest bound the CPU the background conntrack
+// cleanup takes: after a pass that took t the forgetter rests
+// min(forgetRest*t, maxForgetRest) before the next, so it uses at most
+// 1/(1+forgetRest) of a core however fast fences arrive, and the ranges
+// fenced meanwhile share the next pass.
+const (
+	forgetRest    = 9
+	maxForgetRest = time.Second
+)
+
 // startForgetter deletes the conntrack entries of newly fenced sources in
 // the background: the drop rules already stop every packet when Change
-// returns, and a conntrack dump costs milliseconds even when empty, so it is
-// kept off the RPC path. Peers and Close flush what is pending first.
+// returns, and a conntrack dump walks the kernel's whole conntrack hash
+// table (every namespace's buckets: milliseconds even when this namespace
+// has no entry), so it is kept off the RPC path and batched (see
+// forgetRest). Under 50 concurrent clients one dump per Change took most
+// of a core. Peers and Close flush what is pending first.
 func (b *Backend) startForgetter() {
 	b.forgetKick, b.stopForget, b.forgetDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go func() {
@@ -294,7 +310,17 @@ func (b *Backend) startForgetter() {
 			case <-b.stopForget:
 				return
 			case <-b.forgetKick:
-				b.flushForget()
+			}
+			start := time.Now()
+			if !b.flushForget() {
+				continue
+			}
+			rest := time.NewTimer(min(forgetRest*time.Since(start), maxForgetRest))
+			select {
+			case <-b.stopForget:
+				rest.Stop()
+				return
+			case <-rest.C:
 			}
 		}
 	}()
@@ -310,17 +336,20 @@ func (b *Backend) queueForget(rs []cidr.Range) {
 	}
 }
 
-func (b *Backend) flushForget() {
+// flushForget deletes the conntrack entries of the pending ranges; it
+// reports whether there were any.
+func (b *Backend) flushForget() bool {
 	b.forgetMu.Lock()
 	rs := b.pending
 	b.pending = nil
 	b.forgetMu.Unlock()
 	if len(rs) == 0 {
-		return
+		return false
 	}
 	if err := b.forget(rs); err != nil {
 		b.log.Warn("fences applied, but deleting conntrack entries of fenced sources failed", "err", err)
 	}
+	return true
 }
 
 // tcpEstablished is TCP_CONNTRACK_ESTABLISHED.
