@@ -142,7 +142,27 @@ func explain(s string, err error) error {
 	case strings.Contains(s, "%"):
 		return errors.New("zones are not allowed in a CIDR block")
 	}
-	return fmt.Errorf("not a CIDR block: %v", err)
+	return fmt.Errorf("not a CIDR block: %s", reason(err))
+}
+
+// maxReason bounds the explanation of a parse error.
+const maxReason = 96
+
+// reason is what net/netip says is wrong, without the input it quotes
+// (netip.ParsePrefix("<the whole input>"): ...): the input is the client's
+// and may be a megabyte, and callers quote a clipped prefix of it
+// themselves. FuzzFenceRequest found the unbounded echo.
+func reason(err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "netip.ParsePrefix("); ok {
+		if i := strings.LastIndex(rest, "): "); i >= 0 {
+			msg = rest[i+3:]
+		}
+	}
+	if len(msg) > maxReason {
+		msg = strings.ToValidUTF8(msg[:maxReason], "") + "..."
+	}
+	return msg
 }
 
 // IsBareOrPadded reports whether s would be a valid address or CIDR block
