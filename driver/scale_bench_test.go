@@ -82,43 +82,86 @@ func BenchmarkFenceOne(b *testing.B) {
 // processes would be; streams are bounded per connection), each fencing
 // and unfencing its own block. One op is 50 fence+unfence pairs taken from
 // a shared counter, so even -benchtime 10x keeps all 50 clients busy (500
-// pairs); ns/op is the time per 50 pairs.
+// pairs); ns/op is the time per 50 pairs. Each backend runs on its own, so
+// load from other processes between the two runs skews their ratio; see
+// BenchmarkConcurrent50Paired.
 func BenchmarkConcurrent50(b *testing.B) {
 	for _, be := range []string{"memory", "nftables"} {
 		b.Run(be, func(b *testing.B) {
-			h := start(b, benchOptions(b, be))
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			errs := make(chan error, concurrentClients)
-			clients := make([]fence.FenceControllerClient, concurrentClients)
-			for c := range clients {
-				clients[c] = h.client(b)
-			}
+			clients := concurrentSetup(b, be)
 			b.ResetTimer()
-			for c, cl := range clients {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					block := cidrs(fmt.Sprintf("198.18.%d.0/24", c))
-					for next.Add(1) <= int64(concurrentClients*b.N) {
-						if _, err := cl.FenceClusterNetwork(ctx(b), &fence.FenceClusterNetworkRequest{Cidrs: block}); err != nil {
-							errs <- err
-							return
-						}
-						if _, err := cl.UnfenceClusterNetwork(ctx(b), &fence.UnfenceClusterNetworkRequest{Cidrs: block}); err != nil {
-							errs <- err
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
+			if err := drivePairs(b, clients, concurrentClients*b.N); err != nil {
 				b.Fatal(err)
 			}
 		})
 	}
+}
+
+// BenchmarkConcurrent50Paired measures the 50-client throughput ratio of
+// nftables to memory with both drivers up, interleaved: each op runs 50
+// pairs on memory, 100 on nftables, 50 on memory again (ABBA, so load that
+// rises or falls during the op weighs on both alike). It reports the time
+// per 50 pairs of each and nft/mem-throughput (memory time / nftables
+// time), the figure make bench-driver prints.
+func BenchmarkConcurrent50Paired(b *testing.B) {
+	mem, nft := concurrentSetup(b, "memory"), concurrentSetup(b, "nftables")
+	var tm, tn time.Duration
+	timed := func(clients []fence.FenceControllerClient, pairs int) time.Duration {
+		t0 := time.Now()
+		if err := drivePairs(b, clients, pairs); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	b.ResetTimer()
+	for range b.N {
+		tm += timed(mem, concurrentClients)
+		tn += timed(nft, 2*concurrentClients)
+		tm += timed(mem, concurrentClients)
+	}
+	rounds := float64(2 * b.N)
+	b.ReportMetric(float64(tm)/1e6/rounds, "mem-ms/50pairs")
+	b.ReportMetric(float64(tn)/1e6/rounds, "nft-ms/50pairs")
+	b.ReportMetric(float64(tm)/float64(tn), "nft/mem-throughput")
+}
+
+// concurrentSetup starts a driver on backend be and opens one connection
+// per client.
+func concurrentSetup(b *testing.B, be string) []fence.FenceControllerClient {
+	h := start(b, benchOptions(b, be))
+	clients := make([]fence.FenceControllerClient, concurrentClients)
+	for c := range clients {
+		clients[c] = h.client(b)
+	}
+	return clients
+}
+
+// drivePairs makes pairs fence+unfence pairs over all clients at once,
+// client c on block 198.18.c.0/24, and returns the first error.
+func drivePairs(b *testing.B, clients []fence.FenceControllerClient, pairs int) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, len(clients))
+	for c, cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			block := cidrs(fmt.Sprintf("198.18.%d.0/24", c))
+			for next.Add(1) <= int64(pairs) {
+				if _, err := cl.FenceClusterNetwork(ctx(b), &fence.FenceClusterNetworkRequest{Cidrs: block}); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := cl.UnfenceClusterNetwork(ctx(b), &fence.UnfenceClusterNetworkRequest{Cidrs: block}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // concurrentClients is the client count of BenchmarkConcurrent50.
