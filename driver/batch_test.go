@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -22,6 +25,7 @@ import (
 
 	"github.com/fenceproof/fenceproof/driver/backend/memory"
 	"github.com/fenceproof/fenceproof/driver/cidr"
+	"github.com/fenceproof/fenceproof/driver/store"
 )
 
 // client opens a connection of its own to the driver, as a separate client
@@ -350,4 +354,74 @@ func TestGroupCommitMatchesModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBatchPanicAnswersEveryRequest: when one change of a batch panics, the
+// leader's panic propagates (the gRPC recover interceptor turns it into an
+// error), every other request of the batch is answered INTERNAL instead of
+// waiting forever, nothing of the batch is committed, and the next
+// mutation works.
+func TestBatchPanicAnswersEveryRequest(t *testing.T) {
+	// No harness: its cleanup stops the driver, which would hang on d.mu if
+	// a request were stuck holding it; on failure the driver is leaked.
+	d, err := New(context.Background(), Options{StatePath: filepath.Join(t.TempDir(), "state.db"), ReconcileInterval: -1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenceKey := func(k string) func(*txn) error {
+		return func(tx *txn) error { tx.set(k, store.Entry{Seq: tx.nextSeq(), Count: 1}); return nil }
+	}
+	changes := []func(*txn) error{
+		fenceKey("192.0.2.0/24"),
+		func(*txn) error { panic("injected panic in a change") },
+		fenceKey("198.51.100.0/24"),
+	}
+	d.mu.Lock() // hold the batch back until all three are queued
+	results := make(chan string, len(changes))
+	for _, ch := range changes {
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					results <- "panic"
+				}
+			}()
+			results <- status.Code(d.mutate(context.Background(), ch)).String()
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		d.qmu.Lock()
+		n := len(d.queue)
+		d.qmu.Unlock()
+		if n == len(changes) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d mutations queued", n, len(changes))
+		}
+	}
+	d.mu.Unlock()
+	var got []string
+	for range changes {
+		select {
+		case r := <-results:
+			got = append(got, r)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("a request of the panicked batch was never answered (got %v)", got)
+		}
+	}
+	slices.Sort(got)
+	if fmt.Sprint(got) != "[Internal Internal panic]" {
+		t.Fatalf("answers %v, want two INTERNAL and the leader's panic", got)
+	}
+	if fs := d.Fences(); len(fs) != 0 {
+		t.Fatalf("the panicked batch committed %v", fs)
+	}
+	if err := d.mutate(context.Background(), fenceKey("203.0.113.0/24")); err != nil {
+		t.Fatalf("mutation after the panic: %v", err)
+	}
+	if fs := d.Fences(); len(fs) != 1 {
+		t.Fatalf("after the panic, a fence made %v", fs)
+	}
+	d.Stop()
 }
