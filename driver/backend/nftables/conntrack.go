@@ -20,6 +20,7 @@ import (
 // Conntrack: the entries of fenced sources are deleted (in the background,
 // batched) so that GetFenceClients stops reporting them; Peers lists the
 // established ones.
+
 // srcFilter matches conntrack flows whose original source is fenced and not
 // protected; both lists are merged (cidr.Merge), so a match costs
 // O(log ranges) per flow.
