@@ -303,17 +303,19 @@ func enforcedUnion(t *testing.T, h *harness) []cidr.Range {
 func TestGroupCommitMatchesModel(t *testing.T) {
 	seed := batchSeed(t)
 	cases := []struct {
-		name    string
-		backend string
-		w       batchWorkload
+		name     string
+		backend  string
+		w        batchWorkload
+		maxBatch int // Options.MaxBatchCIDRs
 	}{
-		{"memory", "memory", batchWorkload{workers: 24, ops: 40}},
-		{"memory/failing-backend", "memory", batchWorkload{workers: 24, ops: 40, flaky: true}},
-		{"nftables", "nftables", batchWorkload{workers: 24, ops: 40}},
+		{"memory", "memory", batchWorkload{workers: 24, ops: 40}, 0},
+		{"memory/failing-backend", "memory", batchWorkload{workers: 24, ops: 40, flaky: true}, 0},
+		{"memory/batches-of-4-cidrs", "memory", batchWorkload{workers: 24, ops: 40}, 4},
+		{"nftables", "nftables", batchWorkload{workers: 24, ops: 40}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Options{Backend: tc.backend, ReconcileInterval: -1}
+			o := Options{Backend: tc.backend, ReconcileInterval: -1, MaxBatchCIDRs: tc.maxBatch}
 			if tc.backend == "nftables" {
 				if os.Geteuid() != 0 {
 					t.Skip("needs root for a private netns and nftables")
@@ -346,7 +348,10 @@ func TestGroupCommitMatchesModel(t *testing.T) {
 			if n := h.d.maxBatch.Load(); n < 2 && !tc.w.flaky {
 				t.Fatalf("seed %d: no commit carried more than %d request(s); the test did not exercise batching", seed, n)
 			}
-			t.Logf("largest batch: %d requests", h.d.maxBatch.Load())
+			if n := h.d.maxBatchSize.Load(); tc.maxBatch > 0 && n > int64(tc.maxBatch) {
+				t.Fatalf("seed %d: a batch of several requests carried %d CIDRs, bound %d", seed, n, tc.maxBatch)
+			}
+			t.Logf("largest batch: %d requests; most CIDRs in a batch of several: %d", h.d.maxBatch.Load(), h.d.maxBatchSize.Load())
 			h.d.Stop()
 			h2 := start(t, Options{StatePath: h.d.o.StatePath, ReconcileInterval: -1})
 			if got := h2.d.Fences(); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -386,7 +391,7 @@ func TestBatchPanicAnswersEveryRequest(t *testing.T) {
 					results <- "panic"
 				}
 			}()
-			results <- status.Code(d.mutate(context.Background(), ch)).String()
+			results <- status.Code(d.mutate(context.Background(), 1, ch)).String()
 		}()
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
@@ -417,11 +422,31 @@ func TestBatchPanicAnswersEveryRequest(t *testing.T) {
 	if fs := d.Fences(); len(fs) != 0 {
 		t.Fatalf("the panicked batch committed %v", fs)
 	}
-	if err := d.mutate(context.Background(), fenceKey("203.0.113.0/24")); err != nil {
+	if err := d.mutate(context.Background(), 1, fenceKey("203.0.113.0/24")); err != nil {
 		t.Fatalf("mutation after the panic: %v", err)
 	}
 	if fs := d.Fences(); len(fs) != 1 {
 		t.Fatalf("after the panic, a fence made %v", fs)
 	}
 	d.Stop()
+}
+
+// TestTakeBatch: a batch is the longest prefix of the queue within the
+// CIDR bound, and never empty (a request over the bound goes alone).
+func TestTakeBatch(t *testing.T) {
+	var q []*mreq
+	for _, n := range []int{3, 3, 3, 10, 1, 1} {
+		q = append(q, &mreq{size: n})
+	}
+	var got [][]int
+	for len(q) > 0 {
+		var sizes []int
+		for _, m := range takeBatch(&q, 6) {
+			sizes = append(sizes, m.size)
+		}
+		got = append(got, sizes)
+	}
+	if fmt.Sprint(got) != "[[3 3] [3] [10] [1 1]]" {
+		t.Fatalf("batches %v", got)
+	}
 }
