@@ -83,6 +83,7 @@ type Options struct {
 	MaxMessageBytes    int               // largest request accepted; 0 = DefaultMaxMessageBytes
 	MaxStreams         int               // concurrent RPCs per connection; 0 = DefaultMaxStreams
 	MaxInFlight        int               // RPCs executing at once; 0 = DefaultMaxInFlight
+	MaxBatchCIDRs      int               // CIDRs one group commit carries at most; 0 = DefaultMaxBatchCIDRs
 	TLS                TLSFiles          // TLS for a tcp:// endpoint
 	Logger             *slog.Logger      // default slog.Default()
 }
@@ -119,6 +120,10 @@ type Driver struct {
 	sortMu  sync.Mutex
 	sorted  []*fence.CIDR // List's answer; nil when stale
 
+	maxBatch      atomic.Int64 // most requests one commit carried (tests check batching happened)
+	maxBatchSize  atomic.Int64 // most CIDRs a commit of several requests carried
+	maxBatchCIDRs int          // bound on the CIDRs of one group commit (DefaultMaxBatchCIDRs)
+
 	notReady atomic.Pointer[string] // why enforcement differs from the store; nil when it does not
 	stopLoop chan struct{}
 	kick     chan struct{} // wakes the reconciler (Probe saw drift)
@@ -139,7 +144,10 @@ type Driver struct {
 // New opens the store, builds the backend and re-applies every stored fence
 // before returning.
 func New(ctx context.Context, o Options) (*Driver, error) {
-	d := &Driver{o: o, log: o.Logger, done: make(chan struct{})}
+	d := &Driver{o: o, log: o.Logger, done: make(chan struct{}), maxBatchCIDRs: o.MaxBatchCIDRs}
+	if d.maxBatchCIDRs <= 0 {
+		d.maxBatchCIDRs = DefaultMaxBatchCIDRs
+	}
 	if d.log == nil {
 		d.log = slog.Default()
 	}

@@ -57,7 +57,7 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 	}
 	dup, leave := d.enterFence()
 	defer leave()
-	err := d.mutate(ctx, func(t *txn) error {
+	err := d.mutate(ctx, len(keys), func(t *txn) error {
 		for _, k := range keys {
 			e, ok := t.get(k)
 			switch {
@@ -103,7 +103,7 @@ func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.Unfe
 		return nil, serr
 	}
 	keys = d.unfenceKeys(keys, req.GetCidrs())
-	err := d.mutate(ctx, func(t *txn) error {
+	err := d.mutate(ctx, len(keys), func(t *txn) error {
 		for _, k := range keys {
 			if _, ok := t.get(k); !ok && d.faults.NotIdempotent {
 				return status.Errorf(codes.NotFound, "%s is not fenced", k)
@@ -258,7 +258,7 @@ func (s *fenceServer) GetFenceClients(ctx context.Context, req *fence.GetFenceCl
 			}
 			return nil
 		}
-		if err := d.mutate(ctx, clear); err != nil {
+		if err := d.mutate(ctx, 0, clear); err != nil {
 			return nil, err
 		}
 	}

@@ -156,7 +156,7 @@ func (d diff) inverse(base store.State) (put store.State, del []string) {
 // error, in which case nothing happens. The cost is that of the change: the
 // store writes the touched records, an Incremental backend gets the
 // prefixes that entered and left the set.
-func (d *Driver) mutate(ctx context.Context, change func(*txn) error) error {
+func (d *Driver) mutate(ctx context.Context, size int, change func(*txn) error) error {
 	switch {
 	case d.faults.Race:
 		return d.mutateRacy(ctx, change)
@@ -166,7 +166,7 @@ func (d *Driver) mutate(ctx context.Context, change func(*txn) error) error {
 		}
 		defer d.mu.Unlock()
 	default:
-		return d.mutateBatched(ctx, change)
+		return d.mutateBatched(ctx, size, change)
 	}
 	t := newTxn(d.live, d.maxSeq)
 	if err := change(t); err != nil {
@@ -178,47 +178,98 @@ func (d *Driver) mutate(ctx context.Context, change func(*txn) error) error {
 // mreq is one mutation waiting for a batch.
 type mreq struct {
 	change func(*txn) error
+	size   int // CIDRs it names
 	done   chan error
 }
 
+// DefaultMaxBatchCIDRs bounds the CIDRs one group commit carries (a request
+// naming more is committed alone): 64 concurrent requests of ~50k CIDRs
+// each (the 1 MiB bound) must not become one 3M-element nftables
+// transaction that fails all 64 when each alone would pass.
+const DefaultMaxBatchCIDRs = 1 << 16
+
+// takeBatch removes from the front of q the requests of the next batch: at
+// least one, then as many as fit in limit CIDRs, in arrival order.
+func takeBatch(q *[]*mreq, limit int) []*mreq {
+	n, total := 0, 0
+	for n < len(*q) && (n == 0 || total+(*q)[n].size <= limit) {
+		total += (*q)[n].size
+		n++
+	}
+	batch := (*q)[:n:n]
+	*q = (*q)[n:]
+	return batch
+}
+
 // mutateBatched is group commit: a mutation queues itself, and whoever
-// holds d.mu next runs every queued mutation in order on one combined txn
-// and commits them with one store transaction and one backend change.
-// Each mutation sees the ones before it, exactly as if serialised; one
-// whose change fails is left out; a failed commit fails the batch. Under
-// concurrent clients this amortises the fsync and the netlink batch.
-func (d *Driver) mutateBatched(ctx context.Context, change func(*txn) error) error {
-	r := &mreq{change: change, done: make(chan error, 1)}
+// holds d.mu next runs the queued mutations in order on one combined txn
+// and commits them with one store transaction and one backend change
+// (batches of at most d.maxBatchCIDRs CIDRs; the leader commits batch
+// after batch until its own is done). Each mutation sees the ones before
+// it, exactly as if serialised; one whose change fails is left out; a
+// failed commit fails the batch. Under concurrent clients this amortises
+// the fsync and the netlink batch.
+func (d *Driver) mutateBatched(ctx context.Context, size int, change func(*txn) error) error {
+	r := &mreq{change: change, size: size, done: make(chan error, 1)}
 	d.qmu.Lock()
 	d.queue = append(d.queue, r)
 	d.qmu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	select {
-	case err := <-r.done: // an earlier leader committed it
-		return err
-	default:
-	}
-	d.qmu.Lock()
-	batch := d.queue
-	d.queue = nil
-	d.qmu.Unlock()
-	combined := newTxn(d.live, d.maxSeq)
-	var staged []*mreq
-	for _, m := range batch {
-		c := combined.child()
-		if err := m.change(c); err != nil {
-			m.done <- err
-			continue
+	for {
+		select {
+		case err := <-r.done: // committed, by an earlier leader or by us
+			return err
+		default:
 		}
-		combined.merge(c)
-		staged = append(staged, m)
+		d.qmu.Lock()
+		batch := takeBatch(&d.queue, d.maxBatchCIDRs)
+		d.qmu.Unlock()
+		d.runBatch(ctx, batch)
+	}
+}
+
+// runBatch stages and commits one batch; d.mu is held. Every request of
+// the batch is answered exactly once, even if a change panics (the others
+// then get INTERNAL), so no waiter is left blocked.
+func (d *Driver) runBatch(ctx context.Context, batch []*mreq) {
+	answered := 0
+	defer func() {
+		if p := recover(); p != nil {
+			for _, m := range batch[answered:] {
+				m.done <- status.Error(codes.Internal, "the batch this request was committed in failed internally (see the driver log)")
+			}
+			panic(p)
+		}
+	}()
+	combined := newTxn(d.live, d.maxSeq)
+	ok := make([]bool, len(batch))
+	errs := make([]error, len(batch))
+	for i, m := range batch {
+		c := combined.child()
+		if errs[i] = m.change(c); errs[i] == nil {
+			combined.merge(c)
+			ok[i] = true
+		}
+	}
+	if n := int64(len(batch)); n > d.maxBatch.Load() {
+		d.maxBatch.Store(n)
+	}
+	cidrs := 0
+	for _, m := range batch {
+		cidrs += m.size
+	}
+	if len(batch) > 1 && int64(cidrs) > d.maxBatchSize.Load() {
+		d.maxBatchSize.Store(int64(cidrs))
 	}
 	err := d.commit(context.WithoutCancel(ctx), combined.diff())
-	for _, m := range staged {
-		m.done <- err
+	for i, m := range batch {
+		if ok[i] {
+			errs[i] = err
+		}
+		m.done <- errs[i]
+		answered++
 	}
-	return <-r.done
 }
 
 // mutateRacy is the race fault: an unserialised read-modify-write. It reads

@@ -142,7 +142,27 @@ func explain(s string, err error) error {
 	case strings.Contains(s, "%"):
 		return errors.New("zones are not allowed in a CIDR block")
 	}
-	return fmt.Errorf("not a CIDR block: %v", err)
+	return fmt.Errorf("not a CIDR block: %s", reason(err))
+}
+
+// maxReason bounds the explanation of a parse error.
+const maxReason = 96
+
+// reason is what net/netip says is wrong, without the input it quotes
+// (netip.ParsePrefix("<the whole input>"): ...): the input is the client's
+// and may be a megabyte, and callers quote a clipped prefix of it
+// themselves. FuzzFenceRequest found the unbounded echo.
+func reason(err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "netip.ParsePrefix("); ok {
+		if i := strings.LastIndex(rest, "): "); i >= 0 {
+			msg = rest[i+3:]
+		}
+	}
+	if len(msg) > maxReason {
+		msg = strings.ToValidUTF8(msg[:maxReason], "") + "..."
+	}
+	return msg
 }
 
 // IsBareOrPadded reports whether s would be a valid address or CIDR block
@@ -221,6 +241,17 @@ func last(p netip.Prefix) netip.Addr {
 	}
 	a, _ := netip.AddrFromSlice(b)
 	return a
+}
+
+// Covers reports whether a range of merged (sorted, non-overlapping, as
+// returned by Merge and Union) covers addr, in O(log n).
+func Covers(merged []Range, addr netip.Addr) bool {
+	i, _ := slices.BinarySearchFunc(merged, addr, func(r Range, a netip.Addr) int { return r.From.Compare(a) })
+	// merged[i-1] is the last range starting at or before addr.
+	if i < len(merged) && merged[i].From == addr {
+		return true
+	}
+	return i > 0 && addr.Compare(merged[i-1].To) <= 0
 }
 
 // Contains reports whether any range covers addr.

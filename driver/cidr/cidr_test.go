@@ -2,9 +2,13 @@ package cidr
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net/netip"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -179,5 +183,91 @@ func TestMinBits(t *testing.T) {
 	if m.Check(netip.MustParsePrefix("10.0.0.0/7")) == nil || m.Check(netip.MustParsePrefix("10.0.0.0/8")) != nil ||
 		m.Check(netip.MustParsePrefix("2001::/31")) == nil || m.Check(netip.MustParsePrefix("2001:db8::/32")) != nil {
 		t.Error("MinBits{8,32} misjudges /7, /8, /31 or /32")
+	}
+}
+
+// TestCoversMatchesContains checks the binary search of Covers against the
+// linear Contains on seeded random unions of both families, probing the
+// edges of every range and random addresses. FP_COVERS_SEED=N replays it.
+func TestCoversMatchesContains(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FP_COVERS_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	rng := rand.New(rand.NewPCG(seed, 2))
+	addr := func() netip.Addr {
+		if rng.IntN(3) == 0 {
+			return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 14: byte(rng.IntN(4)), 15: byte(rng.IntN(256))})
+		}
+		return netip.AddrFrom4([4]byte{10, 0, byte(rng.IntN(4)), byte(rng.IntN(256))})
+	}
+	for round := range 500 {
+		var ps []netip.Prefix
+		for range rng.IntN(12) {
+			a := addr()
+			ps = append(ps, netip.PrefixFrom(a, a.BitLen()-rng.IntN(9)).Masked())
+		}
+		rs := Union(ps)
+		probes := []netip.Addr{addr(), addr(), addr()}
+		for _, r := range rs {
+			probes = append(probes, r.From, r.To, r.From.Prev(), r.To.Next())
+		}
+		for _, a := range probes {
+			if !a.IsValid() {
+				continue
+			}
+			if got, want := Covers(rs, a), Contains(rs, a); got != want {
+				t.Fatalf("seed %d (replay with FP_COVERS_SEED=%d), round %d: Covers(%v, %v) = %v, Contains says %v", seed, seed, round, rs, a, got, want)
+			}
+		}
+	}
+}
+
+// FuzzMinBits checks --max-prefix parsing: an accepted spec round-trips
+// through String, and Check refuses exactly the prefixes shorter than the
+// limit of their family.
+func FuzzMinBits(f *testing.F) {
+	for _, s := range []string{"", "0", "8", "8,32", "32,128", "33", "8,", "-1", " 8"} {
+		f.Add(s, uint8(7))
+	}
+	f.Fuzz(func(t *testing.T, s string, bits uint8) {
+		m, err := ParseMinBits(s)
+		if err != nil {
+			return
+		}
+		if m.V4 < 0 || m.V4 > 32 || m.V6 < 0 || m.V6 > 128 {
+			t.Fatalf("ParseMinBits(%q) = %+v out of range", s, m)
+		}
+		if back, err := ParseMinBits(m.String()); err != nil || back != m {
+			t.Fatalf("ParseMinBits(%q) = %+v does not round-trip: %+v, %v", s, m, back, err)
+		}
+		p4 := netip.PrefixFrom(netip.AddrFrom4([4]byte{}), int(bits)%33)
+		p6 := netip.PrefixFrom(netip.IPv6Unspecified(), int(bits)%129)
+		if (m.Check(p4) == nil) != (p4.Bits() >= m.V4) || (m.Check(p6) == nil) != (p6.Bits() >= m.V6) {
+			t.Fatalf("%+v: Check(%v) = %v, Check(%v) = %v", m, p4, m.Check(p4), p6, m.Check(p6))
+		}
+	})
+}
+
+// TestParseErrorDoesNotEchoInput pins the bug FuzzFenceRequest found: a
+// malformed block's error quoted the whole input (net/netip's message), so
+// a 1 MB CIDR came back in the error and went into the driver's log.
+func TestParseErrorDoesNotEchoInput(t *testing.T) {
+	for _, in := range []string{
+		strings.Repeat("9", 1<<20) + "/24",
+		"10.0.0.0/" + strings.Repeat("1", 1<<20),
+		"2001:db8::" + strings.Repeat("\xff", 1<<20) + "/32",
+	} {
+		_, err := Parse(in, Normalise)
+		if err == nil {
+			t.Fatal("accepted")
+		}
+		if n := len(err.Error()); n > 160 {
+			t.Fatalf("error of %d bytes for a %d-byte input: %.200s", n, len(in), err)
+		}
+	}
+	_, err := Parse("1.2.3.4x/24", Normalise)
+	if err == nil || !strings.Contains(err.Error(), "unexpected character") {
+		t.Fatalf("the reason is lost: %v", err)
 	}
 }

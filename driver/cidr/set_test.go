@@ -108,3 +108,54 @@ func TestSetDeltaIsLocal(t *testing.T) {
 		t.Fatalf("removing a block never added changed %+v", d)
 	}
 }
+
+// FuzzSetChange decodes ops from bytes (3 bytes each: kind and family,
+// address, length) over a small space of both families and the address
+// space edges, and checks after every Change what TestSetMatchesUnion does:
+// the set equals Union of the multiset and the delta turns the previous
+// ranges into the new ones.
+func FuzzSetChange(f *testing.F) {
+	f.Add([]byte{0, 0, 24, 0, 128, 25, 1, 0, 24})
+	f.Add([]byte{2, 0, 120, 2, 1, 121, 0, 255, 32, 3, 0, 120})
+	f.Add([]byte{0, 255, 0, 0, 0, 1, 1, 255, 0, 1, 0, 1})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 3*64 {
+			ops = ops[:3*64]
+		}
+		s := NewSet(nil)
+		var multi []netip.Prefix
+		for i := 0; i+3 <= len(ops); i += 3 {
+			kind, at, n := ops[i], ops[i+1], ops[i+2]
+			var p netip.Prefix
+			if kind&2 != 0 {
+				p = netip.PrefixFrom(netip.AddrFrom16([16]byte{0: at & 0x80, 15: at}), int(n)%129).Masked()
+			} else {
+				p = netip.PrefixFrom(netip.AddrFrom4([4]byte{at & 0xc0, 0, 0, at}), int(n)%33).Masked()
+			}
+			var add, rm []netip.Prefix
+			if kind&1 == 0 {
+				add = []netip.Prefix{p}
+			} else {
+				rm = []netip.Prefix{p}
+			}
+			before := s.Ranges()
+			d := s.Change(add, rm)
+			multi = append(multi, add...)
+			for _, q := range rm {
+				if j := slices.Index(multi, q); j >= 0 {
+					multi = slices.Delete(multi, j, j+1)
+				}
+			}
+			want := Union(multi)
+			if got := s.Ranges(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("op %d (+%v -%v): ranges %v, want %v", i/3, add, rm, got, want)
+			}
+			applied := slices.DeleteFunc(before, func(r Range) bool { return slices.Contains(d.Removed, r) })
+			applied = append(applied, d.Added...)
+			slices.SortFunc(applied, func(a, b Range) int { return a.From.Compare(b.From) })
+			if fmt.Sprint(applied) != fmt.Sprint(want) {
+				t.Fatalf("op %d (+%v -%v): delta %+v applied gives %v, want %v", i/3, add, rm, d, applied, want)
+			}
+		}
+	})
+}

@@ -368,3 +368,53 @@ func TestGetFenceClientsSeesPeers(t *testing.T) {
 		}
 	}
 }
+
+// TestConntrackForgottenInBackground checks the background conntrack
+// cleanup on its own (GetFenceClients would flush it synchronously): once a
+// source is fenced, its conntrack entries disappear within a bound while an
+// unfenced sibling's stay.
+func TestConntrackForgottenInBackground(t *testing.T) {
+	top := newTopology(t)
+	c, _ := startDriver(t, top)
+	for _, src := range []netip.Addr{fenced4, sibling4} {
+		conn, err := top.dial(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := roundTrip(conn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources := func() map[netip.Addr]bool {
+		out := map[netip.Addr]bool{}
+		err := top.server.Do(func(ns.NetNS) error {
+			flows, err := netlink.ConntrackTableList(netlink.ConntrackTable, unix.AF_INET)
+			for _, f := range flows {
+				if a, ok := netip.AddrFromSlice(f.Forward.SrcIP); ok {
+					out[a.Unmap()] = true
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if s := sources(); !s[fenced4] || !s[sibling4] {
+		t.Fatalf("conntrack entries before the fence: %v", s)
+	}
+	c.fence(t, netip.PrefixFrom(fenced4, 32).String())
+	const bound = 10 * time.Second // the forgetter rests at most 1s between passes
+	deadline := time.Now().Add(bound)
+	for sources()[fenced4] {
+		if time.Now().After(deadline) {
+			t.Fatalf("conntrack entry of fenced %s still present %v after the fence", fenced4, bound)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !sources()[sibling4] {
+		t.Fatalf("conntrack entry of unfenced %s deleted too", sibling4)
+	}
+}

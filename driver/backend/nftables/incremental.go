@@ -126,8 +126,8 @@ func (b *Backend) checkOwner() error {
 }
 
 // Verify compares the table in force with what was last applied: the table
-// and its owner tag, the number of rules per chain and every range of the
-// four sets.
+// and its owner tag, the number of rules per chain, the fingerprint of the
+// table's flags, chains and rules, and every element of the sets.
 func (b *Backend) Verify(context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -148,6 +148,12 @@ func (b *Backend) Verify(context.Context) error {
 	}
 	if fw, err := b.conn.GetRules(b.tableRef(), &nft.Chain{Name: "forward"}); err != nil || len(fw) != 7 {
 		return fmt.Errorf("chain forward missing or edited (%d rules, want 7): %w", len(fw), backend.ErrDrift)
+	}
+	switch fp, err := b.fingerprint(); {
+	case err != nil:
+		return fmt.Errorf("table inet %s unreadable (%v): %w", b.table, err, backend.ErrDrift)
+	case fp != b.print:
+		return fmt.Errorf("table inet %s edited (a rule, a chain's hook or policy, or the table's flags, e.g. dormant): %w", b.table, backend.ErrDrift)
 	}
 	for _, h := range []struct {
 		name string

@@ -59,7 +59,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"syscall"
 
 	nft "github.com/google/nftables"
 	"github.com/mdlayher/netlink"
@@ -95,6 +94,7 @@ type Backend struct {
 	protect      []netip.Prefix
 	controlPorts []uint16
 	set          *model // what was last applied; nil before the first Apply
+	print        string // fingerprint of the table as last programmed ("" unknown)
 
 	ctMu       sync.Mutex // serialises use of ct
 	forgetMu   sync.Mutex
@@ -251,104 +251,22 @@ func (b *Backend) Apply(_ context.Context, fenced []netip.Prefix) error {
 func (b *Backend) program(m *model) error {
 	err := b.build(m)
 	if err == nil {
-		return b.conn.Flush()
+		if err = b.conn.Flush(); err != nil {
+			return err
+		}
+		// What Verify compares the table with later. If it cannot be
+		// read now, Verify reports drift and the next Apply retries.
+		b.print, err = b.fingerprint()
+		if err != nil {
+			b.print = ""
+			b.log.Warn("cannot read back the table just written; the next verify will rebuild it", "err", err)
+		}
+		return nil
 	}
 	if c, nerr := nft.New(b.opts...); nerr == nil {
 		b.conn = c
 	}
 	return err
-}
-
-// srcFilter matches conntrack flows whose original source is fenced and not
-// protected.
-type srcFilter struct{ fenced, protected []cidr.Range }
-
-func (f srcFilter) MatchConntrackFlow(flow *vnl.ConntrackFlow) bool {
-	a, ok := netip.AddrFromSlice(flow.Forward.SrcIP)
-	return ok && cidr.Contains(f.fenced, a.Unmap()) && !cidr.Contains(f.protected, a.Unmap())
-}
-
-func (b *Backend) forget(ranges []cidr.Range) error {
-	b.ctMu.Lock()
-	defer b.ctMu.Unlock()
-	var errs error
-	f := srcFilter{fenced: ranges, protected: cidr.Union(b.protect)}
-	for _, fam := range []vnl.InetFamily{unix.AF_INET, unix.AF_INET6} {
-		if _, err := b.ct.ConntrackDeleteFilters(vnl.ConntrackTable, fam, f); err != nil && !errors.Is(err, vnl.ErrDumpInterrupted) {
-			errs = errors.Join(errs, err)
-		}
-	}
-	return errs
-}
-
-// startForgetter deletes the conntrack entries of newly fenced sources in
-// the background: the drop rules already stop every packet when Change
-// returns, and a conntrack dump costs milliseconds even when empty, so it is
-// kept off the RPC path. Peers and Close flush what is pending first.
-func (b *Backend) startForgetter() {
-	b.forgetKick, b.stopForget, b.forgetDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(b.forgetDone)
-		for {
-			select {
-			case <-b.stopForget:
-				return
-			case <-b.forgetKick:
-				b.flushForget()
-			}
-		}
-	}()
-}
-
-func (b *Backend) queueForget(rs []cidr.Range) {
-	b.forgetMu.Lock()
-	b.pending = append(b.pending, rs...)
-	b.forgetMu.Unlock()
-	select {
-	case b.forgetKick <- struct{}{}:
-	default:
-	}
-}
-
-func (b *Backend) flushForget() {
-	b.forgetMu.Lock()
-	rs := b.pending
-	b.pending = nil
-	b.forgetMu.Unlock()
-	if len(rs) == 0 {
-		return
-	}
-	if err := b.forget(rs); err != nil {
-		b.log.Warn("fences applied, but deleting conntrack entries of fenced sources failed", "err", err)
-	}
-}
-
-// tcpEstablished is TCP_CONNTRACK_ESTABLISHED.
-const tcpEstablished = 3
-
-// Peers returns the original sources of ESTABLISHED TCP conntrack entries
-// whose original destination port is one of ports.
-func (b *Backend) Peers(_ context.Context, ports []uint16) ([]netip.Addr, error) {
-	b.flushForget() // a fenced peer must not be reported
-	b.ctMu.Lock()
-	defer b.ctMu.Unlock()
-	var out []netip.Addr
-	for _, fam := range []vnl.InetFamily{unix.AF_INET, unix.AF_INET6} {
-		flows, err := b.ct.ConntrackTableList(vnl.ConntrackTable, fam)
-		if err != nil && !errors.Is(err, vnl.ErrDumpInterrupted) {
-			return nil, fmt.Errorf("list conntrack: %w", err)
-		}
-		for _, f := range flows {
-			tcp, ok := f.ProtoInfo.(*vnl.ProtoInfoTCP)
-			if f.Forward.Protocol != syscall.IPPROTO_TCP || !ok || tcp.State != tcpEstablished || !slices.Contains(ports, f.Forward.DstPort) {
-				continue
-			}
-			if a, ok := netip.AddrFromSlice(f.Forward.SrcIP); ok {
-				out = append(out, a.Unmap())
-			}
-		}
-	}
-	return out, nil
 }
 
 // SetControlPorts sets the local TCP ports accepted from every source (the

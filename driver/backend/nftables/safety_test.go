@@ -4,11 +4,13 @@ package nftables_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,10 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/csi-addons/spec/lib/go/fence"
 	"github.com/csi-addons/spec/lib/go/identity"
+	gnft "github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -288,5 +294,130 @@ func TestTwoInstancesDoNotClobber(t *testing.T) {
 	}
 	if !top.served(fenced4) {
 		t.Fatal("still blocked after the owner unfenced")
+	}
+}
+
+// nftConn opens a netlink connection to nftables in the server netns, as
+// another tool there would.
+func nftConn(t *testing.T, top *topology) *gnft.Conn {
+	t.Helper()
+	c, err := gnft.New(gnft.WithNetNSFd(int(top.server.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// acceptHosts4 replaces the input chain's drop of @hosts4 by an accept:
+// same table, same rule count, same sets, no enforcement of host fences.
+func acceptHosts4(t *testing.T, top *topology) {
+	c := nftConn(t, top)
+	tbl := &gnft.Table{Name: nftables.TableName, Family: gnft.TableFamilyINet}
+	ch := &gnft.Chain{Name: "input", Table: tbl}
+	rules, err := c.GetRules(tbl, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rules {
+		hosts := slices.ContainsFunc(r.Exprs, func(e expr.Any) bool {
+			l, ok := e.(*expr.Lookup)
+			return ok && l.SetName == nftables.Hosts4Name
+		})
+		if !hosts {
+			continue
+		}
+		for _, e := range r.Exprs {
+			if v, ok := e.(*expr.Verdict); ok {
+				v.Kind = expr.VerdictAccept
+			}
+		}
+		c.ReplaceRule(&gnft.Rule{Table: tbl, Chain: ch, Handle: r.Handle, Exprs: r.Exprs})
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatal("no rule matches @hosts4")
+}
+
+// makeDormant sets the table's dormant flag (nft add table inet fenceproof
+// '{ flags dormant; }'): chains, rules and sets stay, no hook runs. The
+// nftables library cannot set table flags, so the batch is built here.
+func makeDormant(t *testing.T, top *topology) {
+	var conn *netlink.Conn
+	err := top.server.Do(func(ns.NetNS) (err error) {
+		conn, err = netlink.Dial(unix.NETLINK_NETFILTER, nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	nfgen := func(family uint8, resID uint16) []byte {
+		return []byte{family, unix.NFNETLINK_V0, byte(resID >> 8), byte(resID)}
+	}
+	ae := netlink.NewAttributeEncoder()
+	ae.ByteOrder = binary.BigEndian
+	ae.String(unix.NFTA_TABLE_NAME, nftables.TableName)
+	ae.Uint32(unix.NFTA_TABLE_FLAGS, 1) // NFT_TABLE_F_DORMANT
+	attrs, err := ae.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []netlink.Message{
+		{Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_MSG_BATCH_BEGIN), Flags: netlink.Request}, Data: nfgen(unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES)},
+		{Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_NEWTABLE), Flags: netlink.Request | netlink.Acknowledge},
+			Data: append(nfgen(unix.NFPROTO_INET, 0), attrs...)},
+		{Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_MSG_BATCH_END), Flags: netlink.Request}, Data: nfgen(unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES)},
+	}
+	if _, err := conn.SendMessages(msgs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Receive(); err != nil {
+		t.Fatalf("set dormant: %v", err)
+	}
+	tbl, err := nftConn(t, top).ListTableOfFamily(nftables.TableName, gnft.TableFamilyINet)
+	// google/nftables v0.3.0 decodes the flags in host byte order
+	// (dormant reads as 1<<24 here), so any non-zero value will do.
+	if err != nil || tbl.Flags == 0 {
+		t.Fatalf("table not dormant: %+v, %v", tbl, err)
+	}
+}
+
+// TestEditedTableRestored: edits that keep the table, its rule counts and
+// its sets but stop enforcement (a drop replaced by an accept; the table
+// made dormant) are drift too. Each lets the fenced source through; Probe
+// answers not ready, the driver rebuilds the table and the source is
+// dropped again.
+func TestEditedTableRestored(t *testing.T) {
+	top := newTopology(t)
+	const bound = 10 * time.Second // generous on a loaded machine
+	for _, edit := range []struct {
+		name string
+		do   func(*testing.T, *topology)
+	}{{"drop replaced by accept", acceptHosts4}, {"table dormant", makeDormant}} {
+		t.Run(edit.name, func(t *testing.T) {
+			td := startTCPDriver(t, top, driver.Options{ReconcileInterval: time.Hour})
+			defer removeTable(t, top, nftables.TableName) // the next subtest's driver has another state file
+			defer td.stop()
+			if err := td.call("fence", "10.99.0.2/32"); err != nil {
+				t.Fatal(err)
+			}
+			if !td.probe(t) || top.served(fenced4) {
+				t.Fatal("fence not in force before the edit")
+			}
+			edit.do(t, top)
+			if !top.served(fenced4) {
+				t.Fatal("the edit did not lift the fence: the test cannot see drift")
+			}
+			time.Sleep(1100 * time.Millisecond) // Probe verifies at most once a second
+			if td.probe(t) {
+				t.Fatal("Probe ready while the table is edited")
+			}
+			eventually(t, bound, "table rebuilt and Probe ready", func() bool { return td.probe(t) })
+			if top.served(fenced4) {
+				t.Fatal("Probe ready but the fenced source is served")
+			}
+		})
 	}
 }
