@@ -143,17 +143,20 @@ func (c Cluster) WaitDeployment(ctx context.Context, ns, name string, timeout ti
 // sidecar over TLS with its token), and the holder of the driver's Lease
 // is the pod that endpoint names (the controller routes to the holder).
 //
-// csi-addons v0.14.0 can lose the driver's CSIAddonsNode after a driver
-// pod is replaced: the controller's cleanup of the old pod's connection
-// deletes the object after the new sidecar has registered into it, and the
-// sidecar registers again only minutes later (seen: 164 s). When no
-// CSIAddonsNode exists while a driver pod has been ready for
-// reregisterAfter, WaitConnected deletes that pod once, as an operator
-// would, so its replacement registers at start; it logs that it did.
+// csi-addons v0.14.0 can stall after a driver pod is replaced (both seen
+// on kind): its retries against the old pod's endpoint either delete the
+// CSIAddonsNode after the new sidecar registered into it (the sidecar
+// registers again only minutes later), or leave it Retrying the old
+// endpoint for minutes. Once a driver pod has been ready for
+// reregisterAfter, WaitConnected acts as an operator would, and logs it:
+// it annotates a CSIAddonsNode that is not Connected (the controller
+// reconciles on an annotation change, against the current endpoint), at
+// most every reregisterAfter, and it deletes the driver pod once when no
+// CSIAddonsNode exists, so that its replacement registers at start.
 func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.Duration) error {
 	f := Fences{c.Dyn}
 	var last map[string]string
-	restarted := false
+	restarted, nudged := false, time.Now()
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		l, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -167,6 +170,12 @@ func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.
 				h := c.leaseHolder(ctx)
 				return h != "" && h != notPod && containsPod(ep, h), nil
 			}
+		}
+		if len(l.Items) > 0 && time.Since(nudged) >= reregisterAfter && c.readyDriverPod(ctx, notPod, reregisterAfter) != "" {
+			nudged = time.Now()
+			c.logger().Warn("csi-addons v0.14.0 has not connected the driver's ready pod; annotating its CSIAddonsNode so the controller reconciles the current endpoint",
+				"state", last)
+			_ = f.RefreshCSIAddonsNodes(ctx, StorageNamespace)
 		}
 		if len(l.Items) == 0 && !restarted {
 			if p := c.readyDriverPod(ctx, notPod, reregisterAfter); p != "" {

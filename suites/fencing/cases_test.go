@@ -24,6 +24,7 @@ func (c *fcase) fenceB(ctx context.Context, name string, cidrs []string) int64 {
 	Expect(err).NotTo(HaveOccurred())
 	c.event("NetworkFence %s: Succeeded", name)
 	c.figure(figSucceeded, "%.2f", tOK.Sub(t0).Seconds())
+	c.fenced = append(c.fenced, cidrs...)
 	ack := c.ackOf(ctx, "FenceClusterNetwork", cidrs, t0)
 	c.event("driver acknowledged FenceClusterNetwork (t_ns %d)", ack)
 	return ack
@@ -113,7 +114,7 @@ func (c *fcase) checkFenced(ctx context.Context, ack int64, until int64) {
 	c.saveCaseLogs(ev)
 }
 
-var _ = Describe("fencing through csi-addons", Ordered, func() {
+var _ = Describe("fencing through csi-addons", Ordered, ContinueOnFailure, func() {
 	It("1. fence through a NetworkFence CR: no write from worker B accepted after the ack, worker A undisturbed, CR Succeeded", func(ctx SpecContext) {
 		c := newCase(ctx, "c1", "1. fence via NetworkFence CR", true)
 		name := "fenceproof-c1"

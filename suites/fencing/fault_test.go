@@ -38,11 +38,13 @@ func redeployDriver(ctx context.Context, faults []string) {
 	Expect(w.k.WaitConnected(ctx, old, 4*time.Minute)).To(Succeed())
 }
 
-var _ = Describe("a driver that acknowledges before it enforces", Ordered, func() {
+var _ = Describe("a driver that acknowledges before it enforces", Ordered, ContinueOnFailure, func() {
 	It("ack-before-enforce: the oracle fails and names the exact offending write of worker B", func(ctx SpecContext) {
 		c := newCase(ctx, "fault", "ack-before-enforce driver: the oracle must name the offending write", false)
-		redeployDriver(ctx, []string{ackFault})
+		// Registered before the redeploy: a redeploy that fails half-way
+		// must not leave the faulty driver to the cases after this one.
 		DeferCleanup(func(ctx SpecContext) { redeployDriver(ctx, nil) }, NodeTimeout(10*time.Minute))
+		redeployDriver(ctx, []string{ackFault})
 		c.event("driver redeployed with --fault=%s (lease holder %s)", ackFault, w.k.LeaseHolder(ctx))
 		c.startWriters(ctx, map[string]string{c.id + "-a": w.a, c.id + "-b": w.b})
 

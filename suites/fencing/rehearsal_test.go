@@ -119,7 +119,7 @@ func nodeReady(ctx context.Context, node string) bool {
 	return false
 }
 
-var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, func() {
+var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure, func() {
 	It("7. DR rehearsal: worker B cut off, fenced through the CR, declared out of service; its StatefulSet writer moves, and the stale writer never gets a write accepted after the ack", func(ctx SpecContext) {
 		cut := &cutter{node: w.b, how: *flagCut}
 		if err := exec.Command("docker", "inspect", w.b).Run(); err != nil {

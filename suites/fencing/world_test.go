@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -94,6 +95,7 @@ type fcase struct {
 	events       []event
 	writers      map[string]string // writer id (pod name) -> node
 	figures      []figure
+	fenced       []string // every CIDR the case fenced (reset unfences them if it fails)
 }
 
 // figure is one measured value of a case for the report.
@@ -122,6 +124,9 @@ func newCase(ctx context.Context, id, name string, writers bool) *fcase {
 	Expect(e2e.CreateNamespace(ctx, w.k.CS, c.ns, map[string]string{"app.kubernetes.io/part-of": "fenceproof"})).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		report.add(c)
+		if CurrentSpecReport().Failed() {
+			c.reset(ctx)
+		}
 		// Deleted without waiting (the next case has its own namespace);
 		// AfterSuite waits until every case namespace is gone.
 		err := w.k.CS.CoreV1().Namespaces().Delete(ctx, c.ns, metav1.DeleteOptions{})
@@ -129,12 +134,33 @@ func newCase(ctx context.Context, id, name string, writers bool) *fcase {
 			Expect(err).NotTo(HaveOccurred())
 		}
 		w.caseNamespaces = append(w.caseNamespaces, c.ns)
-	}, NodeTimeout(time.Minute))
+	}, NodeTimeout(crTimeout+2*time.Minute))
 	c.event("case starts (namespace %s)", c.ns)
 	if writers {
 		c.startWriters(ctx, map[string]string{id + "-a": w.a, id + "-b": w.b})
 	}
 	return c
+}
+
+// reset lifts whatever a failed case may have left fenced (its own fences
+// and worker B's addresses), so that the next case starts unfenced:
+// deleting a fenced CR does not unfence (case 6), and unfencing what is not
+// fenced succeeds. It runs after the case's own cleanups (which restore the
+// faithful driver after the fault case).
+func (c *fcase) reset(ctx context.Context) {
+	cidrs := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(c.fenced), w.bCIDRs...))))
+	name := "fenceproof-" + c.id + "-reset"
+	_, err := w.fences.Create(ctx, fencekind.NetworkFenceGVR, fencekind.Fence(name, fencekind.ClassName, fencekind.Unfenced, cidrs))
+	if err != nil {
+		logf("[%s] reset: %v", c.id, err)
+		return
+	}
+	st, werr := w.fences.Status(ctx, name)
+	for t0 := time.Now(); werr == nil && st.Message != fencekind.UnfenceOKMessage && time.Since(t0) < crTimeout; st, werr = w.fences.Status(ctx, name) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	c.event("failed case reset: Unfenced %v: %s %s", cidrs, st.Result, st.Message)
+	_ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, name, crTimeout)
 }
 
 // startWriters creates writer pods (id -> node) and waits until each has
