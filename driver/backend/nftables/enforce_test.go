@@ -319,19 +319,26 @@ func TestEnforcement(t *testing.T) {
 	})
 }
 
-func TestGetFenceClientsSeesPeers(t *testing.T) {
-	top := newTopology(t)
-	c, _ := startDriver(t, top)
-	for _, src := range []netip.Addr{fenced4, sibling6} {
+// openSessions opens one served connection from each source, closed when
+// the test ends.
+func openSessions(t *testing.T, top *topology, srcs ...netip.Addr) {
+	t.Helper()
+	for _, src := range srcs {
 		conn, err := top.dial(src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		t.Cleanup(func() { conn.Close() })
 		if err := roundTrip(conn); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestGetFenceClientsSeesPeers(t *testing.T) {
+	top := newTopology(t)
+	c, _ := startDriver(t, top)
+	openSessions(t, top, fenced4, sibling6)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var addrs []string
@@ -376,16 +383,7 @@ func TestGetFenceClientsSeesPeers(t *testing.T) {
 func TestConntrackForgottenInBackground(t *testing.T) {
 	top := newTopology(t)
 	c, _ := startDriver(t, top)
-	for _, src := range []netip.Addr{fenced4, sibling4} {
-		conn, err := top.dial(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		if err := roundTrip(conn); err != nil {
-			t.Fatal(err)
-		}
-	}
+	openSessions(t, top, fenced4, sibling4)
 	sources := func() map[netip.Addr]bool {
 		out := map[netip.Addr]bool{}
 		err := top.server.Do(func(ns.NetNS) error {
