@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -32,15 +31,8 @@ func runAudit(args []string) int {
 	skew := fs.Duration("skew", 0, "tolerated clock skew between driver and storage (0 on one host)")
 	timeline := fs.Bool("timeline", false, "also print the timeline")
 	since := fs.Int64("since", 0, "judge only what happened from this unix time in ns on (earlier fences still count); 0 judges everything")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "fenceproof audit check: unexpected arguments %q\n", fs.Args())
-		return 2
+	if code, ok := parseFlags(fs, args[1:]); !ok {
+		return code
 	}
 	if *since < 0 {
 		fmt.Fprintln(os.Stderr, "fenceproof audit check: --since must not be negative")

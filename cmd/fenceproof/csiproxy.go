@@ -136,15 +136,8 @@ Exit status: 0 conforms (no MUST rule failed), 1 does not, 2 bad flags.
 flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: unexpected arguments %v\n", fs.Args())
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *listRules {
 		for _, r := range conformance.AllRules() {

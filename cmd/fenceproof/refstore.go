@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -34,15 +33,8 @@ func runRefstore(args []string) int {
 	fs.StringVar(&o.EnforcePath, "enforce-log", "", "blocklist changes with their enforcement time (default: enforce.log next to --audit)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", 5*time.Minute, "close sessions silent this long")
 	fs.IntVar(&o.MaxSessions, "max-sessions", 4096, "refuse connections beyond this many open sessions")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "fenceproof refstore: unexpected arguments %q\n", fs.Args())
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	switch *logFmt {
 	case "json":

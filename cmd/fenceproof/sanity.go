@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -84,15 +83,8 @@ flags:`)
 	fs.Var(&focus, "focus", "run only specs matching this regexp (repeatable)")
 	fs.Var(&skip, "skip", "skip specs matching this regexp (repeatable)")
 	fs.Var(&faults, "driver-fault", "inject a fault into the reference driver (repeatable; for testing the suite itself)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitConforms
-		}
-		return exitUsageConfig
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "fenceproof sanity: unexpected arguments %v\n", fs.Args())
-		return exitUsageConfig
+	if code, ok := parseFlags(fs, args); !ok {
+		return code // exitConforms after --help, exitUsageConfig otherwise
 	}
 	if *configFile != "" {
 		if err := sanity.LoadFile(*configFile, &cfg); err != nil {
