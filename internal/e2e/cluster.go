@@ -336,6 +336,23 @@ func findPaths() (paths, error) {
 	return p, nil
 }
 
+// CacheDir is the build cache of the offline cluster: $FENCEPROOF_CACHE,
+// else /var/cache/fenceproof for root, else ~/.cache/fenceproof (as
+// fixtures/cluster/lib.sh).
+func CacheDir() string {
+	if c := os.Getenv("FENCEPROOF_CACHE"); c != "" {
+		return c
+	}
+	if os.Geteuid() == 0 {
+		return "/var/cache/fenceproof"
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "/var/cache/fenceproof"
+	}
+	return filepath.Join(d, "fenceproof")
+}
+
 // findRepoPaths is findPaths without requiring the kind binary.
 func findRepoPaths() (paths, error) {
 	_, file, _, ok := runtime.Caller(0)
@@ -343,14 +360,7 @@ func findRepoPaths() (paths, error) {
 		return paths{}, errors.New("e2e: cannot locate the repository")
 	}
 	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	cache := os.Getenv("FENCEPROOF_CACHE")
-	if cache == "" {
-		if os.Geteuid() == 0 {
-			cache = "/var/cache/fenceproof"
-		} else if d, err := os.UserCacheDir(); err == nil {
-			cache = filepath.Join(d, "fenceproof")
-		}
-	}
+	cache := CacheDir()
 	p := paths{
 		kind:          filepath.Join(cache, "out", "kind", "kind"),
 		kindConfig:    filepath.Join(repo, "fixtures", "cluster", "kind-config.yaml"),

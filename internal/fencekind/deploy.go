@@ -119,6 +119,12 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 	return c.WaitConnected(ctx, "", 3*time.Minute)
 }
 
+// DeployDir is where `make cluster-image` copies csi-addons' CRDs and RBAC
+// from its module (crds.yaml, rbac.yaml).
+func DeployDir() string {
+	return filepath.Join(e2e.CacheDir(), "out", "csi-addons", "deploy")
+}
+
 // WaitDeployment waits until every replica of a Deployment is updated and available.
 func (c Cluster) WaitDeployment(ctx context.Context, ns, name string, timeout time.Duration) error {
 	var d *appsv1.Deployment

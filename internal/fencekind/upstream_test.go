@@ -15,11 +15,7 @@ import (
 // cluster-image` copies from the module and checks they hold what the
 // world relies on. It skips when the build has not run on this machine.
 func TestUpstreamFilesDecode(t *testing.T) {
-	cache := os.Getenv("FENCEPROOF_CACHE")
-	if cache == "" {
-		cache = "/var/cache/fenceproof"
-	}
-	dir := filepath.Join(cache, "out", "csi-addons", "deploy")
+	dir := DeployDir()
 	if _, err := os.Stat(filepath.Join(dir, "crds.yaml")); err != nil {
 		t.Skipf("no csi-addons deploy files in %s (run `make cluster-image`)", dir)
 	}

@@ -37,7 +37,7 @@ import (
 
 var (
 	flagReports    = flag.String("fencing.reports", "../../reports", "where reports/fencing.md and reports/fencing/ (audit logs, driver logs, timelines) are written")
-	flagDeploy     = flag.String("fencing.csi-addons-deploy", defaultDeployDir(), "directory with csi-addons' crds.yaml and rbac.yaml (make cluster-image copies them from the module)")
+	flagDeploy     = flag.String("fencing.csi-addons-deploy", fencekind.DeployDir(), "directory with csi-addons' crds.yaml and rbac.yaml (make cluster-image copies them from the module)")
 	flagImage      = flag.String("fencing.image", envOr("FENCING_IMAGE", fencekind.DefaultImages.Fenceproof), "image with the fenceproof binary (refstore, driver, writer); default $FENCING_IMAGE")
 	flagController = flag.String("fencing.controller-image", fencekind.DefaultImages.Controller, "csi-addons controller image")
 	flagSidecar    = flag.String("fencing.sidecar-image", fencekind.DefaultImages.Sidecar, "csi-addons sidecar image")
@@ -153,18 +153,6 @@ var _ = AfterSuite(func(ctx SpecContext) {
 	}
 	Expect(cluster.Teardown(ctx)).To(Succeed())
 }, NodeTimeout(10*time.Minute))
-
-func defaultDeployDir() string {
-	cache := os.Getenv("FENCEPROOF_CACHE")
-	if cache == "" {
-		if os.Geteuid() == 0 {
-			cache = "/var/cache/fenceproof"
-		} else if d, err := os.UserCacheDir(); err == nil {
-			cache = filepath.Join(d, "fenceproof")
-		}
-	}
-	return filepath.Join(cache, "out", "csi-addons", "deploy")
-}
 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
