@@ -21,19 +21,7 @@ ifeq ($(CSIPROXY_ENDPOINT),)
 endif
 
 csiproxy-fuzz: ## fuzz the csi-proxy restriction validator, CSIPROXY_FUZZTIME (10s) per target; corpora in internal/csiproxy/restrict/testdata/fuzz
-	@# On a loaded machine Go's fuzz coordinator may end a clean run with
-	@# "context deadline exceeded" and no failing input; that is retried
-	@# once. A real finding writes testdata/fuzz/<target>/<hash> and fails.
-	@for f in $(CSIPROXY_FUZZ); do \
-	  for try in 1 2; do \
-	    echo "fuzz $$f for $(CSIPROXY_FUZZTIME) (try $$try)"; \
-	    out=$$($(GO) test -run '^$$$$' -fuzz "^$$f\$$$$" -fuzztime $(CSIPROXY_FUZZTIME) -parallel 2 ./internal/csiproxy/restrict/ 2>&1); rc=$$?; \
-	    echo "$$out" | tail -3; \
-	    [ $$rc = 0 ] && break; \
-	    if [ $$try = 1 ] && echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then continue; fi; \
-	    echo "$$out"; exit 1; \
-	  done; \
-	done
+	@GO="$(GO)" mk/fuzz.sh $(CSIPROXY_FUZZTIME) $(addprefix ./internal/csiproxy/restrict/:,$(CSIPROXY_FUZZ))
 
 csiproxy-windows: ## compile fenceproof for Windows (the npipe:// endpoint of csiproxy-sanity; it cannot run here)
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/fenceproof

@@ -42,22 +42,7 @@ run-driver: build ## run the reference driver (memory backend) on /tmp/fenceproo
 	$(FENCEPROOF) driver --endpoint unix:///tmp/fenceproof-driver.sock --state /tmp/fenceproof-driver.db
 
 fuzz-driver: ## fuzz every driver fuzz target (request validation, CIDR parsing, cidr.Set, state records and files) for FUZZTIME (30s) each
-	@$(MAKE) --no-print-directory _fuzz-driver _DRIVER_FUZZTIME=$(FUZZTIME)
+	@GO="$(GO)" mk/fuzz.sh $(FUZZTIME) $(DRIVER_FUZZ)
 
 fuzz-driver-short: ## each driver fuzz target for DRIVER_SHORT_FUZZTIME (3s): a bounded run for make test
-	@$(MAKE) --no-print-directory _fuzz-driver _DRIVER_FUZZTIME=$(DRIVER_SHORT_FUZZTIME)
-
-# On a loaded machine Go's fuzz coordinator may end a clean run with
-# "context deadline exceeded" and no failing input; that is retried once.
-.PHONY: _fuzz-driver
-_fuzz-driver:
-	@for pf in $(DRIVER_FUZZ); do \
-	  pkg=$${pf%%:*}; f=$${pf##*:}; \
-	  for try in 1 2; do \
-	    out=$$($(GO) test -run '^$$$$' -fuzz "^$$f\$$$$" -fuzztime $(_DRIVER_FUZZTIME) -parallel 2 $$pkg 2>&1); rc=$$?; \
-	    echo "fuzz $$pkg $$f for $(_DRIVER_FUZZTIME) (try $$try): $$(echo "$$out" | grep -E '^fuzz: elapsed' | tail -1)"; \
-	    [ $$rc = 0 ] && break; \
-	    if [ $$try = 1 ] && echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then continue; fi; \
-	    echo "$$out"; exit 1; \
-	  done; \
-	done
+	@GO="$(GO)" mk/fuzz.sh $(DRIVER_SHORT_FUZZTIME) $(DRIVER_FUZZ)
