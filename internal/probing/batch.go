@@ -61,7 +61,7 @@ func (b ByRunner) ProbeBatch(ctx context.Context, from Endpoint, reqs []Request)
 	if from.Container != "" {
 		p = b.Container
 	}
-	if bp, ok := p.(BatchProber); ok && p != nil {
+	if bp, ok := p.(BatchProber); ok {
 		return bp.ProbeBatch(ctx, from, reqs)
 	}
 	out := make([]Result, len(reqs))

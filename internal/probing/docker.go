@@ -21,12 +21,6 @@ type DockerProber struct {
 	Docker string
 }
 
-// Args are the docker CLI's arguments for a request.
-func (p *DockerProber) Args(req Request) []string {
-	e := ExecProber{Command: p.Command, Timeout: p.Timeout}
-	return append([]string{"exec", req.From.Container}, e.Args(req)...)
-}
-
 // Probe execs the probe client in req.From's container.
 func (p *DockerProber) Probe(ctx context.Context, req Request) (Result, error) {
 	e := ExecProber{Command: p.Command, Timeout: p.Timeout}

@@ -8,7 +8,6 @@ package probing
 import (
 	"context"
 	"net/netip"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -209,21 +208,20 @@ func (r Runner) batchPass(ctx context.Context, bp BatchProber, peers []Endpoint,
 			for g := range work {
 				vs := r.probeBatch(ctx, bp, peers, cases, g, st)
 				var again []cell
+				var at []int // the index in g of each cell in again
 				for k, x := range g {
 					if vs[k] == reach.Unknown || (expected != nil && vs[k] != expected.At(x.c, x.i, x.j)) {
-						again = append(again, x)
+						again, at = append(again, x), append(at, k)
 					}
 				}
 				if len(again) > 0 {
 					st.retries.Add(int64(len(again)))
 					for k, v := range r.probeBatch(ctx, bp, peers, cases, again, st) {
-						observed.SetAt(again[k].c, again[k].i, again[k].j, v)
+						vs[at[k]] = v
 					}
 				}
 				for k, x := range g {
-					if !slices.Contains(again, x) {
-						observed.SetAt(x.c, x.i, x.j, vs[k])
-					}
+					observed.SetAt(x.c, x.i, x.j, vs[k])
 				}
 			}
 		}()

@@ -2,6 +2,7 @@ package fencing
 
 import (
 	"context"
+	"path"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ func (c *fcase) collect(ctx context.Context) *evidence {
 	go func() {
 		defer wg.Done()
 		timed("enforce", func() {
-			if b, err := w.k.NodeFile(ctx, w.storage, dirOf(base)+"/enforce.log"); err == nil {
+			if b, err := w.k.NodeFile(ctx, w.storage, path.Join(path.Dir(base), "enforce.log")); err == nil {
 				ev.enforce = b
 			}
 		})
@@ -76,13 +77,4 @@ func (ev *evidence) accepted() []fencekind.Accepted {
 // attempts is a writer's log parsed (nil when its pod is gone).
 func (ev *evidence) attempts(id string) []fencekind.Attempt {
 	return fencekind.ParseLines[fencekind.Attempt](ev.writers[id])
-}
-
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[:i]
-		}
-	}
-	return "."
 }
