@@ -207,9 +207,10 @@ func (c Cluster) logger() *slog.Logger {
 	return c.Log
 }
 
-// reregisterAfter is how long a ready driver pod may go without a
-// CSIAddonsNode before WaitConnected restarts it.
-const reregisterAfter = 30 * time.Second
+// reregisterAfter is how long a driver pod must have been ready before
+// WaitConnected nudges the controller or restarts the pod (a variable so
+// tests can shorten it).
+var reregisterAfter = 30 * time.Second
 
 // readyDriverPod returns a driver pod other than notPod whose containers
 // have all been ready for at least d, or "".

@@ -7,6 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -49,5 +53,69 @@ func TestReadyDriverPodOnlyAfterTheGracePeriod(t *testing.T) {
 				t.Errorf("readyDriverPod = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// csiAddonsNode is the driver's CSIAddonsNode in a state, naming endpoint.
+func csiAddonsNode(state, endpoint string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "csiaddons.openshift.io/v1alpha1", "kind": "CSIAddonsNode",
+		"metadata": map[string]any{"name": "driver-node", "namespace": StorageNamespace},
+		"spec":     map[string]any{"driver": map[string]any{"endpoint": endpoint}},
+		"status":   map[string]any{"state": state},
+	}}
+	return u
+}
+
+func stalledCluster(t *testing.T, nodes ...runtime.Object) (Cluster, *fake.Clientset) {
+	t.Helper()
+	old := reregisterAfter
+	reregisterAfter = 0
+	t.Cleanup(func() { reregisterAfter = old })
+	cs := fake.NewSimpleClientset(driverPod("new", time.Minute, false))
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{CSIAddonsNodeGVR: "CSIAddonsNodeList"}, nodes...)
+	return Cluster{CS: cs, Dyn: dyn}, cs
+}
+
+// Regression: csi-addons v0.14.0 left the CSIAddonsNode Retrying the
+// replaced pod's endpoint for minutes; WaitConnected annotates it so the
+// controller reconciles the current endpoint.
+func TestWaitConnectedAnnotatesAStalledCSIAddonsNode(t *testing.T) {
+	c, cs := stalledCluster(t, csiAddonsNode("Retrying", "pod://new.fenceproof-fence:9070"))
+	if err := c.WaitConnected(context.Background(), "old", 2500*time.Millisecond); err == nil {
+		t.Fatal("WaitConnected succeeded without a Connected CSIAddonsNode")
+	}
+	n, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).Get(context.Background(), "driver-node", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.GetAnnotations()["fenceproof.io/refresh"] == "" {
+		t.Errorf("the stalled CSIAddonsNode was not annotated: %v", n.GetAnnotations())
+	}
+	if _, err := cs.CoreV1().Pods(StorageNamespace).Get(context.Background(), "new", metav1.GetOptions{}); err != nil {
+		t.Errorf("the driver pod was deleted although its CSIAddonsNode exists: %v", err)
+	}
+}
+
+// Regression: csi-addons v0.14.0 deleted the CSIAddonsNode after the new
+// sidecar had registered into it; WaitConnected restarts the driver pod
+// once so that its replacement registers.
+func TestWaitConnectedRestartsTheDriverPodOnceWhenItsCSIAddonsNodeIsGone(t *testing.T) {
+	c, cs := stalledCluster(t)
+	if err := c.WaitConnected(context.Background(), "old", 2500*time.Millisecond); err == nil {
+		t.Fatal("WaitConnected succeeded without a CSIAddonsNode")
+	}
+	if _, err := cs.CoreV1().Pods(StorageNamespace).Get(context.Background(), "new", metav1.GetOptions{}); err == nil {
+		t.Error("the driver pod without a CSIAddonsNode was not deleted")
+	}
+	deletes := 0
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" {
+			deletes++
+		}
+	}
+	if deletes != 1 {
+		t.Errorf("%d pod deletions, want exactly 1", deletes)
 	}
 }
