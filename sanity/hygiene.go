@@ -10,6 +10,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Rules checked at the end of the run over everything the suite did. They
@@ -70,6 +72,12 @@ func describeHygiene(s *State) {
 				return
 			}
 			s.needList()
+			// A probe of its own: the cleanups of the specs whose Fence
+			// was late may land after the driver's late work (a loaded
+			// machine) and hide it; the probe unfences its block at once.
+			if l, ok := s.lateWorkProbe(ctx); ok {
+				late = append(late, l)
+			}
 			// Give the driver three more RPC deadlines to finish what it
 			// was doing, then look: every spec's cleanup has run, so a
 			// block of a late Fence that is fenced now was fenced after
@@ -198,4 +206,24 @@ func firstFew(xs []string) string {
 		return strings.Join(xs, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(xs[:10], ", "), len(xs)-10)
+}
+
+// lateWorkProbe fences a fresh block and, when the Fence misses its
+// deadline, unfences the block at once, so that only work the driver did
+// after the client gave up can make it listed. It reports the late Fence;
+// ok is false when the Fence answered in time or no block was free.
+func (s *State) lateWorkProbe(ctx context.Context) (l lateFence, ok bool) {
+	defer func() {
+		if recover() != nil { // the allocator panics when its pools are exhausted
+			ok = false
+		}
+	}()
+	block := s.alloc.block(false, 32).String()
+	if err := s.fence(ctx, []string{block}); status.Code(err) != codes.DeadlineExceeded {
+		note("the probe Fence of %s answered %s within its deadline", block, codeName(err))
+		return lateFence{}, false
+	}
+	l = lateFence{cidrs: []string{block}, at: time.Now()}
+	expectOK(s.unfence(ctx, []string{block}), "UnfenceClusterNetwork of the probe block "+block+" right after its Fence missed the deadline")
+	return l, true
 }
