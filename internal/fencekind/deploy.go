@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -105,16 +106,17 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 	if err := c.WaitDeployment(ctx, StorageNamespace, RefstoreName, 3*time.Minute); err != nil {
 		return err
 	}
-	if err := create(ctx, "driver", c.CS.AppsV1().Deployments(StorageNamespace).Create, DriverDeployment(w)); err != nil {
+	if err := create(ctx, "driver", c.CS.AppsV1().StatefulSets(StorageNamespace).Create, DriverStatefulSet(w)); err != nil {
 		return err
 	}
 	if _, err := (Fences{c.Dyn}).Create(ctx, NetworkFenceClassGVR, Class(ClassName, CSIAddonsSecret, StorageNamespace)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	for _, d := range []struct{ ns, name string }{{ControllerNamespace, ControllerName}, {StorageNamespace, DriverName}} {
-		if err := c.WaitDeployment(ctx, d.ns, d.name, 3*time.Minute); err != nil {
-			return err
-		}
+	if err := c.WaitDeployment(ctx, ControllerNamespace, ControllerName, 3*time.Minute); err != nil {
+		return err
+	}
+	if err := c.WaitStatefulSet(ctx, StorageNamespace, DriverName, 3*time.Minute); err != nil {
+		return err
 	}
 	return c.WaitConnected(ctx, "", 3*time.Minute)
 }
@@ -144,53 +146,78 @@ func (c Cluster) WaitDeployment(ctx context.Context, ns, name string, timeout ti
 	return nil
 }
 
-// WaitConnected waits until a CSIAddonsNode of the driver, other than one
-// whose endpoint names notPod, is Connected (the controller reached the
-// sidecar over TLS with its token), and the holder of the driver's Lease
-// is the pod that endpoint names (the controller routes to the holder).
+// WaitStatefulSet waits until every replica of a StatefulSet runs its
+// current template and is ready.
+func (c Cluster) WaitStatefulSet(ctx context.Context, ns, name string, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		s, err := c.CS.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || s.Spec.Replicas == nil {
+			return false, nil
+		}
+		st, n := s.Status, *s.Spec.Replicas
+		return st.ObservedGeneration >= s.Generation && st.CurrentRevision == st.UpdateRevision &&
+			st.UpdatedReplicas == n && st.ReadyReplicas == n && st.Replicas == n, nil
+	})
+	if err != nil {
+		return fmt.Errorf("statefulset %s/%s not ready after %s: %s", ns, name, timeout, c.podsState(ctx, ns))
+	}
+	return nil
+}
+
+// CreatedByAnnotation is where the csi-addons sidecar records, on the
+// CSIAddonsNode it registers, the UID of its pod.
+const CreatedByAnnotation = "sidecar.csiaddons.openshift.io/createdByPodUID"
+
+// WaitConnected waits until a ready driver pod other than the one with UID
+// oldUID ("" at install) has registered its CSIAddonsNode (the sidecar
+// writes its pod UID there), the controller reached that sidecar over TLS
+// with its token (Connected), and the pod holds the driver's Lease (the
+// controller routes to the holder).
 //
-// csi-addons v0.14.0 can stall after a driver pod is replaced (both seen
-// on kind): its retries against the old pod's endpoint either delete the
-// CSIAddonsNode after the new sidecar registered into it (the sidecar
-// registers again only minutes later), or leave it Retrying the old
-// endpoint for minutes. Once a driver pod has been ready for
-// reregisterAfter, WaitConnected acts as an operator would, and logs it:
-// it annotates a CSIAddonsNode that is not Connected (the controller
-// reconciles on an annotation change, against the current endpoint), at
-// most every reregisterAfter, and it deletes the driver pod once when no
-// CSIAddonsNode exists, so that its replacement registers at start.
-func (c Cluster) WaitConnected(ctx context.Context, notPod string, timeout time.Duration) error {
+// csi-addons v0.14.0 can still stall after a pod replacement: the
+// controller counts connection failures across endpoints and deletes the
+// CSIAddonsNode at the fourth, and a sidecar whose registration meets an
+// object being deleted tries again only minutes later. Once the pod has
+// been ready for reregisterAfter, WaitConnected acts as an operator would,
+// and logs it: it annotates the pod's CSIAddonsNode if it is not Connected
+// (the controller reconciles on an annotation change), at most every
+// reregisterAfter, and it deletes the pod once if it has registered no
+// CSIAddonsNode, so that its replacement registers at start.
+func (c Cluster) WaitConnected(ctx context.Context, oldUID types.UID, timeout time.Duration) error {
 	f := Fences{c.Dyn}
 	var last map[string]string
-	restarted, nudged := false, time.Now()
+	restarted, nudged := false, time.Time{}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		p, readyFor := c.readyDriverPod(ctx, oldUID)
 		l, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
+		if p == nil || err != nil {
 			return false, nil
 		}
 		last, _ = f.CSIAddonsNodeState(ctx, StorageNamespace)
+		registered, connected := false, false
 		for _, n := range l.Items {
-			state, _, _ := nestedString(n.Object, "status", "state")
 			ep, _, _ := nestedString(n.Object, "spec", "driver", "endpoint")
-			if state == "Connected" && (notPod == "" || !containsPod(ep, notPod)) {
-				h := c.leaseHolder(ctx)
-				return h != "" && h != notPod && containsPod(ep, h), nil
+			if n.GetDeletionTimestamp() != nil || n.GetAnnotations()[CreatedByAnnotation] != string(p.UID) || !containsPod(ep, p.Name) {
+				continue
 			}
+			state, _, _ := nestedString(n.Object, "status", "state")
+			registered, connected = true, connected || state == "Connected"
 		}
-		if len(l.Items) > 0 && time.Since(nudged) >= reregisterAfter && c.readyDriverPod(ctx, notPod, reregisterAfter) != "" {
+		switch {
+		case connected:
+			return c.leaseHolder(ctx) == p.Name, nil
+		case readyFor < reregisterAfter:
+		case registered && time.Since(nudged) >= reregisterAfter:
 			nudged = time.Now()
-			c.logger().Warn("csi-addons v0.14.0 has not connected the driver's ready pod; annotating its CSIAddonsNode so the controller reconciles the current endpoint",
-				"state", last)
+			c.logger().Warn("csi-addons v0.14.0 has not connected the driver's ready pod; annotating its CSIAddonsNode so the controller reconciles it",
+				"pod", p.Name, "state", last)
 			_ = f.RefreshCSIAddonsNodes(ctx, StorageNamespace)
-		}
-		if len(l.Items) == 0 && !restarted {
-			if p := c.readyDriverPod(ctx, notPod, reregisterAfter); p != "" {
-				restarted = true
-				c.logger().Warn("csi-addons v0.14.0 lost the driver's CSIAddonsNode after a pod replacement; deleting the driver pod once so that its replacement registers",
-					"pod", p, "ready_for_at_least", reregisterAfter)
-				_ = c.CS.CoreV1().Pods(StorageNamespace).Delete(ctx, p, metav1.DeleteOptions{})
-				notPod = p
-			}
+		case !registered && !restarted:
+			restarted = true
+			c.logger().Warn("csi-addons v0.14.0: the driver's ready pod has registered no CSIAddonsNode; deleting the pod once so that its replacement registers at start",
+				"pod", p.Name, "ready_for", readyFor.Round(time.Second), "state", last)
+			_ = c.CS.CoreV1().Pods(StorageNamespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+			oldUID = p.UID
 		}
 		return false, nil
 	})
@@ -212,24 +239,26 @@ func (c Cluster) logger() *slog.Logger {
 // tests can shorten it).
 var reregisterAfter = 30 * time.Second
 
-// readyDriverPod returns a driver pod other than notPod whose containers
-// have all been ready for at least d, or "".
-func (c Cluster) readyDriverPod(ctx context.Context, notPod string, d time.Duration) string {
+// readyDriverPod returns the driver pod, other than the one with UID
+// oldUID and not being deleted, whose containers are all ready, and how
+// long it has been ready; nil if there is none.
+func (c Cluster) readyDriverPod(ctx context.Context, oldUID types.UID) (*corev1.Pod, time.Duration) {
 	pods, err := c.DriverPods(ctx)
 	if err != nil {
-		return ""
+		return nil, 0
 	}
-	for _, p := range pods {
-		if p.Name == notPod || p.DeletionTimestamp != nil {
+	for i := range pods {
+		p := &pods[i]
+		if p.UID == oldUID || p.DeletionTimestamp != nil {
 			continue
 		}
 		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue && time.Since(cond.LastTransitionTime.Time) >= d {
-				return p.Name
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				return p, time.Since(cond.LastTransitionTime.Time)
 			}
 		}
 	}
-	return ""
+	return nil, 0
 }
 
 // LeaseName is the Lease the sidecar holds and the controller routes by
@@ -295,11 +324,5 @@ func (c Cluster) Uninstall(ctx context.Context) error {
 				[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 		}
 	}
-	var first error
-	for _, ns := range []string{StorageNamespace, ControllerNamespace} {
-		if err := e2e.DeleteNamespace(ctx, c.CS, ns, 5*time.Minute); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return e2e.DeleteNamespaces(ctx, c.CS, 5*time.Minute, StorageNamespace, ControllerNamespace)
 }

@@ -1,6 +1,7 @@
 package fencekind
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -70,9 +71,12 @@ func TestContainsPod(t *testing.T) {
 	}
 }
 
-func TestDriverDeployment(t *testing.T) {
+func TestDriverStatefulSet(t *testing.T) {
 	w := World{Images: DefaultImages, StorageNode: "cp", RunID: "r1", Faults: []string{"ack-before-enforce"}}
-	d := DriverDeployment(w)
+	d := DriverStatefulSet(w)
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+		t.Errorf("replicas = %v, want exactly one driver", d.Spec.Replicas)
+	}
 	spec := d.Spec.Template.Spec
 	if len(spec.Containers) != 2 {
 		t.Fatalf("want driver + csi-addons sidecar, got %d containers", len(spec.Containers))
@@ -104,7 +108,7 @@ func TestDriverDeployment(t *testing.T) {
 	if !slices.Contains(paths, "/var/lib/fenceproof-fence/r1/driver") || !slices.Contains(paths, "/run/fenceproof-fence/r1") {
 		t.Errorf("driver state and admin socket dirs are per run on the host: %v", paths)
 	}
-	if faithful := strings.Join(DriverDeployment(World{Images: DefaultImages, RunID: "r1"}).Spec.Template.Spec.Containers[0].Command, " "); strings.Contains(faithful, "--fault") {
+	if faithful := strings.Join(DriverStatefulSet(World{Images: DefaultImages, RunID: "r1"}).Spec.Template.Spec.Containers[0].Command, " "); strings.Contains(faithful, "--fault") {
 		t.Errorf("the faithful driver has a fault: %q", faithful)
 	}
 }
@@ -141,5 +145,24 @@ func TestControllerOnStorageNodeNotAWorker(t *testing.T) {
 	}
 	if len(spec.Tolerations) == 0 {
 		t.Error("controller does not tolerate the control-plane taint")
+	}
+}
+
+// Regression: ParseLines allocated a 1 MiB scanner buffer per call, and the
+// suite parsed the audit log line by line, so one oracle run of a 1 MB log
+// allocated gigabytes and took 8 s. A call on one short line allocates
+// what the line needs.
+func TestParseLinesOfOneLineAllocatesLittle(t *testing.T) {
+	line := []byte(`{"client":"c","addr":"10.0.0.1:5","seq":1,"t_ns":5}` + "\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		if got := ParseLines[Accepted](line); len(got) != 1 {
+			t.Fatalf("ParseLines = %+v", got)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 64<<10 {
+		t.Errorf("ParseLines of one %d-byte line allocates %d bytes", len(line), per)
 	}
 }

@@ -222,12 +222,20 @@ func RefstoreService() *corev1.Service {
 	}
 }
 
-// DriverDeployment is the reference driver (backend refstore: the fenced
+// DriverStatefulSet is the reference driver (backend refstore: the fenced
 // set goes to refstore before the RPC returns) and the csi-addons sidecar
-// sharing the CSI-Addons socket, in a Deployment (the sidecar refuses to
-// register from an unowned pod). Its fences live in a bbolt file on the
+// sharing the CSI-Addons socket. Its fences live in a bbolt file on the
 // storage node, so deleting the pod keeps them. faults are --fault names.
-func DriverDeployment(w World) *appsv1.Deployment {
+//
+// A one-replica StatefulSet, not a Deployment, for two reasons. At most
+// one driver pod exists at a time (a Deployment starts the replacement
+// while the old pod still terminates, holding the state file and the
+// Lease). And the sidecar makes the StatefulSet, not the pod, the owner of
+// its CSIAddonsNode: for a Deployment's pod, csi-addons v0.14.0 makes the
+// pod the owner, so replacing the pod lets the garbage collector delete
+// the CSIAddonsNode the new sidecar has just registered into (seen on
+// kind: the sidecar's next registration attempt came minutes later).
+func DriverStatefulSet(w World) *appsv1.StatefulSet {
 	img, node, faults := w.Images, w.StorageNode, w.Faults
 	l := labels(DriverName)
 	driverArgs := []string{"/usr/local/bin/fenceproof", "driver",
@@ -241,8 +249,7 @@ func DriverDeployment(w World) *appsv1.Deployment {
 	for _, f := range faults {
 		driverArgs = append(driverArgs, "--fault="+f)
 	}
-	// One driver at a time owns the state file and the lease.
-	d := deployment(DriverName, StorageNamespace, l, appsv1.RecreateDeploymentStrategyType, corev1.PodSpec{
+	pod := corev1.PodSpec{
 		ServiceAccountName:            SidecarSA,
 		TerminationGracePeriodSeconds: ptr(int64(5)),
 		Containers: []corev1.Container{
@@ -268,7 +275,8 @@ func DriverDeployment(w World) *appsv1.Deployment {
 					fmt.Sprintf("--controller-port=%d", SidecarPort),
 					"--pod=$(POD_NAME)", "--namespace=$(POD_NAMESPACE)", "--pod-uid=$(POD_UID)",
 					"--enable-auth=true",
-					// Short lease timings: a replacement driver pod leads soon after the old one is gone.
+					// Short lease timings: a replacement leads soon after the old pod is gone
+					// (at once in practice: it has the old pod's name, so the Lease is its own).
 					"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=5s", "--leader-election-retry-period=1s"},
 				Env: []corev1.EnvVar{
 					fieldEnv("NODE_NAME", "spec.nodeName"), fieldEnv("POD_NAME", "metadata.name"),
@@ -286,9 +294,17 @@ func DriverDeployment(w World) *appsv1.Deployment {
 			// secrets file other users can read).
 			{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: DriverSecrets, DefaultMode: ptr(int32(0o400))}}},
 		},
-	})
-	onStorageNode(&d.Spec.Template.Spec, node)
-	return d
+	}
+	onStorageNode(&pod, node)
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: DriverName, Namespace: StorageNamespace, Labels: l},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr(int32(1)),
+			ServiceName: DriverName,
+			Selector:    &metav1.LabelSelector{MatchLabels: l},
+			Template:    corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: pod},
+		},
+	}
 }
 
 // deployment is a one-replica Deployment of pod, selected by and labelled

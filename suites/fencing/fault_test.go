@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fenceproof/fenceproof/internal/audit"
 	"github.com/fenceproof/fenceproof/internal/fencekind"
@@ -17,7 +18,7 @@ import (
 // before refstore enforces it (driver/fault).
 const ackFault = "ack-before-enforce"
 
-// redeployDriver rolls the driver Deployment out with faults and waits
+// redeployDriver rolls the driver StatefulSet out with faults and waits
 // until the new pod is the controller's Connected endpoint.
 func redeployDriver(ctx context.Context, faults []string) {
 	pods, err := w.k.DriverPods(ctx)
@@ -25,16 +26,16 @@ func redeployDriver(ctx context.Context, faults []string) {
 	w.logs.refresh(ctx)
 	spec := w.spec
 	spec.Faults = faults
-	d, err := w.k.CS.AppsV1().Deployments(fencekind.StorageNamespace).Get(ctx, fencekind.DriverName, metav1.GetOptions{})
+	s, err := w.k.CS.AppsV1().StatefulSets(fencekind.StorageNamespace).Get(ctx, fencekind.DriverName, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	d.Spec.Template = fencekind.DriverDeployment(spec).Spec.Template
-	_, err = w.k.CS.AppsV1().Deployments(fencekind.StorageNamespace).Update(ctx, d, metav1.UpdateOptions{})
+	s.Spec.Template = fencekind.DriverStatefulSet(spec).Spec.Template
+	_, err = w.k.CS.AppsV1().StatefulSets(fencekind.StorageNamespace).Update(ctx, s, metav1.UpdateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	old := ""
+	var old types.UID
 	if len(pods) > 0 {
-		old = pods[0].Name
+		old = pods[0].UID
 	}
-	Expect(w.k.WaitDeployment(ctx, fencekind.StorageNamespace, fencekind.DriverName, 3*time.Minute)).To(Succeed())
+	Expect(w.k.WaitStatefulSet(ctx, fencekind.StorageNamespace, fencekind.DriverName, 3*time.Minute)).To(Succeed())
 	Expect(w.k.WaitConnected(ctx, old, 4*time.Minute)).To(Succeed())
 }
 

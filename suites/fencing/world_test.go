@@ -29,8 +29,9 @@ const (
 	observeWindow = 3 * time.Second // writers keep writing after a change before the logs are read
 )
 
-// driverLogs keeps the last copy of every driver pod's log, so that the
-// log of a deleted pod (case 3) still reaches the oracle.
+// driverLogs keeps the last copy of every driver pod's log, by pod name
+// and UID (a StatefulSet's replacement pod has the old one's name), so
+// that the log of a deleted pod (case 3) still reaches the oracle.
 type driverLogs struct {
 	mu   sync.Mutex
 	k    fencekind.Cluster
@@ -49,9 +50,10 @@ func (d *driverLogs) refresh(ctx context.Context) {
 		if err != nil {
 			continue
 		}
+		key := p.Name + "-" + string(p.UID)
 		d.mu.Lock()
-		if len(b) >= len(d.seen[p.Name]) {
-			d.seen[p.Name] = b
+		if len(b) >= len(d.seen[key]) {
+			d.seen[key] = b
 		}
 		d.mu.Unlock()
 	}
@@ -150,6 +152,8 @@ func newCase(ctx context.Context, id, name string, writers bool) *fcase {
 func (c *fcase) reset(ctx context.Context) {
 	cidrs := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(c.fenced), w.bCIDRs...))))
 	name := "fenceproof-" + c.id + "-reset"
+	// A reset CR of an earlier failed run would keep its old result.
+	_ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, name, crTimeout)
 	_, err := w.fences.Create(ctx, fencekind.NetworkFenceGVR, fencekind.Fence(name, fencekind.ClassName, fencekind.Unfenced, cidrs))
 	if err != nil {
 		logf("[%s] reset: %v", c.id, err)
