@@ -122,8 +122,9 @@ type Cluster struct {
 	// Clientset is a client-go clientset for the same cluster.
 	Clientset kubernetes.Interface
 
-	ctx context.Context // holds the provider for envfuncs.DestroyCluster
-	log func(format string, args ...any)
+	ctx  context.Context // holds the provider for envfuncs.DestroyCluster
+	log  func(format string, args ...any)
+	lock *ClusterLock // held shared from Setup to Teardown
 }
 
 // Setup creates or reuses the cluster (see the package documentation),
@@ -167,8 +168,18 @@ func Setup(ctx context.Context, cfg *envconf.Config, opts Options) (*Cluster, er
 		}
 	}
 
+	t := time.Now()
+	lock, err := LockShared(ctx, c.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c.lock = lock
+	if d := time.Since(t); d > time.Second {
+		opts.Log("waited %s for the cluster lock (another suite had the cluster to itself)", d.Round(time.Second))
+	}
 	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
 	if err != nil {
+		c.lock.Unlock()
 		return nil, fmt.Errorf("e2e: client for %s: %w", c.Kubeconfig, err)
 	}
 	c.Clientset = cs
@@ -234,7 +245,11 @@ func (c *Cluster) loadImages(ctx context.Context) error {
 // Teardown deletes the cluster when Setup created it, unless KEEP_CLUSTER=1.
 // It is safe on a nil Cluster (a failed Setup).
 func (c *Cluster) Teardown(ctx context.Context) error {
-	if c == nil || !c.Created {
+	if c == nil {
+		return nil
+	}
+	_ = c.lock.Unlock()
+	if !c.Created {
 		return nil
 	}
 	if os.Getenv("KEEP_CLUSTER") == "1" {
@@ -244,6 +259,18 @@ func (c *Cluster) Teardown(ctx context.Context) error {
 	c.log("deleting kind cluster %s", c.Name)
 	_, err := envfuncs.DestroyCluster(c.Name)(c.ctx, c.Config)
 	return err
+}
+
+// Exclusive has the cluster to this suite alone until release is called:
+// it waits until no other suite holds the cluster lock (see ClusterLock).
+// For a spec that disrupts every pod of a node.
+func (c *Cluster) Exclusive(ctx context.Context) (release func() error, err error) {
+	t := time.Now()
+	release, err = c.lock.Exclusive(ctx)
+	if err == nil && time.Since(t) > time.Second {
+		c.log("waited %s for the other suites to finish before taking the cluster alone", time.Since(t).Round(time.Second))
+	}
+	return release, err
 }
 
 // WaitClusterReady waits until at least one node exists and all are Ready,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,17 +93,36 @@ func CreateNamespace(ctx context.Context, cs kubernetes.Interface, name string, 
 // DeleteNamespace deletes a namespace and waits (up to timeout) until it is
 // gone; a missing namespace is not an error.
 func DeleteNamespace(ctx context.Context, cs kubernetes.Interface, name string, timeout time.Duration) error {
-	err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+	return DeleteNamespaces(ctx, cs, timeout, name)
+}
+
+// DeleteNamespaces deletes every namespace first and then waits (up to
+// timeout) until all are gone, so their teardowns overlap; a missing
+// namespace is not an error. It returns the first error.
+func DeleteNamespaces(ctx context.Context, cs kubernetes.Interface, timeout time.Duration, names ...string) error {
+	var first error
+	pending := map[string]bool{}
+	for _, name := range names {
+		err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+		switch {
+		case err == nil:
+			pending[name] = true
+		case !apierrors.IsNotFound(err) && first == nil:
+			first = err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	return wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		for name := range pending {
+			if _, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				delete(pending, name)
+			}
+		}
+		return len(pending) == 0, nil
 	})
+	if err != nil && first == nil {
+		first = fmt.Errorf("namespaces %v not gone after %s: %w", slices.Sorted(maps.Keys(pending)), timeout, err)
+	}
+	return first
 }
 
 // Exec runs cmd in a container of a pod (container "" is the first) and

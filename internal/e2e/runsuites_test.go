@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,14 @@ import (
 // target and fails the ones named *fail*.
 func runSuites(t *testing.T, kubeconfig string, targets ...string) (out string, code int, reports, calls string) {
 	t.Helper()
+	return runSuitesEnv(t, nil, kubeconfig, targets...)
+}
+
+// runSuitesEnv is runSuites with more environment; the stand-in for make
+// also records in DIR/peaks how many targets ran at once when each started,
+// and sleeps $SLEEP seconds.
+func runSuitesEnv(t *testing.T, env []string, kubeconfig string, targets ...string) (out string, code int, reports, calls string) {
+	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "cluster", "run-suites.sh")
 	dir := t.TempDir()
@@ -22,12 +31,15 @@ func runSuites(t *testing.T, kubeconfig string, targets ...string) (out string, 
 	fakeMake := filepath.Join(dir, "make")
 	os.WriteFile(fakeMake, []byte(`#!/bin/bash
 t=${@: -1}
-echo "$t $E2E_KUBECONFIG" >> `+calls+`
+d=`+dir+`
+( flock 9; echo "$t $E2E_KUBECONFIG" >> `+calls+`; n=$(( $(cat $d/running 2>/dev/null || echo 0) + 1 )); echo $n > $d/running; echo $n >> $d/peaks ) 9> $d/lk
+sleep ${SLEEP:-0}
+( flock 9; echo $(( $(cat $d/running) - 1 )) > $d/running ) 9> $d/lk
 echo "suite output of $t"
-[[ $t != *fail* ]]
+[[ $t != *fail* ]] || { printf '  \033[31m[FAILED]\033[0m the reason of %s\n  In [It] at: x_test.go:1\n' "$t"; for i in $(seq 40); do echo "later output $i"; done; exit 1; }
 `), 0o755)
 	cmd := exec.Command("bash", append([]string{script}, targets...)...)
-	cmd.Env = append(os.Environ(), "MAKE="+fakeMake, "E2E_KUBECONFIG="+kubeconfig, "REPORTS="+reports,
+	cmd.Env = append(append(os.Environ(), env...), "MAKE="+fakeMake, "E2E_KUBECONFIG="+kubeconfig, "REPORTS="+reports,
 		"FENCEPROOF_CACHE="+filepath.Join(dir, "cache"))
 	b, err := cmd.CombinedOutput()
 	code = 0
@@ -50,8 +62,10 @@ func TestMakeE2ERunsEverySuiteOnOneCluster(t *testing.T) {
 		t.Fatalf("exit %d, want 1 (one suite failed):\n%s", code, out)
 	}
 	got, _ := os.ReadFile(calls)
-	if want := "e2e-a " + kc + "\ne2e-fail " + kc + "\ne2e-b " + kc + "\n"; string(got) != want {
-		t.Errorf("targets run (target kubeconfig):\n%s\nwant:\n%s", got, want)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	slices.Sort(lines)
+	if want := []string{"e2e-a " + kc, "e2e-b " + kc, "e2e-fail " + kc}; !slices.Equal(lines, want) {
+		t.Errorf("targets run (target kubeconfig):\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 	summary, err := os.ReadFile(filepath.Join(reports, "e2e-summary.md"))
 	if err != nil {
@@ -80,6 +94,11 @@ func TestMakeE2ERunsEverySuiteOnOneCluster(t *testing.T) {
 		s.Cases[1].Failure == nil || s.Cases[0].Failure != nil || s.Cases[2].Failure != nil {
 		t.Errorf("e2e-summary.xml: %+v\n%s", s, x)
 	}
+	// A cut CI log keeps its end: the failure's message is repeated there,
+	// after the summary, without colours.
+	if i := strings.LastIndex(out, "total "); i < 0 || !strings.Contains(out[i:], "[FAILED] the reason of e2e-fail\n  In [It] at: x_test.go:1") {
+		t.Errorf("the failure is not repeated after the summary:\n%s", out)
+	}
 	if log, _ := os.ReadFile(filepath.Join(reports, "e2e-fail.log")); !strings.Contains(string(log), "suite output of e2e-fail") {
 		t.Errorf("the failing suite's log was not kept: %q", log)
 	}
@@ -99,5 +118,29 @@ func TestMakeE2EBadInvocation(t *testing.T) {
 	os.WriteFile(kc, []byte("apiVersion: v1\n"), 0o600)
 	if out, code, _, _ := runSuites(t, kc); code != 2 || !strings.Contains(out, "usage") {
 		t.Errorf("no targets: exit %d, want 2 and the usage:\n%s", code, out)
+	}
+}
+
+// make e2e runs E2E_JOBS suites at a time, never more; E2E_JOBS=1 one after
+// the other.
+func TestMakeE2ERunsE2EJobsSuitesAtATime(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte("apiVersion: v1\n"), 0o600)
+	for _, tc := range []struct {
+		jobs string
+		peak string
+	}{{"1", "1"}, {"2", "2"}} {
+		out, code, _, calls := runSuitesEnv(t, []string{"E2E_JOBS=" + tc.jobs, "SLEEP=0.5"}, kc, "e2e-a", "e2e-b", "e2e-c", "e2e-d")
+		if code != 0 {
+			t.Fatalf("E2E_JOBS=%s: exit %d:\n%s", tc.jobs, code, out)
+		}
+		b, _ := os.ReadFile(filepath.Join(filepath.Dir(calls), "peaks"))
+		peaks := strings.Fields(string(b))
+		if len(peaks) != 4 || slices.Max(peaks) != tc.peak {
+			t.Errorf("E2E_JOBS=%s: suites running when each started: %v, want at most and at some point %s", tc.jobs, peaks, tc.peak)
+		}
+	}
+	if out, code, _, _ := runSuitesEnv(t, []string{"E2E_JOBS=0"}, kc, "e2e-a"); code != 2 || !strings.Contains(out, "E2E_JOBS") {
+		t.Errorf("E2E_JOBS=0: exit %d, want 2 and a message:\n%s", code, out)
 	}
 }

@@ -49,8 +49,11 @@ var (
 var (
 	cfg     *envconf.Config
 	cluster *e2e.Cluster
-	w       *world
-	report  = &suiteReport{}
+	// worldLock: one fencing world per cluster (its namespaces are fixed);
+	// a second run of the suite on the same cluster waits for this one.
+	worldLock *e2e.ClusterLock
+	w         *world
+	report    = &suiteReport{}
 )
 
 // world is what BeforeSuite deployed.
@@ -92,6 +95,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
 	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf})
 	Expect(err).NotTo(HaveOccurred())
+	t := time.Now()
+	worldLock, err = e2e.Lock(ctx, e2e.LockPath(cluster.Kubeconfig, "fencing"), true)
+	Expect(err).NotTo(HaveOccurred())
+	if d := time.Since(t); d > time.Second {
+		logf("waited %s for another run of this suite on the cluster to finish", d.Round(time.Second))
+	}
 	rc := cluster.Config.Client().RESTConfig()
 	dyn, err := dynamic.NewForConfig(rc)
 	Expect(err).NotTo(HaveOccurred())
@@ -142,15 +151,14 @@ var _ = AfterSuite(func(ctx SpecContext) {
 			abs, _ := filepath.Abs(p)
 			fmt.Fprintf(os.Stderr, "fencing report: %s\n", abs)
 		}
-		for _, ns := range w.caseNamespaces {
-			Expect(e2e.DeleteNamespace(ctx, w.k.CS, ns, podTimeout)).To(Succeed())
-		}
+		Expect(e2e.DeleteNamespaces(ctx, w.k.CS, podTimeout, w.caseNamespaces...)).To(Succeed())
 		if !*flagKeep {
 			t0 := time.Now()
 			Expect(w.k.Uninstall(ctx)).To(Succeed())
 			logf("removed the fencing world in %s", time.Since(t0).Round(time.Millisecond))
 		}
 	}
+	Expect(worldLock.Unlock()).To(Succeed())
 	Expect(cluster.Teardown(ctx)).To(Succeed())
 }, NodeTimeout(10*time.Minute))
 

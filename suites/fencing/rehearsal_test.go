@@ -125,6 +125,12 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 		if err := exec.Command("docker", "inspect", w.b).Run(); err != nil {
 			Skip(fmt.Sprintf("the rehearsal cuts a node off through Docker and node %s is not a kind node container here", w.b))
 		}
+		// Cordoning A, cutting B off and tainting it out of service disturb
+		// every pod on the workers: the other suites of make e2e wait
+		// (registered first, so released after the cleanup below).
+		release, lockErr := cluster.Exclusive(ctx)
+		Expect(lockErr).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(release()).To(Succeed()) })
 		c := newCase(ctx, "c7", "7. DR rehearsal (make rehearse-kind)", false)
 		DeferCleanup(func(ctx SpecContext) {
 			// Always leave the cluster whole, whatever failed.

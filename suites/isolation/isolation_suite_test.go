@@ -230,17 +230,11 @@ var _ = AfterSuite(func(ctx SpecContext) {
 // deleteNamespaces deletes the topology's namespaces at once and waits
 // until all are gone.
 func deleteNamespaces(ctx context.Context, cs kubernetes.Interface, topo reach.Topology) error {
-	errs := make(chan error, len(topo.Namespaces))
-	for _, ns := range topo.Namespaces {
-		go func() { errs <- e2e.DeleteNamespace(ctx, cs, ns.Name, 5*time.Minute) }()
+	names := make([]string, len(topo.Namespaces))
+	for i, ns := range topo.Namespaces {
+		names[i] = ns.Name
 	}
-	var first error
-	for range topo.Namespaces {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return e2e.DeleteNamespaces(ctx, cs, 5*time.Minute, names...)
 }
 
 // detectProfile picks the model's network plugin profile.
