@@ -69,9 +69,9 @@ func create[T any](ctx context.Context, what string, f func(context.Context, T, 
 }
 
 // Install deploys the controller (in ControllerNamespace, which rbac.yaml
-// expects), the storage side and the suite's NetworkFenceClass, and waits
-// until the driver's CSIAddonsNode is Connected. secret is the value of the
-// driver's required secret.
+// expects), the storage side (refstore, its idle client, the driver) and
+// the suite's NetworkFenceClass, and waits until the driver's CSIAddonsNode
+// is Connected. secret is the value of the driver's required secret.
 func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 	for _, ns := range []string{ControllerNamespace, StorageNamespace} {
 		if err := create(ctx, "namespace "+ns, c.CS.CoreV1().Namespaces().Create,
@@ -106,6 +106,17 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 	if err := c.WaitDeployment(ctx, StorageNamespace, RefstoreName, 3*time.Minute); err != nil {
 		return err
 	}
+	// Before the driver: see IdleClientPod.
+	svc, err := c.CS.CoreV1().Services(StorageNamespace).Get(ctx, RefstoreName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if err := create(ctx, "idle client", c.CS.CoreV1().Pods(StorageNamespace).Create, IdleClientPod(w, ServerAddr(svc.Spec.ClusterIP))); err != nil {
+		return err
+	}
+	if err := c.waitPodRunning(ctx, StorageNamespace, IdleClientName, 3*time.Minute); err != nil {
+		return err
+	}
 	if err := create(ctx, "driver", c.CS.AppsV1().StatefulSets(StorageNamespace).Create, DriverStatefulSet(w)); err != nil {
 		return err
 	}
@@ -119,6 +130,26 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 		return err
 	}
 	return c.WaitConnected(ctx, "", 3*time.Minute)
+}
+
+// waitPodRunning waits until every container of a pod runs.
+func (c Cluster) waitPodRunning(ctx context.Context, ns, name string, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := c.CS.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || p.Status.Phase != corev1.PodRunning {
+			return false, nil
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Running == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pod %s/%s not running after %s: %s", ns, name, timeout, c.podsState(ctx, ns))
+	}
+	return nil
 }
 
 // DeployDir is where `make cluster-image` copies csi-addons' CRDs and RBAC

@@ -166,3 +166,18 @@ func TestParseLinesOfOneLineAllocatesLittle(t *testing.T) {
 		t.Errorf("ParseLines of one %d-byte line allocates %d bytes", len(line), per)
 	}
 }
+
+// The idle client keeps refstore's client list non-empty (see
+// IdleClientPod) from a node the suite never fences.
+func TestIdleClientOnTheStorageNode(t *testing.T) {
+	p := IdleClientPod(World{Images: DefaultImages, StorageNode: "cp"}, "10.96.0.9:7070")
+	if p.Spec.NodeSelector["kubernetes.io/hostname"] != "cp" || len(p.Spec.Tolerations) == 0 {
+		t.Errorf("idle client not on the storage node: %v %v", p.Spec.NodeSelector, p.Spec.Tolerations)
+	}
+	cmd := strings.Join(p.Spec.Containers[0].Command, " ")
+	for _, want := range []string{"writer", "--server=10.96.0.9:7070", "--id=" + IdleClientName, "--interval=1s"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("idle client command %q lacks %q", cmd, want)
+		}
+	}
+}

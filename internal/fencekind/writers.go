@@ -13,15 +13,43 @@ import (
 const WriterInterval = "20ms"
 
 // writerContainer runs `fenceproof writer` against server (HOST:PORT) with
-// id, logging one JSON line per attempt to standard output (pod logs).
-func writerContainer(img Images, server, id string) corev1.Container {
+// id, writing every interval and logging one JSON line per attempt to
+// standard output (pod logs).
+func writerContainer(img Images, server, id, interval string) corev1.Container {
 	return corev1.Container{
 		Name:            "writer",
 		Image:           img.Fenceproof,
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Command: []string{"/usr/local/bin/fenceproof", "writer",
-			"--server=" + server, "--id=" + id, "--interval=" + WriterInterval, "--log=-"},
+			"--server=" + server, "--id=" + id, "--interval=" + interval, "--log=-"},
 	}
+}
+
+// IdleClientName is the pod and client id of IdleClientPod.
+const IdleClientName = "idle-client"
+
+// IdleClientPod is a writer that keeps one session open to refstore for the
+// whole run, on the storage node (never fenced), writing once a second.
+//
+// csi-addons v0.14.0 cannot record a driver that reports no clients: the
+// CSIAddonsNode reconcile then writes status.networkFenceClientStatus with
+// ClientDetails null, which its own CRD rejects ("Required value"), so the
+// status is never updated (a replaced driver pod is never seen Connected)
+// and every reconcile errors and backs off exponentially. Seen on kind and
+// in CI: the ack-before-enforce spec replaced the driver between two cases,
+// when no writer was connected, and waited for Connected in vain. A
+// storage system in use has clients; this one gives refstore one.
+func IdleClientPod(w World, server string) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: IdleClientName, Namespace: StorageNamespace, Labels: labels(IdleClientName)},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr(int64(0)),
+			RestartPolicy:                 corev1.RestartPolicyAlways,
+			Containers:                    []corev1.Container{writerContainer(w.Images, server, IdleClientName, "1s")},
+		},
+	}
+	onStorageNode(&p.Spec, w.StorageNode)
+	return p
 }
 
 // WriterPod is a writer pinned to node, writing as id (its pod name).
@@ -32,7 +60,7 @@ func WriterPod(img Images, namespace, name, node, server string) *corev1.Pod {
 			NodeSelector:                  map[string]string{"kubernetes.io/hostname": node},
 			TerminationGracePeriodSeconds: ptr(int64(0)),
 			RestartPolicy:                 corev1.RestartPolicyAlways,
-			Containers:                    []corev1.Container{writerContainer(img, server, name)},
+			Containers:                    []corev1.Container{writerContainer(img, server, name, WriterInterval)},
 		},
 	}
 }
@@ -43,7 +71,7 @@ func WriterPod(img Images, namespace, name, node, server string) *corev1.Pod {
 // nothing, so the out-of-service taint evicts it.
 func StatefulWriter(img Images, namespace, name, server string, nodes []string) *appsv1.StatefulSet {
 	l := map[string]string{"app.kubernetes.io/name": name}
-	c := writerContainer(img, server, "$(POD_NAME)")
+	c := writerContainer(img, server, "$(POD_NAME)", WriterInterval)
 	c.Env = []corev1.EnvVar{fieldEnv("POD_NAME", "metadata.name")}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
