@@ -49,6 +49,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/klient/decoder"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
 	"sigs.k8s.io/e2e-framework/support"
@@ -217,6 +219,15 @@ func (c *Cluster) createOrReuse(ctx context.Context, opts Options) error {
 	c.ctx = ctx
 	c.Created = !exists
 	c.Kubeconfig = c.Config.KubeconfigFile()
+	// As cluster.sh up: before any suite (see the file: a kube-apiserver bug).
+	res, err := resources.New(c.Config.Client().RESTConfig())
+	if err != nil {
+		return fmt.Errorf("e2e: %w", err)
+	}
+	dir, file := filepath.Split(paths.anchor)
+	if err := decoder.DecodeEachFile(ctx, os.DirFS(dir), file, decoder.CreateIgnoreAlreadyExists(res)); err != nil {
+		return fmt.Errorf("e2e: apply %s: %w", paths.anchor, err)
+	}
 	return c.loadImages(ctx)
 }
 
@@ -346,7 +357,7 @@ func WorkerNodes(ctx context.Context, cs kubernetes.Interface) ([]string, error)
 
 // paths are the files of the repository and the build cache Setup uses.
 type paths struct {
-	kind, kindConfig, dockerWrapper, ownImages string
+	kind, kindConfig, anchor, dockerWrapper, ownImages string
 }
 
 // findPaths locates the repository (from this source file, so it works from
@@ -391,6 +402,7 @@ func findRepoPaths() (paths, error) {
 	p := paths{
 		kind:          filepath.Join(cache, "out", "kind", "kind"),
 		kindConfig:    filepath.Join(repo, "fixtures", "cluster", "kind-config.yaml"),
+		anchor:        filepath.Join(repo, "fixtures", "cluster", "vap-param-anchor.yaml"),
 		dockerWrapper: filepath.Join(repo, "fixtures", "cluster", "docker-wrapper"),
 		ownImages:     filepath.Join(repo, ".cache", "own-images"),
 	}
