@@ -20,13 +20,13 @@ type ClusterLock struct {
 	f *os.File
 }
 
-// LockPath is the lock file named name of the cluster of kubeconfig
-// ("suites" is the ClusterLock): next to the
-// kubeconfig's real path, so that every way of naming it (a relative path,
-// a symbolic link; fixtures/sim-explore/run.sh uses realpath(1)) meets at
-// one file. Not <kubeconfig>.lock: kind and client-go take that name,
-// created exclusively, as their lock while they write the kubeconfig, and
-// a lasting file of that name makes `kind delete cluster` fail.
+// LockPath is the lock file called name of the cluster of kubeconfig
+// ("suites" is the ClusterLock's): next to the kubeconfig's real path, so
+// that every way of naming it (a relative path, a symbolic link;
+// fixtures/sim-explore/run.sh uses realpath(1)) meets at one file. Not
+// <kubeconfig>.lock: kind and client-go create that file exclusively as
+// their lock while they write the kubeconfig, and a lasting one makes
+// `kind delete cluster` fail.
 func LockPath(kubeconfig, name string) string {
 	if abs, err := filepath.Abs(kubeconfig); err == nil {
 		kubeconfig = abs
