@@ -213,7 +213,8 @@ const CreatedByAnnotation = "sidecar.csiaddons.openshift.io/createdByPodUID"
 // and logs it: it annotates the pod's CSIAddonsNode if it is not Connected
 // (the controller reconciles on an annotation change), at most every
 // reregisterAfter, and it deletes the pod once if it has registered no
-// CSIAddonsNode, so that its replacement registers at start.
+// CSIAddonsNode, so that its replacement registers at start. (A driver
+// that reports no clients is never seen Connected at all: IdleClientPod.)
 func (c Cluster) WaitConnected(ctx context.Context, oldUID types.UID, timeout time.Duration) error {
 	f := Fences{c.Dyn}
 	var last map[string]string
