@@ -61,6 +61,12 @@ func CreatePodsAndWait(ctx context.Context, cs kubernetes.Interface, timeout tim
 			return nil, fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 	}
+	return WaitPodsRunning(ctx, cs, timeout, pods...)
+}
+
+// WaitPodsRunning waits until every pod (by namespace and name) is Running
+// with an IP, returning them as they are then.
+func WaitPodsRunning(ctx context.Context, cs kubernetes.Interface, timeout time.Duration, pods ...*corev1.Pod) ([]*corev1.Pod, error) {
 	out := make([]*corev1.Pod, len(pods))
 	for i, p := range pods {
 		err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {

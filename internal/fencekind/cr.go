@@ -217,14 +217,19 @@ func (f Fences) CSIAddonsNodeState(ctx context.Context, namespace string) (map[s
 	if err != nil {
 		return nil, err
 	}
+	return describeCSIAddonsNodes(l.Items), nil
+}
+
+// describeCSIAddonsNodes is the state, endpoint and message of each node.
+func describeCSIAddonsNodes(nodes []unstructured.Unstructured) map[string]string {
 	out := map[string]string{}
-	for _, n := range l.Items {
+	for _, n := range nodes {
 		state, _, _ := unstructured.NestedString(n.Object, "status", "state")
 		msg, _, _ := unstructured.NestedString(n.Object, "status", "message")
 		ep, _, _ := unstructured.NestedString(n.Object, "spec", "driver", "endpoint")
 		out[n.GetName()] = fmt.Sprintf("state=%s endpoint=%s message=%q", state, ep, msg)
 	}
-	return out, nil
+	return out
 }
 
 // ClassAnnotation lists, on a CSIAddonsNode, the NetworkFenceClasses whose

@@ -107,14 +107,15 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 		return err
 	}
 	// Before the driver: see IdleClientPod.
-	svc, err := c.CS.CoreV1().Services(StorageNamespace).Get(ctx, RefstoreName, metav1.GetOptions{})
+	server, err := c.RefstoreAddr(ctx)
 	if err != nil {
 		return err
 	}
-	if err := create(ctx, "idle client", c.CS.CoreV1().Pods(StorageNamespace).Create, IdleClientPod(w, ServerAddr(svc.Spec.ClusterIP))); err != nil {
+	idle := IdleClientPod(w, server)
+	if err := create(ctx, "idle client", c.CS.CoreV1().Pods(StorageNamespace).Create, idle); err != nil {
 		return err
 	}
-	if err := c.waitPodRunning(ctx, StorageNamespace, IdleClientName, 3*time.Minute); err != nil {
+	if _, err := e2e.WaitPodsRunning(ctx, c.CS, 3*time.Minute, idle); err != nil {
 		return err
 	}
 	if err := create(ctx, "driver", c.CS.AppsV1().StatefulSets(StorageNamespace).Create, DriverStatefulSet(w)); err != nil {
@@ -130,26 +131,6 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 		return err
 	}
 	return c.WaitConnected(ctx, "", 3*time.Minute)
-}
-
-// waitPodRunning waits until every container of a pod runs.
-func (c Cluster) waitPodRunning(ctx context.Context, ns, name string, timeout time.Duration) error {
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		p, err := c.CS.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil || p.Status.Phase != corev1.PodRunning {
-			return false, nil
-		}
-		for _, s := range p.Status.ContainerStatuses {
-			if s.State.Running == nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("pod %s/%s not running after %s: %s", ns, name, timeout, c.podsState(ctx, ns))
-	}
-	return nil
 }
 
 // DeployDir is where `make cluster-image` copies csi-addons' CRDs and RBAC
@@ -225,7 +206,7 @@ func (c Cluster) WaitConnected(ctx context.Context, oldUID types.UID, timeout ti
 		if p == nil || err != nil {
 			return false, nil
 		}
-		last, _ = f.CSIAddonsNodeState(ctx, StorageNamespace)
+		last = describeCSIAddonsNodes(l.Items)
 		registered, connected := false, false
 		for _, n := range l.Items {
 			ep, _, _ := nestedString(n.Object, "spec", "driver", "endpoint")

@@ -50,14 +50,12 @@ func TestReadyDriverPodIsTheReplacement(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p, _ := (Cluster{CS: cs}).readyDriverPod(context.Background(), "old")
-			if got := types.UID(""); p != nil {
+			var got types.UID
+			if p, _ := (Cluster{CS: cs}).readyDriverPod(context.Background(), "old"); p != nil {
 				got = p.UID
-				if got != tc.want {
-					t.Errorf("readyDriverPod = %q, want %q", got, tc.want)
-				}
-			} else if tc.want != "" {
-				t.Errorf("readyDriverPod = nil, want %q", tc.want)
+			}
+			if got != tc.want {
+				t.Errorf("readyDriverPod = %q, want %q (\"\" = none)", got, tc.want)
 			}
 		})
 	}
