@@ -17,7 +17,7 @@ import (
 // cidr_count has the total, so a reader knows when the list is cut.
 const MaxLoggedCIDRs = 1024
 
-// The driver's log lines and keys that tools read (internal/audit, the
+// The driver's log lines and keys that tools read (audit, the
 // oracle): one line per RPC, with the RPC's start and return times in unix
 // ns, and one line when the driver is ready, with the fences it re-applied.
 const (

@@ -1,4 +1,4 @@
-# CSI Proxy conformance (seed 003, internal/csiproxy). `make csiproxy-sanity`
+# CSI Proxy conformance (seed 003, csiproxy/). `make csiproxy-sanity`
 # runs the suite against the simulated Windows host, then the suite's own
 # tests: every fault-injected host fails exactly its rule(s).
 # CSIPROXY_ENDPOINT=unix:///dir runs the suite against a host serving there
@@ -17,11 +17,11 @@ E2E_TARGETS  += e2e-csiproxy-admission
 csiproxy-sanity: deps $(FENCEPROOF) ## csi-proxy conformance vs the simulated Windows host, and every fault-injected host fails its rule (CSIPROXY_ENDPOINT=unix:///dir for another host)
 	$(FENCEPROOF) csiproxy-sanity --reports $(REPORTS) $(if $(CSIPROXY_ENDPOINT),--endpoint $(CSIPROXY_ENDPOINT)) $(CSIPROXY_FLAGS)
 ifeq ($(CSIPROXY_ENDPOINT),)
-	$(GO) test -count=1 -timeout 10m -run 'TestEveryFaultFailsExactlyItsRules|TestUnknownCodeWarns|TestSimulatedHostConforms' ./internal/csiproxy/conformance/
+	$(GO) test -count=1 -timeout 10m -run 'TestEveryFaultFailsExactlyItsRules|TestUnknownCodeWarns|TestSimulatedHostConforms' ./csiproxy/conformance/
 endif
 
-csiproxy-fuzz: ## fuzz the csi-proxy restriction validator, CSIPROXY_FUZZTIME (10s) per target; corpora in internal/csiproxy/restrict/testdata/fuzz
-	@GO="$(GO)" mk/fuzz.sh $(CSIPROXY_FUZZTIME) $(addprefix ./internal/csiproxy/restrict/:,$(CSIPROXY_FUZZ))
+csiproxy-fuzz: ## fuzz the csi-proxy restriction validator, CSIPROXY_FUZZTIME (10s) per target; corpora in csiproxy/restrict/testdata/fuzz
+	@GO="$(GO)" mk/fuzz.sh $(CSIPROXY_FUZZTIME) $(addprefix ./csiproxy/restrict/:,$(CSIPROXY_FUZZ))
 
 csiproxy-windows: ## compile fenceproof for Windows (the npipe:// endpoint of csiproxy-sanity; it cannot run here)
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/fenceproof

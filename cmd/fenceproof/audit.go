@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fenceproof/fenceproof/internal/audit"
+	"github.com/fenceproof/fenceproof/audit"
 )
 
 func init() {

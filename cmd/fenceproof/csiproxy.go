@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/conformance"
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
-	"github.com/fenceproof/fenceproof/internal/csiproxy/simhost"
+	"github.com/fenceproof/fenceproof/csiproxy/conformance"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost"
 )
 
 func init() {

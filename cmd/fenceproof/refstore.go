@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
+	"github.com/fenceproof/fenceproof/refstore"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
+	"github.com/fenceproof/fenceproof/refstore"
 )
 
 func TestRefstoreCtl(t *testing.T) {

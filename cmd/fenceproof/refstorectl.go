@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
+	"github.com/fenceproof/fenceproof/refstore"
 )
 
 // runRefstoreCtl is `fenceproof refstore ctl`: the admin API from the

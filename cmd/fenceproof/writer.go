@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fenceproof/fenceproof/driver/refstore/writer"
+	"github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 func init() {

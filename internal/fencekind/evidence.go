@@ -10,7 +10,7 @@ import (
 
 // The JSON lines the suite reads: refstore's audit log (one per accepted
 // write), the writers' attempt logs and the driver's RPC log. Only the
-// fields the suite's figures need; the oracle (internal/audit) parses them
+// fields the suite's figures need; the oracle (audit) parses them
 // on its own.
 
 // Accepted is one audit record.

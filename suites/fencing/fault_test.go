@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/fenceproof/fenceproof/internal/audit"
+	"github.com/fenceproof/fenceproof/audit"
 	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 

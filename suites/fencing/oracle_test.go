@@ -12,11 +12,11 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/fenceproof/fenceproof/internal/audit"
+	"github.com/fenceproof/fenceproof/audit"
 	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
-// oracleRun is the write-audit oracle (internal/audit) over the evidence
+// oracleRun is the write-audit oracle (audit) over the evidence
 // of a case: refstore's audit and enforcement logs, every driver pod's log
 // and the case's writer logs. The inputs and the oracle's own report are
 // written under reports/fencing/<case>/ first, so a failure can be replayed

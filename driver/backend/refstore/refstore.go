@@ -1,6 +1,6 @@
 // Package refstore is the driver backend that enforces fences storage-side,
 // the way Ceph's OSD blocklist does: Apply hands the complete fenced set to
-// the reference storage service (driver/refstore) over its admin API and
+// the reference storage service (refstore) over its admin API and
 // returns only once refstore answers that the list is persisted, in force
 // for every later write and that the open sessions of fenced sources are
 // closed. The driver acknowledges the RPC after Apply returns, so an
@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/fenceproof/fenceproof/driver/backend"
-	rs "github.com/fenceproof/fenceproof/driver/refstore"
+	rs "github.com/fenceproof/fenceproof/refstore"
 )
 
 // DefaultResync is how often the backend checks refstore's list.

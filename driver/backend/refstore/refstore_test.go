@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	rs "github.com/fenceproof/fenceproof/driver/refstore"
+	rs "github.com/fenceproof/fenceproof/refstore"
 )
 
 func dir(t *testing.T) string {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fenceproof/fenceproof/driver"
-	rs "github.com/fenceproof/fenceproof/driver/refstore"
+	rs "github.com/fenceproof/fenceproof/refstore"
 	"github.com/fenceproof/fenceproof/sanity"
 )
 

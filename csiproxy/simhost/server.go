@@ -26,8 +26,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/hostmodel"
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 // API is one served group and version.

@@ -9,7 +9,7 @@ import (
 	sysv1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/system/v1alpha1"
 	"google.golang.org/grpc"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/hostmodel"
+	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 )
 
 type smbV1 struct {

@@ -1,5 +1,5 @@
 // Package conformance is the csi-proxy conformance suite (Ginkgo): every
-// restriction of internal/csiproxy/restrict is refused on every served
+// restriction of csiproxy/restrict is refused on every served
 // version that takes the field, every valid call has its documented effect
 // read back through the API, and versions are discoverable and kept as the
 // graduation policy says. It runs against the simulated host on Linux or a
@@ -7,7 +7,7 @@
 package conformance
 
 import (
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 // Level weighs a rule in the verdict (RFC 2119); only MUST failures fail a

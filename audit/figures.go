@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
-	"github.com/fenceproof/fenceproof/driver/refstore/writer"
+	"github.com/fenceproof/fenceproof/refstore"
+	"github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // Episode is one Fence (or a restart that restored fences) and what

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
-	"github.com/fenceproof/fenceproof/driver/refstore/writer"
+	"github.com/fenceproof/fenceproof/refstore"
+	"github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // Times in these tables are small integers of nanoseconds; only their order

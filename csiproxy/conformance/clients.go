@@ -10,7 +10,7 @@ import (
 	smbv1beta1 "github.com/kubernetes-csi/csi-proxy/client/api/smb/v1beta1"
 	"google.golang.org/grpc"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 // fsAPI is what the suite needs of one filesystem version, so every rule

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
+	"github.com/fenceproof/fenceproof/refstore"
 )
 
 type syncBuf struct {

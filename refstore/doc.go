@@ -2,7 +2,7 @@
 // that clients write sequenced records to, with an append-only, fsynced
 // audit log of every accepted write, that enforces fences storage-side the
 // way Ceph's OSD blocklist does. It is the ground truth the oracle
-// (internal/audit) reads to prove that no write from a fenced source was
+// (audit) reads to prove that no write from a fenced source was
 // accepted after the fence was acknowledged.
 //
 // # Write protocol (TCP, one line per message, "\n"-terminated)
@@ -63,5 +63,5 @@
 //
 // AdminClient is the Go client (used by the driver's refstore backend,
 // driver/backend/refstore). The writer that drives the service is package
-// driver/refstore/writer.
+// refstore/writer.
 package refstore

@@ -15,10 +15,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/fenceproof/fenceproof/audit"
 	"github.com/fenceproof/fenceproof/driver"
-	"github.com/fenceproof/fenceproof/driver/refstore"
-	"github.com/fenceproof/fenceproof/driver/refstore/writer"
-	"github.com/fenceproof/fenceproof/internal/audit"
+	"github.com/fenceproof/fenceproof/refstore"
+	"github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // rig is a real refstore, a real reference driver with the refstore backend

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
-	"github.com/fenceproof/fenceproof/driver/refstore/writer"
-	"github.com/fenceproof/fenceproof/internal/audit"
+	"github.com/fenceproof/fenceproof/audit"
+	"github.com/fenceproof/fenceproof/refstore"
+	"github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // The crash test re-executes the test binary as a refstore process

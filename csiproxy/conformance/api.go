@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 func (s *state) needFS() {

@@ -12,8 +12,8 @@ import (
 	. "github.com/onsi/gomega"
 	"google.golang.org/grpc"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/endpoint"
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/endpoint"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 // Config is what a run needs. Rules that would change a real host beyond

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 // Known lists every group and version of csi-proxy's client v1.1.3, the

@@ -3,7 +3,7 @@
 // and volume mount points, disks with partitions and volumes, SMB global
 // mappings, iSCSI portals, targets and the mutual CHAP secret, and a few
 // Windows services. It performs operations; it does not validate requests
-// (internal/csiproxy/restrict does, in the server), so a server that skips a
+// (csiproxy/restrict does, in the server), so a server that skips a
 // restriction shows here what the real host would have done: a link in
 // C:\Windows, a mapping of an administrative share.
 //

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/conformance"
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/conformance"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 // These tests run the real fenceproof binary: the suite in one process
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "fenceproof")
-	build := exec.Command("go", "build", "-o", bin, "../../../cmd/fenceproof")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/fenceproof")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building fenceproof:", err)

@@ -4,7 +4,7 @@
 // unknown), a fresh connection after every refusal or error (backoff
 // doubling from the interval up to MaxBackoff), and one JSON line (Attempt)
 // per attempt with its outcome and local unix ns times. From these lines and
-// refstore's audit log the oracle (internal/audit) computes the writes lost.
+// refstore's audit log the oracle (audit) computes the writes lost.
 package writer
 
 import (
@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fenceproof/fenceproof/driver/refstore"
+	"github.com/fenceproof/fenceproof/refstore"
 )
 
 // Outcomes of an attempt.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fenceproof/fenceproof/internal/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
 // Faults are the deliberately broken behaviours of the simulated host, for

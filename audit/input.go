@@ -11,8 +11,8 @@ import (
 	"os"
 
 	"github.com/fenceproof/fenceproof/driver"
-	"github.com/fenceproof/fenceproof/driver/refstore"
-	"github.com/fenceproof/fenceproof/driver/refstore/writer"
+	"github.com/fenceproof/fenceproof/refstore"
+	"github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // Files names the inputs of a check. Audit and DriverLogs are required.
