@@ -168,6 +168,9 @@ func (d *Driver) mutate(ctx context.Context, size int, change func(*txn) error) 
 	default:
 		return d.mutateBatched(ctx, size, change)
 	}
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
 	t := newTxn(d.live, d.maxSeq)
 	if err := change(t); err != nil {
 		return err
@@ -177,6 +180,7 @@ func (d *Driver) mutate(ctx context.Context, size int, change func(*txn) error) 
 
 // mreq is one mutation waiting for a batch.
 type mreq struct {
+	ctx    context.Context // the request's: a mutation its client gave up on is not applied
 	change func(*txn) error
 	size   int // CIDRs it names
 	done   chan error
@@ -210,7 +214,7 @@ func takeBatch(q *[]*mreq, limit int) []*mreq {
 // failed commit fails the batch. Under concurrent clients this amortises
 // the fsync and the netlink batch.
 func (d *Driver) mutateBatched(ctx context.Context, size int, change func(*txn) error) error {
-	r := &mreq{change: change, size: size, done: make(chan error, 1)}
+	r := &mreq{ctx: ctx, change: change, size: size, done: make(chan error, 1)}
 	d.qmu.Lock()
 	d.queue = append(d.queue, r)
 	d.qmu.Unlock()
@@ -246,6 +250,14 @@ func (d *Driver) runBatch(ctx context.Context, batch []*mreq) {
 	ok := make([]bool, len(batch))
 	errs := make([]error, len(batch))
 	for i, m := range batch {
+		// A mutation whose client gave up (deadline, cancel) before its
+		// turn is dropped, never applied late: the client may already have
+		// sent the request that follows it (an Unfence after an abandoned
+		// Fence), and that one must not be overtaken.
+		if err := m.ctx.Err(); err != nil {
+			errs[i] = status.FromContextError(err).Err()
+			continue
+		}
 		c := combined.child()
 		if errs[i] = m.change(c); errs[i] == nil {
 			combined.merge(c)
