@@ -3,6 +3,7 @@ package rulebook
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -137,7 +138,13 @@ func (s *Suite) foldCase(sp types.SpecReport, selected func(types.SpecReport) bo
 		}
 	}
 	msg := s.redact(strings.TrimSpace(sp.Failure.Message))
+	kind, cutOutcome := notRunKindOf(outcome)
 	switch {
+	case (sp.State == types.SpecStateInterrupted || sp.State == types.SpecStateTimedout) && cut != NotRunFiltered:
+		// Cut while it ran by the run's timeout or a signal: what it saw
+		// before is no verdict.
+		c.Verdict, c.NotRun = VerdictNotRun, cut
+		c.Message = "cut while it ran: " + cut.Reason()
 	case warning != "":
 		c.Verdict, c.Message, c.State = VerdictWarn, s.redact(warning), "warned"
 	case sp.State.Is(types.SpecStateFailureStates):
@@ -146,8 +153,8 @@ func (s *Suite) foldCase(sp types.SpecReport, selected func(types.SpecReport) bo
 		c.Verdict = VerdictPass
 	case sp.State == types.SpecStateSkipped && outcome == outcomeNotSupported:
 		c.Verdict, c.Message = VerdictNotSup, strings.TrimPrefix(msg, outcomeNotSupported+": ")
-	case sp.State == types.SpecStateSkipped && outcome == outcomeDependency:
-		c.Verdict, c.NotRun, c.Message = VerdictNotRun, NotRunDependency, strings.TrimPrefix(msg, outcomeDependency+": ")
+	case sp.State == types.SpecStateSkipped && cutOutcome:
+		c.Verdict, c.NotRun, c.Message = VerdictNotRun, kind, strings.TrimPrefix(msg, outcomeDependency+": ")
 	case sp.State == types.SpecStateSkipped && msg != "":
 		c.Verdict, c.Message = VerdictSkip, msg
 	default: // never started: filtered out, or cut by the budget or a signal
@@ -159,9 +166,12 @@ func (s *Suite) foldCase(sp types.SpecReport, selected func(types.SpecReport) bo
 	return c
 }
 
-// decide folds a rule's cases into one verdict and its reason.
+// decide folds a rule's cases into one verdict and its reason: any failed
+// case fails it, then any warned case warns it; a rule with passed cases
+// passes (naming the cases that did not run); otherwise it takes the
+// verdict of its most telling case that did not run.
 func decide(rr *RuleResult) {
-	var failed, warned, passed, skipped, notRun []CaseResult
+	var failed, warned, passed, others []CaseResult
 	for _, c := range rr.Cases {
 		switch c.Verdict {
 		case VerdictFail:
@@ -170,41 +180,50 @@ func decide(rr *RuleResult) {
 			warned = append(warned, c)
 		case VerdictPass:
 			passed = append(passed, c)
-		case VerdictNotRun:
-			if c.NotRun == NotRunDependency {
-				skipped = append(skipped, c)
-			} else {
-				notRun = append(notRun, c)
-			}
 		default:
-			skipped = append(skipped, c)
+			others = append(others, c)
 		}
 	}
-	first := func(cs []CaseResult) string {
-		if len(rr.Cases) > 1 {
-			return cs[0].Name + ": " + cs[0].Message
+	// The cases that did not run, most telling first: cut or missing a
+	// dependency, then skipped, not supported, filtered out.
+	rank := func(c CaseResult) int {
+		switch {
+		case c.Verdict == VerdictNotRun && c.NotRun != NotRunFiltered:
+			return 0
+		case c.Verdict == VerdictSkip:
+			return 1
+		case c.Verdict == VerdictNotSup:
+			return 2
 		}
-		return cs[0].Message
+		return 3
+	}
+	slices.SortStableFunc(others, func(a, b CaseResult) int { return rank(a) - rank(b) })
+	why := func(c CaseResult) string {
+		msg := c.Message
+		if msg == "" && c.Verdict == VerdictNotRun {
+			msg = c.NotRun.Reason()
+		}
+		if len(rr.Cases) > 1 {
+			return c.Name + ": " + msg
+		}
+		return msg
 	}
 	switch {
 	case len(failed) > 0:
-		rr.Verdict, rr.Reason = VerdictFail, first(failed)
+		rr.Verdict, rr.Reason = VerdictFail, why(failed[0])
 	case len(warned) > 0:
-		rr.Verdict, rr.Reason = VerdictWarn, first(warned)
+		rr.Verdict, rr.Reason = VerdictWarn, why(warned[0])
 	case len(passed) > 0 && rr.Level == Info:
 		rr.Verdict, rr.Reason = VerdictInfo, strings.Join(rr.Notes, "; ")
 	case len(passed) > 0:
 		rr.Verdict = VerdictPass
-		if len(skipped) > 0 {
-			rr.Reason = "some cases skipped: " + first(skipped)
+		if len(others) > 0 {
+			rr.Reason = fmt.Sprintf("%d of %d cases did not run; %s", len(others), len(rr.Cases), why(others[0]))
 		}
-	case len(skipped) > 0:
-		rr.Verdict, rr.NotRun, rr.Reason = skipped[0].Verdict, skipped[0].NotRun, first(skipped)
+	case len(others) > 0:
+		rr.Verdict, rr.NotRun, rr.Reason = others[0].Verdict, others[0].NotRun, why(others[0])
 	default:
 		rr.Verdict, rr.NotRun = VerdictNotRun, NotRunFiltered
-		if len(notRun) > 0 {
-			rr.NotRun = notRun[0].NotRun
-		}
 		rr.Reason = rr.NotRun.Reason()
 	}
 }

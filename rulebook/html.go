@@ -53,6 +53,7 @@ func stringOf(v any) string {
 
 // WriteHTML writes a self-contained HTML page of the result.
 func (r *Result) WriteHTML(w io.Writer) error {
+	r = r.shown()
 	return htmlReport.Execute(w, struct {
 		*Result
 		Header    []headerLine

@@ -98,7 +98,7 @@ func TestFoldDecidesEachRule(t *testing.T) {
 	if rr, _ := res.Rule("B-002"); rr.NotRun != NotRunDependency || rr.Reason != "List is broken" {
 		t.Errorf("B-002: %s %q, want a dependency with its reason", rr.NotRun, rr.Reason)
 	}
-	if rr, _ := res.Rule("A-001"); rr.Reason != "some cases skipped: v6: no IPv6" {
+	if rr, _ := res.Rule("A-001"); rr.Reason != "1 of 2 cases did not run; v6: no IPv6" {
 		t.Errorf("A-001 reason %q", rr.Reason)
 	}
 	if rr, _ := res.Rule("B-001"); rr.Reason != "saw 3 clients" {

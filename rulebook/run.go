@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/formatter"
+	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 )
@@ -55,8 +57,12 @@ func (s *Suite) Run(opts RunOptions) (*Result, error) {
 	if opts.Timeout > 0 {
 		sc.Timeout = opts.Timeout
 	}
-	rc.JUnitReport = opts.JUnitPath
 	rc.NoColor = opts.NoColor
+	if opts.NoColor {
+		// Ginkgo's own errors (a bad tree, a filter it refuses) are
+		// formatted before the reporter config applies.
+		formatter.SingletonFormatter = formatter.New(formatter.ColorModeNone)
+	}
 	rc.Verbose = opts.Verbose
 	rc.Succinct = !opts.Verbose
 	rc.ShowNodeEvents = false
@@ -65,8 +71,71 @@ func (s *Suite) Run(opts RunOptions) (*Result, error) {
 	if rep == nil {
 		return nil, errors.New("the suite did not produce a report")
 	}
+	if opts.JUnitPath != "" {
+		// Written here rather than by Ginkgo, from a copy of the report
+		// with the suite's secrets redacted and unprintable bytes escaped.
+		if err := writeJUnit(s.cleanReport(*rep), opts.JUnitPath); err != nil {
+			return nil, fmt.Errorf("JUnit report: %w", err)
+		}
+	}
 	if missing := s.Missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("rules without a spec body: %s", strings.Join(missing, ", "))
 	}
 	return s.Fold(*rep, opts.Selection), nil
+}
+
+func writeJUnit(rep types.Report, path string) error {
+	return reporters.GenerateJUnitReportWithConfig(rep, path, reporters.JunitReportConfig{
+		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped | types.SpecStatePending,
+	})
+}
+
+// cleanReport is a copy of rep with every text a driver may have put in it
+// (failure messages, panics, report entries, captured output, progress
+// reports) redacted by the suite and passed through Printable.
+func (s *Suite) cleanReport(rep types.Report) types.Report {
+	clean := func(t string) string { return Printable(s.redact(t)) }
+	rep.SpecialSuiteFailureReasons = mapStrings(rep.SpecialSuiteFailureReasons, clean)
+	specs := make(types.SpecReports, len(rep.SpecReports))
+	for i, sp := range rep.SpecReports {
+		sp.LeafNodeText = clean(sp.LeafNodeText)
+		sp.ContainerHierarchyTexts = mapStrings(sp.ContainerHierarchyTexts, clean)
+		sp.Failure = cleanFailure(sp.Failure, clean)
+		var more []types.AdditionalFailure
+		for _, af := range sp.AdditionalFailures {
+			af.Failure = cleanFailure(af.Failure, clean)
+			more = append(more, af)
+		}
+		sp.AdditionalFailures = more
+		sp.CapturedGinkgoWriterOutput = clean(sp.CapturedGinkgoWriterOutput)
+		sp.CapturedStdOutErr = clean(sp.CapturedStdOutErr)
+		var entries types.ReportEntries
+		for _, e := range sp.ReportEntries {
+			e.Value = types.WrapEntryValue(clean(e.StringRepresentation()))
+			entries = append(entries, e)
+		}
+		sp.ReportEntries = entries
+		sp.ProgressReports = nil
+		sp.SpecEvents = nil
+		specs[i] = sp
+	}
+	rep.SpecReports = specs
+	return rep
+}
+
+func cleanFailure(f types.Failure, clean func(string) string) types.Failure {
+	f.Message, f.ForwardedPanic = clean(f.Message), clean(f.ForwardedPanic)
+	f.ProgressReport = types.ProgressReport{}
+	return f
+}
+
+func mapStrings(in []string, f func(string) string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, x := range in {
+		out[i] = f(x)
+	}
+	return out
 }

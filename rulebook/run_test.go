@@ -21,6 +21,8 @@ func TestRunRegistersBodiesByID(t *testing.T) {
 		Rule{ID: "R-004", Level: Must, Title: "a table", Spec: "s", Area: "a"},
 		Rule{ID: "R-005", Level: Must, Title: "filtered out", Spec: "s", Area: "b"},
 		Rule{ID: "R-006", Level: Must, Title: "lacks a dependency", Spec: "s", Area: "a"},
+		Rule{ID: "R-007", Level: Should, Title: "warns through Fail", Spec: "s", Area: "a"},
+		Rule{ID: "R-008", Level: Must, Title: "fails through Fail", Spec: "s", Area: "a"},
 	)
 	s := book.Suite(SuiteOptions{})
 	ran := 0
@@ -35,12 +37,14 @@ func TestRunRegistersBodiesByID(t *testing.T) {
 		}, ginkgo.Entry("one", 1), ginkgo.Entry("two", 2))
 		s.It("R-005", func(context.Context) { ran++ })
 		s.It("R-006", func(context.Context) { NotRun("List is broken") })
+		s.It("R-007", func(context.Context) { Fail("a SHOULD not met") })
+		s.It("R-008", func(context.Context) { Fail("a MUST not met") })
 	})
 	res, err := s.Run(RunOptions{Selection: Selection{LabelFilter: "a"}, NoColor: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Verdict{"R-001": VerdictPass, "R-002": VerdictFail, "R-003": VerdictWarn, "R-004": VerdictPass, "R-005": VerdictNotRun, "R-006": VerdictNotRun}
+	want := map[string]Verdict{"R-001": VerdictPass, "R-002": VerdictFail, "R-003": VerdictWarn, "R-004": VerdictPass, "R-005": VerdictNotRun, "R-006": VerdictNotRun, "R-007": VerdictWarn, "R-008": VerdictFail}
 	for id, v := range want {
 		if rr, _ := res.Rule(id); rr.Verdict != v {
 			t.Errorf("%s: %s (%s), want %s", id, rr.Verdict, rr.Reason, v)
@@ -52,7 +56,7 @@ func TestRunRegistersBodiesByID(t *testing.T) {
 	if rr, _ := res.Rule("R-004"); len(rr.Cases) != 2 || rr.Cases[1].Verdict != VerdictNotSup {
 		t.Errorf("R-004 cases %+v", rr.Cases)
 	}
-	if res.Verdict != DoesNotConform || !slices.Equal(res.Failed(), []string{"R-002"}) {
+	if res.Verdict != DoesNotConform || !slices.Equal(res.Failed(), []string{"R-002", "R-008"}) {
 		t.Errorf("verdict %s, failed %v", res.Verdict, res.Failed())
 	}
 	if m := book.Suite(SuiteOptions{}).Missing(); len(m) != book.Len() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -17,11 +18,31 @@ const (
 	entryOutcome = "fenceproof.outcome" // why a skipped spec did not run: one of the outcome values
 )
 
-// Outcomes of a skipped spec, besides a plain skip.
+// Outcomes of a skipped spec, besides a plain skip: NOT SUPPORTED, or NOT
+// RUN for a missing dependency ("not run") or another kind ("not run
+// (budget)"); the skip message is the outcome's prefix and the reason.
 const (
 	outcomeNotSupported = "not supported"
 	outcomeDependency   = "not run"
 )
+
+// notRunOutcome is the outcome of a case that did not run for kind.
+func notRunOutcome(kind NotRunKind) string {
+	if kind == NotRunDependency || kind == "" {
+		return outcomeDependency
+	}
+	return outcomeDependency + " (" + string(kind) + ")"
+}
+
+// notRunKindOf parses an outcome back; ok is false for other outcomes.
+func notRunKindOf(outcome string) (NotRunKind, bool) {
+	for _, k := range notRunKinds {
+		if outcome == notRunOutcome(k) {
+			return k, true
+		}
+	}
+	return "", false
+}
 
 // Suite registers the spec bodies of a book's rules in a Ginkgo tree, one
 // body per rule ID, and folds the run's report into a Result.
@@ -37,9 +58,13 @@ type SuiteOptions struct {
 	Strict bool
 	// Before runs first in every spec (a setup check, a cleanup to defer).
 	Before func()
-	// Redact cleans every message, note and reason the result keeps (the
-	// suite's secrets); nil keeps them as they are.
+	// Redact cleans every message, note and reason the result keeps, and
+	// the JUnit report (the suite's secrets); nil keeps them as they are.
 	Redact func(string) string
+	// Gate, when set, is asked before each rule's body: a kind other than
+	// "" ends the case as NOT RUN of that kind with the reason (the run's
+	// budget is spent, the run was interrupted, the setup failed).
+	Gate func(Rule) (NotRunKind, string)
 }
 
 // Suite starts the registration of one run of the book's rules.
@@ -80,6 +105,11 @@ func (s *Suite) Missing() []string {
 // instead.
 func (s *Suite) run(r Rule, ctx context.Context, body func(ctx context.Context)) {
 	ginkgo.AddReportEntry(entryRule, r, ginkgo.ReportEntryVisibilityNever)
+	if s.o.Gate != nil {
+		if kind, why := s.o.Gate(r); kind != "" {
+			Cut(kind, "%s", why)
+		}
+	}
 	if s.o.Before != nil {
 		s.o.Before()
 	}
@@ -87,8 +117,26 @@ func (s *Suite) run(r Rule, ctx context.Context, body func(ctx context.Context))
 		body(ctx)
 		return
 	}
-	if err := gomega.InterceptGomegaFailure(func() { body(ctx) }); err != nil {
-		ginkgo.AddReportEntry(entryWarning, fmt.Sprintf("%s not met: %s", r.Level, err.Error()))
+	soft.Store(true)
+	defer soft.Store(false)
+	var msg string
+	err := gomega.InterceptGomegaFailure(func() {
+		defer func() {
+			switch f := recover().(type) {
+			case nil:
+			case softFailure:
+				msg = string(f)
+			default:
+				panic(f)
+			}
+		}()
+		body(ctx)
+	})
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg != "" {
+		ginkgo.AddReportEntry(entryWarning, fmt.Sprintf("%s not met: %s", r.Level, msg))
 	}
 }
 
@@ -109,6 +157,25 @@ func Table[C any](s *Suite, id string, body func(ctx context.Context, c C), entr
 		args = append(args, e)
 	}
 	ginkgo.DescribeTable(r.Text(), args...)
+}
+
+// soft is set while a SHOULD (not strict) or INFO rule's body runs: a
+// failure there is a warning, not a failed spec. Ginkgo runs one spec at a
+// time.
+var soft atomic.Bool
+
+// softFailure carries a failure out of a SHOULD or INFO body.
+type softFailure string
+
+// Fail ends the current case as failed with the message, or, in a SHOULD
+// (not strict) or INFO rule, as not met (WARN) with it. A suite's checks
+// call it instead of ginkgo.Fail so that its rules' levels hold.
+func Fail(message string) {
+	ginkgo.GinkgoHelper()
+	if soft.Load() {
+		panic(softFailure(message))
+	}
+	ginkgo.Fail(message)
 }
 
 // Note records an observation in the report (shown for INFO rules).
@@ -134,6 +201,14 @@ func NotSupported(format string, a ...any) {
 // missing; the reason names it.
 func NotRun(format string, a ...any) {
 	ginkgo.GinkgoHelper()
-	ginkgo.AddReportEntry(entryOutcome, outcomeDependency, ginkgo.ReportEntryVisibilityNever)
+	Cut(NotRunDependency, format, a...)
+}
+
+// Cut ends the current case as NOT RUN of the kind (the budget ran out, the
+// run was interrupted, a dependency is missing), with the reason. A case cut
+// while it ran is not judged on what it saw before.
+func Cut(kind NotRunKind, format string, a ...any) {
+	ginkgo.GinkgoHelper()
+	ginkgo.AddReportEntry(entryOutcome, notRunOutcome(kind), ginkgo.ReportEntryVisibilityNever)
 	ginkgo.Skip(outcomeDependency + ": " + strings.TrimSpace(fmt.Sprintf(format, a...)))
 }

@@ -28,6 +28,9 @@ const (
 	NotRunDependency  NotRunKind = "dependency"  // something it needs is missing; the reason names it
 )
 
+// notRunKinds are the kinds, for parsing them back from a spec's outcome.
+var notRunKinds = []NotRunKind{NotRunFiltered, NotRunBudget, NotRunInterrupted, NotRunDependency}
+
 // Reason is the sentence a report shows for a rule that did not run for
 // this kind, when the rule itself gave none.
 func (k NotRunKind) Reason() string {
@@ -50,6 +53,7 @@ const (
 	Conforms       RunVerdict = "CONFORMS"         // no MUST rule (nor, when strict, SHOULD rule) failed
 	DoesNotConform RunVerdict = "DOES NOT CONFORM" // some did
 	Incomplete     RunVerdict = "INCOMPLETE"       // none failed, but the book says the run cannot vouch for conformance
+	Unreachable    RunVerdict = "UNREACHABLE"      // the implementation could not be reached: nothing was tested
 )
 
 // Exit statuses of the suites' commands.
@@ -58,6 +62,8 @@ const (
 	ExitNotConform = 1 // DOES NOT CONFORM
 	ExitUsage      = 2 // bad flags or configuration: nothing ran
 	ExitIncomplete = 3 // INCOMPLETE
+	// ExitUnreachable: UNREACHABLE, the endpoint did not answer.
+	ExitUnreachable = 4
 )
 
 // ExitCode is the command's exit status for the verdict.
@@ -67,6 +73,8 @@ func (v RunVerdict) ExitCode() int {
 		return ExitConforms
 	case Incomplete:
 		return ExitIncomplete
+	case Unreachable:
+		return ExitUnreachable
 	}
 	return ExitNotConform
 }

@@ -56,6 +56,7 @@ func WriteJSON(w io.Writer, v any) error {
 
 // MarkdownCell makes s fit in one cell of a Markdown table.
 func MarkdownCell(s string) string {
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(Printable(s))
 	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) > 300 {
@@ -96,6 +97,7 @@ func (r *Result) header() []headerLine {
 // WriteMarkdown writes a human summary: the run, its verdict, a table of
 // every rule and the details of each rule that did not pass.
 func (r *Result) WriteMarkdown(w io.Writer) error {
+	r = r.shown()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: %s\n\n| | |\n|---|---|\n", r.Suite, r.Verdict)
 	for _, l := range r.header() {
@@ -141,7 +143,8 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 			if c.Location != "" {
 				fmt.Fprintf(&b, " at `%s`", c.Location)
 			}
-			fmt.Fprintf(&b, "\n\n  ```\n  %s\n  ```\n", strings.ReplaceAll(c.Message, "\n", "\n  "))
+			fence := codeFence(c.Message)
+			fmt.Fprintf(&b, "\n\n  %s\n  %s\n  %s\n", fence, strings.ReplaceAll(c.Message, "\n", "\n  "), fence)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -151,7 +154,22 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 // WriteAttention prints, for a terminal, each rule that failed or warned
 // with its reason.
 func (r *Result) WriteAttention(w io.Writer) {
-	for _, rr := range r.Attention() {
+	for _, rr := range r.shown().Attention() {
 		fmt.Fprintf(w, "  %-4s %-10s %-6s %s\n       %s\n", rr.Verdict, rr.ID, rr.Level, rr.Title, rr.Reason)
 	}
+}
+
+// codeFence is a Markdown code fence longer than any run of backticks in s,
+// so that s cannot close it.
+func codeFence(s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
 }
