@@ -6,73 +6,85 @@ import (
 	"strings"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
-// Documentation ranges (RFC 5737, RFC 3849): the only blocks the suite fences
-// unless Config.Destructive is set.
+// Documentation ranges (RFC 5737, RFC 3849, RFC 9637): the only blocks the
+// suite fences unless Config.Destructive is set.
 var docRanges = []netip.Prefix{
 	netip.MustParsePrefix("192.0.2.0/24"),
 	netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("3fff::/20"),
 }
 
 // Pools the allocator hands blocks out of. 192.0.2.0/24 is kept whole for
-// the rules that need a /24 (host bits, overlaps).
+// the rules that need a /24 (host bits, the malformed-input corpus).
 var (
 	pool4 = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24")}
-	pool6 = []netip.Prefix{netip.MustParsePrefix("2001:db8:fe00::/40")}
+	pool6 = []netip.Prefix{netip.MustParsePrefix("2001:db8:fe00::/40"), netip.MustParsePrefix("3fff:f00::/40")}
 	wide4 = netip.MustParsePrefix("192.0.2.0/24")
 )
 
+// Reserved ranges outside the documentation ranges that --destructive adds
+// when pre-existing fences leave no room in them: benchmarking (RFC 2544,
+// RFC 5180) and discard-only (RFC 6666) space, which no cluster routes.
+var (
+	destructivePool4 = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/16")}
+	destructivePool6 = []netip.Prefix{netip.MustParsePrefix("2001:2::/48"), netip.MustParsePrefix("100::/64")}
+	destructiveWide4 = netip.MustParsePrefix("198.19.0.0/24")
+)
+
 // allocator hands out fresh, aligned blocks from the documentation ranges
-// that overlap no fence that existed before the run.
+// that overlap no fence that existed before the run, nor any block still in
+// use. It never rewinds on its own: when its pools run out it asks reclaim
+// which blocks are in use now (one read of the fences) and starts over
+// around them, so a long run costs one List per exhaustion, not one per rule.
 type allocator struct {
-	mu    sync.Mutex
-	avoid []netip.Prefix
-	next4 netip.Addr
-	next6 netip.Addr
-	i4    int
-	i6    int
+	mu          sync.Mutex
+	avoid       []netip.Prefix // pre-existing fences that touch a pool
+	inUse       []netip.Prefix // blocks in use at the last reclaim
+	issued      []netip.Prefix // handed out since the current rule started
+	next4       netip.Addr
+	next6       netip.Addr
+	i4          int
+	i6          int
+	destructive bool
+	// reclaim returns the blocks in use now (listed, or fenced and not yet
+	// undone); nil when the fences cannot be read.
+	reclaim   func() ([]netip.Prefix, error)
+	reclaimMu sync.Mutex
 }
 
-// cursor is where the allocator stands, to rewind to.
-type cursor struct {
-	next4, next6 netip.Addr
-	i4, i6       int
-}
-
-// position returns the current cursor.
-func (a *allocator) position() cursor {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return cursor{a.next4, a.next6, a.i4, a.i6}
-}
-
-// rewind hands the blocks given out since c out again. Only called once
-// they are all unfenced, so that the pools (512 IPv4 addresses) last a run
-// of any length.
-func (a *allocator) rewind(c cursor) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.next4, a.next6, a.i4, a.i6 = c.next4, c.next6, c.i4, c.i6
+func (a *allocator) pools(v6 bool) []netip.Prefix {
+	if v6 {
+		if a.destructive {
+			return append(append([]netip.Prefix{}, pool6...), destructivePool6...)
+		}
+		return pool6
+	}
+	if a.destructive {
+		return append(append([]netip.Prefix{}, pool4...), destructivePool4...)
+	}
+	return pool4
 }
 
 // reset starts the allocator over, avoiding the fences that existed before.
 func (a *allocator) reset(preexisting []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.next4, a.next6, a.i4, a.i6, a.avoid = pool4[0].Addr(), pool6[0].Addr(), 0, 0, nil
+	a.avoid, a.inUse, a.issued = nil, nil, nil
+	a.rewindLocked()
+	all := append(append(append([]netip.Prefix{wide4, destructiveWide4}, a.pools(false)...), a.pools(true)...), destructivePool6...)
 	for _, c := range preexisting {
-		p, err := netip.ParsePrefix(strings.TrimSpace(c))
-		if err != nil {
+		p, ok := blockOf(c)
+		if !ok {
 			continue
 		}
-		p = p.Masked()
 		// Only fences that touch a pool matter; this keeps every later
 		// check short however many fences existed before the run.
-		for _, pool := range append(append([]netip.Prefix{wide4}, pool4...), pool6...) {
+		for _, pool := range all {
 			if pool.Overlaps(p) {
 				a.avoid = append(a.avoid, p)
 				break
@@ -81,28 +93,95 @@ func (a *allocator) reset(preexisting []string) {
 	}
 }
 
-// clash returns a pre-existing fence that overlaps p.
+func (a *allocator) rewindLocked() {
+	a.next4, a.next6, a.i4, a.i6 = a.pools(false)[0].Addr(), a.pools(true)[0].Addr(), 0, 0
+}
+
+// ruleStarts forgets the blocks handed out to the previous rule.
+func (a *allocator) ruleStarts() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.issued = nil
+}
+
+// clash returns a fence that existed before the run (or a block in use at
+// the last reclaim, or one handed out to this rule) that overlaps p.
 func (a *allocator) clash(p netip.Prefix) (netip.Prefix, bool) {
-	for _, q := range a.avoid {
-		if q.Overlaps(p) {
-			return q, true
+	for _, set := range [][]netip.Prefix{a.avoid, a.inUse, a.issued} {
+		for _, q := range set {
+			if q.Overlaps(p) {
+				return q, true
+			}
 		}
 	}
 	return netip.Prefix{}, false
 }
 
 func (a *allocator) clashes(p netip.Prefix) bool {
-	_, ok := a.clash(p)
-	return ok
-}
-
-// block returns a fresh block of the given length from the v4 or v6 pools.
-func (a *allocator) block(v6 bool, bits int) netip.Prefix {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	pools, next, idx := pool4, &a.next4, &a.i4
+	for _, q := range a.avoid {
+		if q.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// block returns a fresh block of the given length from the v4 or v6 pools;
+// when they are exhausted it reclaims the blocks no longer in use once, and
+// then reports what is in the way.
+func (a *allocator) block(v6 bool, bits int) (netip.Prefix, error) {
+	if p, ok := a.scan(v6, bits); ok {
+		return p, nil
+	}
+	if a.reclaim != nil {
+		a.reclaimMu.Lock()
+		inUse, err := a.reclaim()
+		a.reclaimMu.Unlock()
+		if err == nil {
+			a.mu.Lock()
+			a.inUse = inUse
+			a.rewindLocked()
+			a.mu.Unlock()
+			if p, ok := a.scan(v6, bits); ok {
+				return p, nil
+			}
+		}
+	}
+	return netip.Prefix{}, a.exhausted(v6, bits)
+}
+
+// exhausted says which ranges are full and what fills them.
+func (a *allocator) exhausted(v6 bool, bits int) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var pools, covering []string
+	for _, p := range a.pools(v6) {
+		pools = append(pools, p.String())
+	}
+	for _, q := range a.avoid {
+		if len(covering) < 5 {
+			covering = append(covering, q.String())
+		}
+	}
+	msg := fmt.Sprintf("no free /%d block is left in %s", bits, strings.Join(pools, ", "))
+	if len(covering) > 0 {
+		msg += fmt.Sprintf(": fences that existed before the run cover them (%s)", strings.Join(covering, ", "))
+	}
+	if !a.destructive {
+		msg += fmt.Sprintf("; --destructive lets the suite use %s and %s too", destructivePool4[0], destructivePool6[0])
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// scan hands out the next free block, if any.
+func (a *allocator) scan(v6 bool, bits int) (netip.Prefix, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	pools, next, idx := a.pools(false), &a.next4, &a.i4
 	if v6 {
-		pools, next, idx = pool6, &a.next6, &a.i6
+		pools, next, idx = a.pools(true), &a.next6, &a.i6
 	}
 	for *idx < len(pools) {
 		pool := pools[*idx]
@@ -120,9 +199,10 @@ func (a *allocator) block(v6 bool, bits int) netip.Prefix {
 		q, clash := a.clash(p)
 		if !clash {
 			*next = after(p)
-			return p
+			a.issued = append(a.issued, p)
+			return p, true
 		}
-		// Jump past the whole clashing fence (or past p when the fence is
+		// Jump past the whole clashing block (or past p when the block is
 		// inside it): never address by address, so a pre-existing ::/0 or
 		// /64 in the pool ends the search at once.
 		if q.Bits() < p.Bits() {
@@ -134,15 +214,27 @@ func (a *allocator) block(v6 bool, bits int) netip.Prefix {
 			*idx = len(pools)
 		}
 	}
-	skipBecause("the documentation ranges have no free /%d left: fences that existed before the run overlap the suite's pools and are avoided", bits)
-	return netip.Prefix{}
+	return netip.Prefix{}, false
+}
+
+// take returns a fresh block or ends the rule as NOT RUN, naming what is
+// in the way.
+func (s *State) take(v6 bool, bits int) netip.Prefix {
+	p, err := s.alloc.block(v6, bits)
+	if err != nil {
+		if c := s.cut(); c != nil {
+			rulebook.Cut(c.kind, "%s", c.why)
+		}
+		rulebook.NotRun("%s", err.Error())
+	}
+	return p
 }
 
 // v4 returns n fresh IPv4 blocks of the given length.
 func (s *State) v4(n, bits int) []string {
 	out := make([]string, n)
 	for i := range out {
-		out[i] = s.alloc.block(false, bits).String()
+		out[i] = s.take(false, bits).String()
 	}
 	return out
 }
@@ -151,14 +243,34 @@ func (s *State) v4(n, bits int) []string {
 func (s *State) v6(n, bits int) []string {
 	out := make([]string, n)
 	for i := range out {
-		out[i] = s.alloc.block(true, bits).String()
+		out[i] = s.take(true, bits).String()
 	}
 	return out
 }
 
-// wideBlockFree reports whether 192.0.2.0/24 is free for the rules that need
-// a whole /24.
-func (s *State) wideBlockFree() bool { return !s.alloc.clashes(wide4) }
+// wideBlock is a whole /24 for the rules that need one: 192.0.2.0/24, else
+// a /24 of the pools, else with --destructive a reserved one; the rule is
+// NOT RUN when fences that existed before the run leave none.
+func (s *State) wideBlock() netip.Prefix {
+	if !s.alloc.clashes(wide4) {
+		return wide4
+	}
+	if p, err := s.alloc.block(false, 24); err == nil {
+		return p
+	}
+	if s.cfg.Destructive && !s.alloc.clashes(destructiveWide4) {
+		return destructiveWide4
+	}
+	hint := "; --destructive lets the suite use " + destructiveWide4.String()
+	if s.cfg.Destructive {
+		hint = ", and so does " + destructiveWide4.String()
+	}
+	if c := s.cut(); c != nil {
+		rulebook.Cut(c.kind, "%s", c.why)
+	}
+	rulebook.NotRun("this rule needs a whole /24: %s and every /24 of %s overlap a fence that existed before the run%s", wide4, pool4, hint)
+	return netip.Prefix{}
+}
 
 // lastAddr is the last address in p.
 func lastAddr(p netip.Prefix) netip.Addr {
@@ -176,39 +288,37 @@ func after(p netip.Prefix) netip.Addr {
 }
 
 // mustBeSafe refuses, before anything is sent, to fence a block outside the
-// documentation ranges unless the run is destructive. Strings that are not
-// CIDRs cannot fence anything and pass.
+// documentation ranges unless the run is destructive. Strings that name no
+// block cannot fence anything and pass (the malformed-input corpus checks
+// its own readings, see corpus.go).
 func (s *State) mustBeSafe(cidrs []string) {
 	if s.cfg.Destructive {
 		return
 	}
 	if bad := outsideDocRanges(cidrs); len(bad) > 0 {
-		Fail(fmt.Sprintf("refusing to fence %v: outside the documentation ranges and --destructive is not set", bad))
+		failf("the suite refused to fence %s: outside the documentation ranges and --destructive is not set", showAll(bad))
 	}
 }
 
-// outsideDocRanges returns the CIDRs that would fence an address outside
-// the documentation ranges. Strings that are not CIDRs fence nothing.
+// outsideDocRanges returns the strings that would fence an address outside
+// the documentation ranges.
 func outsideDocRanges(cidrs []string) []string {
 	var bad []string
 	for _, c := range cidrs {
-		p, err := netip.ParsePrefix(c)
-		if err != nil {
-			continue
-		}
-		if p.Addr().Is4In6() && p.Bits() >= 96 {
-			// An IPv4-mapped block fences (at most) its IPv4 block.
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		safe := false
-		for _, r := range docRanges {
-			if r.Bits() <= p.Bits() && r.Contains(p.Addr()) {
-				safe = true
-			}
-		}
-		if !safe {
+		p, ok := blockOf(c)
+		if ok && !inDocRanges(p) {
 			bad = append(bad, c)
 		}
 	}
 	return bad
+}
+
+// inDocRanges reports whether p lies inside one documentation range.
+func inDocRanges(p netip.Prefix) bool {
+	for _, r := range docRanges {
+		if r.Bits() <= p.Bits() && r.Contains(p.Addr()) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,12 +2,12 @@ package sanity
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // looseCase builds, from a fresh /32, a string that is not a clean CIDR and
@@ -16,7 +16,7 @@ type looseCase func(s *State) (raw, canon string)
 
 func bareIP(v6 bool) looseCase {
 	return func(s *State) (string, string) {
-		p := s.alloc.block(v6, map[bool]int{false: 32, true: 128}[v6])
+		p := s.take(v6, map[bool]int{false: 32, true: 128}[v6])
 		return p.Addr().String(), p.String()
 	}
 }
@@ -40,128 +40,107 @@ func looseEntries() []TableEntry {
 
 func describeCIDRs(s *State) {
 	Context("CIDR validation", func() {
-		table(s, "CIDR-001", func(ctx context.Context, bad string) {
-			expectCode(s.fence(ctx, []string{bad}), "FenceClusterNetwork of "+quote(bad), "InvalidArgument")
-			expectCode(s.unfence(ctx, []string{bad}), "UnfenceClusterNetwork of "+quote(bad), "InvalidArgument")
-			if s.stateSource() == SourceNone {
-				return
-			}
-			listed, err := s.observed(ctx)
-			expectOK(err, "ListClusterFence")
-			Expect(listed).NotTo(ContainElement(bad), "%s was rejected but is listed", quote(bad))
-		},
-			Entry("empty string", ""),
-			Entry("garbage", "not-a-cidr"),
-			Entry("IPv4 prefix length 33", "198.51.100.0/33"),
-			Entry("IPv4 octet out of range", "300.1.1.1/32"),
-			Entry("IPv6 prefix length 129", "fd00::/129"),
-			Entry("negative prefix length", "198.51.100.0/-1"),
-			Entry("missing prefix length", "198.51.100.0/"),
-			Entry("two prefix lengths", "198.51.100.0/24/24"),
-			Entry("IPv4 host:port", "198.51.100.7:8080"),
-			Entry("IPv6 [host]:port", "[2001:db8::7]:443"),
-			Entry("IPv6 zone", "fe80::1%eth0/64"),
-			Entry("hostname", "storage.example.com/32"),
-		)
+		s.it("CIDR-001", func(ctx context.Context) {
+			s.checkCorpus(ctx)
+		})
 
 		s.it("CIDR-002", func(ctx context.Context) {
-			s.needList()
+			s.needState()
 			// Side effects are checked before the code, so that a driver
 			// that applies the valid block and then fails with the wrong
 			// code (ceph-csi) is charged with the side effect too.
 			good := s.v4(2, 32)
 			err := s.fence(ctx, []string{good[0], "not-a-cidr", good[1]})
+			settleCut(err)
 			if err != nil {
-				s.expectNotFenced(ctx, good, "after a mixed FenceClusterNetwork answered "+codeName(err))
+				s.expectNotFenced(ctx, good, "after a mixed FenceClusterNetwork answered "+codeSpec(err))
 			}
 			expectCode(err, "FenceClusterNetwork of valid+invalid", "InvalidArgument")
 
 			kept := s.v4(1, 32)
 			expectOK(s.fence(ctx, kept), "FenceClusterNetwork of "+kept[0])
 			err = s.unfence(ctx, []string{kept[0], "198.51.100.0/33"})
+			settleCut(err)
 			if err != nil {
-				s.expectFenced(ctx, kept, "after a mixed UnfenceClusterNetwork answered "+codeName(err))
+				s.expectFenced(ctx, kept, "after a mixed UnfenceClusterNetwork answered "+codeSpec(err))
 			}
 			expectCode(err, "UnfenceClusterNetwork of valid+invalid", "InvalidArgument")
 		})
 
 		table(s, "CIDR-003", func(ctx context.Context, c looseCase) {
-			s.needList()
+			s.needState()
 			raw, canon := c(s)
 			if strings.Contains(canon, ":") {
 				s.needIPv6(ctx)
 			}
 			err := s.fence(ctx, []string{raw})
+			settleCut(err)
 			if err != nil {
-				expectCode(err, "FenceClusterNetwork of "+quote(raw), "InvalidArgument")
-				s.expectNotFenced(ctx, []string{canon}, "after a rejected "+quote(raw))
+				expectCode(err, "FenceClusterNetwork of "+show(raw), "InvalidArgument")
+				s.expectNotFenced(ctx, []string{canon}, "after a rejected "+show(raw))
 				return
 			}
-			listed, lerr := s.observed(ctx)
-			expectOK(lerr, "ListClusterFence")
-			Expect(listed).To(ContainElement(canon), "%s was accepted but %s is not listed (listed: %v)", quote(raw), canon, s.ours(listed))
-			Expect(listed).NotTo(ContainElement(raw), "%s was stored verbatim", quote(raw))
+			v := s.readFences(ctx, "after FenceClusterNetwork of "+show(raw))
+			check(v.spelled(canon), "%s was accepted but %s is not listed in canonical form (the suite's entries listed: %s)", show(raw), canon, showFew(s.ours(v.raw)))
+			check(!v.spelled(raw), "%s was stored verbatim", show(raw))
 		}, looseEntries()...)
 
 		table(s, "CIDR-004", func(ctx context.Context, c looseCase) {
 			raw, _ := c(s)
-			expectCode(s.fence(ctx, []string{raw}), "FenceClusterNetwork of "+quote(raw), "InvalidArgument")
+			expectCode(s.fence(ctx, []string{raw}), "FenceClusterNetwork of "+show(raw), "InvalidArgument")
 		}, looseEntries()...)
 
 		table(s, "CIDR-005", func(ctx context.Context, v6 bool) {
-			s.needList()
+			s.needState()
 			var raw, canon string
 			if v6 {
 				s.needIPv6(ctx)
-				p := s.alloc.block(true, 64)
+				p := s.take(true, 64)
 				raw, canon = netip.PrefixFrom(p.Addr().Next(), 64).String(), p.String()
 			} else {
-				if !s.wideBlockFree() {
-					skipBecause("192.0.2.0/24 overlaps a fence that existed before the run")
-				}
-				raw, canon = "192.0.2.77/24", "192.0.2.0/24"
+				w := s.wideBlock()
+				raw, canon = netip.PrefixFrom(w.Addr().Next(), 24).String(), w.String()
 			}
 			err := s.fence(ctx, []string{raw})
+			settleCut(err)
 			mode := s.cfg.Profile.HostBits
 			switch {
 			case err != nil && mode != HostBitsNormalise:
 				expectCode(err, "FenceClusterNetwork of "+raw, "InvalidArgument")
-				s.expectNotFenced(ctx, []string{canon, raw}, "after a rejected "+raw)
+				s.expectNotFenced(ctx, []string{canon}, "after a rejected "+raw)
 				note("host bits: rejected")
 			case err != nil:
-				Fail("FenceClusterNetwork of " + raw + ": expected OK (profile hostBits=normalise), got " + codeName(err) + ": " + errMessage(err))
+				failf("FenceClusterNetwork of %s: expected OK (profile hostBits=normalise), got %s: %s", raw, codeSpec(err), errText(err))
 			case mode == HostBitsReject:
-				Fail("FenceClusterNetwork of " + raw + ": expected INVALID_ARGUMENT (profile hostBits=reject), got OK")
+				failf("FenceClusterNetwork of %s: expected INVALID_ARGUMENT (profile hostBits=reject), got OK", raw)
 			default:
-				listed, lerr := s.observed(ctx)
-				expectOK(lerr, "ListClusterFence")
-				Expect(listed).To(ContainElement(canon), "%s was accepted but is not listed as %s (listed: %v)", raw, canon, s.ours(listed))
-				Expect(listed).NotTo(ContainElement(raw), "%s was listed with its host bits", raw)
+				v := s.readFences(ctx, "after FenceClusterNetwork of "+raw)
+				check(v.spelled(canon), "%s was accepted but is not listed as %s (the suite's entries listed: %s)", raw, canon, showFew(s.ours(v.raw)))
+				check(!v.spelled(raw), "%s was listed with its host bits", raw)
 				note("host bits: normalised")
 			}
-		}, Entry("IPv4 192.0.2.77/24", false), Entry("IPv6 ::1/64 inside a /64", true))
+		}, Entry("IPv4 a /24 written with a host bit", false), Entry("IPv6 a /64 written with a host bit", true))
 
 		table(s, "CIDR-006", func(ctx context.Context, bits int) {
-			s.needList()
+			s.needState()
 			block := s.v4(1, bits)
 			expectOK(s.fence(ctx, block), "FenceClusterNetwork of "+block[0])
 			s.expectFenced(ctx, block, "after FenceClusterNetwork")
 		}, Entry("/32", 32), Entry("/31", 31), Entry("/30", 30), Entry("/28", 28), Entry("/26", 26))
 
 		s.it("CIDR-007", func(ctx context.Context) {
-			s.needList()
+			s.needState()
 			s.needIPv6(ctx)
-			p := s.alloc.block(true, 64)
+			p := s.take(true, 64)
 			compressed := p.String()
 			expanded := expand(p)
 			upper := strings.ToUpper(compressed)
 			for _, form := range []string{compressed, expanded, upper} {
 				expectOK(s.fence(ctx, []string{form}), "FenceClusterNetwork of "+form)
 			}
-			listed, err := s.observed(ctx)
-			expectOK(err, "ListClusterFence")
-			Expect(countCanonical(listed, compressed)).To(Equal(1),
-				"%s fenced as %s, %s and %s must be one fence (listed: %v)", compressed, compressed, expanded, upper, s.ours(listed))
+			v := s.readFences(ctx, "after fencing one block in three spellings")
+			check(v.count(compressed) == 1, "%s fenced as %s, %s and %s must be one fence; it is listed %d times (the suite's entries listed: %s)",
+				compressed, compressed, expanded, upper, v.count(compressed), showFew(s.ours(v.raw)))
 			expectOK(s.unfence(ctx, []string{expanded}), "UnfenceClusterNetwork of "+expanded)
 			s.expectNotFenced(ctx, []string{compressed}, "after unfencing the expanded form")
 			host := s.v6(1, 128)
@@ -170,18 +149,17 @@ func describeCIDRs(s *State) {
 		})
 
 		s.it("CIDR-008", func(ctx context.Context) {
-			s.needList()
+			s.needState()
 			a := s.v4(1, 32)[0]
 			expectOK(s.fence(ctx, []string{a, a}), "FenceClusterNetwork of "+a+" twice in one request")
 			expectOK(s.fence(ctx, []string{a}), "FenceClusterNetwork of "+a+" again")
-			listed, err := s.observed(ctx)
-			expectOK(err, "ListClusterFence")
-			Expect(countCanonical(listed, a)).To(Equal(1), "%s is listed %d times", a, countCanonical(listed, a))
+			v := s.readFences(ctx, "after fencing one block three times")
+			check(v.count(a) == 1, "%s is listed %d times", a, v.count(a))
 		})
 
 		s.it("CIDR-009", func(ctx context.Context) {
-			s.needList()
-			outer := s.alloc.block(false, 28)
+			s.needState()
+			outer := s.take(false, 28)
 			inner := sub(outer, 29)
 			o := outer.String()
 			expectOK(s.fence(ctx, []string{o}), "FenceClusterNetwork of "+o)
@@ -196,9 +174,9 @@ func describeCIDRs(s *State) {
 
 		s.it("CIDR-010", func(ctx context.Context) {
 			if !s.cfg.Destructive {
-				skipBecause("fencing prefixes outside the documentation ranges needs --destructive")
+				optIn("fencing prefixes outside the documentation ranges needs --destructive")
 			}
-			s.needList()
+			s.needState()
 			wide := []string{"240.0.0.0/8", "240.0.0.0/4"}
 			expectOK(s.fence(ctx, wide), "FenceClusterNetwork of reserved 240.0.0.0/8 and /4")
 			s.expectFenced(ctx, wide, "after fencing wide prefixes")
@@ -206,27 +184,94 @@ func describeCIDRs(s *State) {
 	})
 }
 
-// needList skips rules that observe state when ListClusterFence is optional
-// and not implemented. When List failed at the start of the run, the rule
-// fails under a required profile (LIST-001 names the failure) and is
-// skipped under an optional one, with the reason.
-func (s *State) needList() {
-	if s.stateSource() == SourceObserve {
-		return
-	}
-	if s.listMissing {
-		notSupported("ListClusterFence is not implemented (profile listClusterFence: optional) and this rule observes state through it; give --observe-command to read the storage's fences instead")
-	}
-	if s.listErr != nil {
-		if s.cfg.Profile.ListClusterFence == Optional {
-			skipBecause("this rule observes state through ListClusterFence, which is broken (LIST-001): %v", s.listErr)
+// checkCorpus is CIDR-001: every string of the malformed-input corpus is
+// rejected by Fence and by Unfence with INVALID_ARGUMENT, and neither it nor
+// any block a lenient parser reads it as is listed. The fences are read
+// once, after every Fence.
+func (s *State) checkCorpus(ctx context.Context) {
+	region := corpusRegion{v4: s.wideBlock(), v6: s.take(true, 48)}
+	var sent []malformed
+	var held []string
+	for _, m := range corpusFor(region.v4, region.v6) {
+		if m.outside && !s.cfg.Destructive {
+			held = append(held, show(m.cidr))
+			continue
 		}
-		Fail("this rule observes state through ListClusterFence, which is broken (LIST-001): " + s.listErr.Error())
+		sent = append(sent, m)
 	}
+	if len(held) > 0 {
+		note("not sent without --destructive, because a lenient parser reads them as blocks outside the documentation ranges: %s", strings.Join(held, ", "))
+	}
+	var wrong []string
+	answer := func(rpc string, m malformed, err error) {
+		settleCut(err)
+		if codeName(err) != "InvalidArgument" {
+			wrong = append(wrong, fmt.Sprintf("%s of %s (%s: %s) answered %s", rpc, show(m.cidr), m.class, m.why, codeSpec(err)))
+		}
+	}
+	for _, m := range sent {
+		s.tracker.account(m.readAs...)
+		answer("FenceClusterNetwork", m, s.fence(ctx, []string{m.cidr}))
+	}
+	var listed []string
+	if s.stateSource() != SourceNone {
+		v := s.readFences(ctx, "after the malformed Fences")
+		for _, c := range v.raw {
+			if s.preSet[blockKey(c)] {
+				continue
+			}
+			for _, m := range sent {
+				p, ok := blockOf(c)
+				switch {
+				case c == m.cidr:
+					listed = append(listed, fmt.Sprintf("%s (%s) is listed verbatim", show(m.cidr), m.class))
+				case ok && slicesContainsBlock(m.readAs, p):
+					listed = append(listed, fmt.Sprintf("%s (%s) is listed as %s", show(m.cidr), m.class, show(c)))
+				default:
+					continue
+				}
+				s.tracker.account(c)
+				break
+			}
+			if p, ok := blockOf(c); ok && region.touches(p) && !slicesContainsBlock(flatReadings(sent), p) {
+				listed = append(listed, fmt.Sprintf("%s is listed, inside the blocks the malformed strings were made from: one of them was read as it", show(c)))
+				s.tracker.account(c)
+			}
+		}
+	}
+	for _, m := range sent {
+		answer("UnfenceClusterNetwork", m, s.unfence(ctx, []string{m.cidr}))
+	}
+	check(len(listed) == 0, "%d malformed strings were fenced: %s", len(listed), firstFew(listed))
+	check(len(wrong) == 0, "%d of %d requests with a malformed CIDR were not rejected with INVALID_ARGUMENT: %s", len(wrong), 2*len(sent), firstFew(wrong))
+	if s.stateSource() == SourceNone {
+		notRun("every malformed string was rejected with INVALID_ARGUMENT; whether any was listed could not be read: %s", s.stateGap())
+	}
+	note("%d malformed strings rejected by Fence and Unfence, none listed", len(sent))
 }
 
-// needIPv6 skips IPv6 rules when IPv6 is optional and the driver rejects it.
+func flatReadings(ms []malformed) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.readAs...)
+	}
+	return out
+}
+
+// slicesContainsBlock reports whether one of the strings names block p.
+func slicesContainsBlock(xs []string, p netip.Prefix) bool {
+	for _, x := range xs {
+		if q, ok := blockOf(x); ok && q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// needIPv6 ends IPv6 cases as NOT SUPPORTED when IPv6 is optional and the
+// driver rejects it.
 func (s *State) needIPv6(ctx context.Context) {
+	GinkgoHelper()
 	if s.cfg.Profile.IPv6 == Required {
 		return
 	}
@@ -234,27 +279,6 @@ func (s *State) needIPv6(ctx context.Context) {
 	if err := s.fence(ctx, probe); codeName(err) == "InvalidArgument" {
 		notSupported("the driver rejects IPv6 (profile ipv6: optional)")
 	}
-}
-
-// expectFenced asserts that every block is listed (in canonical form).
-func (s *State) expectFenced(ctx context.Context, blocks []string, when string) {
-	GinkgoHelper()
-	listed, err := s.observed(ctx)
-	expectOK(err, "ListClusterFence "+when)
-	got := canonicalAll(listed)
-	for _, b := range blocks {
-		Expect(got).To(ContainElement(canonical(b)), "%s: %s is not listed (listed: %v)", when, b, s.ours(listed))
-	}
-}
-
-func countCanonical(listed []string, block string) int {
-	n := 0
-	for _, c := range canonicalAll(listed) {
-		if c == canonical(block) {
-			n++
-		}
-	}
-	return n
 }
 
 // expand spells an IPv6 prefix with every group written out in full.
@@ -271,8 +295,4 @@ func expand(p netip.Prefix) string {
 		}
 	}
 	return sb.String() + "/" + strconv.Itoa(p.Bits())
-}
-
-func quote(s string) string {
-	return "\"" + strings.NewReplacer("\t", `\t`, "\n", `\n`).Replace(s) + "\""
 }

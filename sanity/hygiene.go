@@ -9,9 +9,6 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Rules checked at the end of the run over everything the suite did. They
@@ -19,21 +16,26 @@ import (
 func describeHygiene(s *State) {
 	Describe("Run hygiene", func() {
 		s.it("TIME-001", func(ctx context.Context) {
-			b := s.v4(1, 32)
-			for _, call := range []func() error{
-				func() error { _, err := s.getIdentity(ctx); return err },
-				func() error { _, err := s.getCapabilities(ctx); return err },
-				func() error { _, err := s.probe(ctx); return err },
-				func() error { return s.fence(ctx, b) },
-				func() error { _, err := s.list(ctx); return err },
-				func() error { _, err := s.clients(ctx); return err },
-				func() error { return s.unfence(ctx, b) },
-			} {
-				_ = call()
+			if s.cut() == nil {
+				b := s.v4(1, 32)
+				for _, call := range []func() error{
+					func() error { _, err := s.getIdentity(ctx); return err },
+					func() error { _, err := s.getCapabilities(ctx); return err },
+					func() error { _, err := s.probe(ctx); return err },
+					func() error { return s.fence(ctx, b) },
+					func() error { _, err := s.list(ctx); return err },
+					func() error { _, err := s.clients(ctx); return err },
+					func() error { return s.unfence(ctx, b) },
+				} {
+					_ = call()
+				}
 			}
 			var hung []string
 			var slowest Call
 			for _, c := range s.Calls() {
+				if c.Probe {
+					continue
+				}
 				if c.Code == "DeadlineExceeded" {
 					hung = append(hung, c.Method)
 				}
@@ -42,106 +44,161 @@ func describeHygiene(s *State) {
 				}
 			}
 			note("slowest RPC: %s in %s (deadline %s)", slowest.Method, slowest.Duration.Round(time.Millisecond), s.cfg.RPCTimeout.Duration)
-			Expect(hung).To(BeEmpty(), "RPCs that did not answer within %s: %s", s.cfg.RPCTimeout.Duration, countWords(hung))
+			check(len(hung) == 0, "RPCs that did not answer within %s: %s", s.cfg.RPCTimeout.Duration, countWords(hung))
 		})
 
-		s.it("TIME-002", func(ctx context.Context) {
-			s.mu.Lock()
-			late := slices.Clone(s.late)
-			s.mu.Unlock()
-			if len(late) == 0 {
-				note("no Fence missed its deadline")
+		table(s, "TIME-002", func(ctx context.Context, method string) {
+			p := s.probeFor(method)
+			if p == nil || !p.tested {
+				why := "the probe was not made"
+				if p != nil {
+					why = p.why
+				}
+				notRun("no %s could be abandoned while the driver worked on it: %s", method, why)
+			}
+			// Wait until late work has had time to land: the window after
+			// the probe, and after every Fence of the run that missed its
+			// deadline (their rules' cleanups unfenced the blocks since).
+			until := p.sentAt.Add(s.lateWindow(method))
+			var late []lateFence
+			if method == "FenceClusterNetwork" {
+				s.mu.Lock()
+				late = slices.Clone(s.late)
+				s.mu.Unlock()
+				for _, l := range late {
+					until = maxTime(until, l.at.Add(3*s.cfg.RPCTimeout.Duration))
+				}
+			}
+			if wait := time.Until(until); wait > 0 {
+				if wait > s.left() {
+					s.cutNow(fmt.Sprintf("late work needs %s more to land, and the run's time budget does not leave it", wait.Round(time.Millisecond)))
+				}
+				GinkgoWriter.Printf("waiting %s for late work to land\n", wait.Round(time.Millisecond))
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+				}
+			}
+			if !p.checked {
+				s.checkProbes(ctx, true)
+			}
+			if !p.checked {
+				notRun("the fences could not be read after the late-work window")
+			}
+			if method == "UnfenceClusterNetwork" {
+				check(p.fenced, "an Unfence of %s abandoned after %s was applied afterwards: the block was fenced again right after (and listed), and %s later it was no longer listed", p.block, p.deadline, p.after.Round(time.Millisecond))
+				note("Unfence of %s abandoned after %s; the fence made right after still held %s later", p.block, p.deadline, p.after.Round(time.Millisecond))
 				return
 			}
-			s.needList()
-			// A probe of its own: the cleanups of the specs whose Fence
-			// was late may land after the driver's late work (a loaded
-			// machine) and hide it; the probe unfences its block at once.
-			if l, ok := s.lateWorkProbe(ctx); ok {
-				late = append(late, l)
-			}
-			// Give the driver three more RPC deadlines to finish what it
-			// was doing, then look: every spec's cleanup has run, so a
-			// block of a late Fence that is fenced now was fenced after
-			// the suite gave up and unfenced it.
-			last := late[len(late)-1].at
-			select {
-			case <-time.After(time.Until(last.Add(3 * s.cfg.RPCTimeout.Duration))):
-			case <-ctx.Done():
-			}
-			listed, err := s.observed(ctx)
-			expectOK(err, "reading the fences")
-			now := map[string]bool{}
-			for _, c := range canonicalAll(listed) {
-				now[c] = true
-			}
-			var after []string
-			for _, l := range late {
-				for _, c := range l.cidrs {
-					if k := canonical(c); now[k] && !s.preSet[k] {
-						after = append(after, c)
+			check(!p.fenced, "a Fence of %s abandoned after %s was applied afterwards, behind the client's back: the block was unfenced right after (and not listed), and %s later it was listed", p.block, p.deadline, p.after.Round(time.Millisecond))
+			if len(late) > 0 {
+				v := s.readFences(ctx, "after the late-work window")
+				var after []string
+				for _, l := range late {
+					for _, c := range l.cidrs {
+						if v.has(c) && !s.preSet[blockKey(c)] {
+							after = append(after, c)
+						}
 					}
 				}
+				check(len(after) == 0, "blocks of a Fence that missed its deadline were fenced afterwards, behind the client's back: %s", showAll(after))
 			}
-			Expect(after).To(BeEmpty(), "blocks of a Fence that missed its deadline were fenced afterwards, behind the client's back")
-		})
+			note("Fence of %s abandoned after %s was not applied %s later", p.block, p.deadline, p.after.Round(time.Millisecond))
+		}, Entry("Fence", "FenceClusterNetwork"), Entry("Unfence", "UnfenceClusterNetwork"))
 
 		s.it("SUITE-001", func(ctx context.Context) {
-			if err := s.undo(ctx, 0); err != nil {
-				s.cleanupFailed(err.Error())
-			}
-			var problems []string
-			if errs := s.cleanupFailures(); len(errs) > 0 {
-				problems = append(problems, fmt.Sprintf("%d cleanup failures: %s", len(errs), strings.Join(errs[:min(len(errs), 5)], "; ")))
-			}
-			if s.stateSource() == SourceNone {
-				if len(problems) > 0 {
-					Fail(strings.Join(problems, "\n"))
-				}
-				s.needList()
-			}
-			listed, err := s.observed(ctx)
-			expectOK(err, "reading the fences after cleanup")
-			extra, missing := setDiff(canonicalAll(listed), canonicalAll(s.Preexisting))
-			if len(extra) > 0 {
-				problems = append(problems, fmt.Sprintf("%d fences are listed after cleanup that were not before the run (left behind): %s", len(extra), firstFew(extra)))
-			}
-			if len(missing) > 0 {
-				problems = append(problems, fmt.Sprintf("%d fences that existed before the run are gone: %s", len(missing), firstFew(missing)))
-			}
-			if len(problems) > 0 {
-				Fail(strings.Join(problems, "\n"))
+			s.budget.enterFinal()
+			problems, read := s.finalCheck(ctx)
+			check(len(problems) == 0, "%s", strings.Join(problems, "\n"))
+			if !read {
+				notRun("cleanup succeeded; the fences after the run could not be read: %s", s.stateGap())
 			}
 		})
 
 		s.it("SUITE-002", func(context.Context) {
 			var leaks []string
-			var short []string
 			for _, c := range s.Calls() {
-				echoed, sh := echoedSecrets(c.raw, s.cfg.Secrets)
-				short = sh
-				if len(echoed) > 0 {
-					leaks = append(leaks, fmt.Sprintf("%s (%s) echoed %v", c.Method, c.Code, echoed))
+				if len(c.Echoed) > 0 {
+					leaks = append(leaks, fmt.Sprintf("%s (%s): %s", c.Method, specName(c.Code), strings.Join(c.Echoed, "; ")))
 				}
 			}
-			if len(short) > 0 {
-				note("secrets %v are shorter than %d characters and were not looked for in error messages", short, minSecretLen)
-			}
-			if len(leaks) > 0 {
-				Fail(fmt.Sprintf("%d error messages contained a secret value (redacted in this report): %s", len(leaks), strings.Join(leaks[:min(len(leaks), 5)], "; ")))
-			}
+			note("%s", s.secrets.scope)
+			check(len(leaks) == 0, "%d answers of the driver contained a secret value (redacted in this report): %s", len(leaks), firstFew(leaks))
 		})
 
 		s.it("SUITE-003", func(context.Context) {
 			seen := map[string]int{}
 			for _, c := range s.Calls() {
-				seen[c.Method+" "+c.Code]++
+				if !c.Probe {
+					seen[c.Method+" "+specName(c.Code)]++
+				}
 			}
 			for _, k := range slices.Sorted(maps.Keys(seen)) {
 				note("%s x%d", k, seen[k])
 			}
 		})
 	})
+}
+
+// finalCheck undoes every fence the run made and compares the fences with
+// those before the run, as CIDR sets: SUITE-001's check, also run after a
+// cut run. It returns the problems, as sentences, and whether the fences
+// could be read.
+func (s *State) finalCheck(ctx context.Context) (problems []string, read bool) {
+	if err := s.undo(ctx, 0); err != nil {
+		s.cleanupFailed(err.Error())
+	}
+	if errs := s.cleanupFailures(); len(errs) > 0 {
+		problems = append(problems, fmt.Sprintf("cleanup failed to undo fences the driver had acknowledged: %s", strings.Join(errs[:min(len(errs), 5)], "; ")))
+	}
+	if s.stateSource() == SourceNone {
+		return problems, false
+	}
+	listed, err := s.observed(ctx)
+	if err != nil {
+		return append(problems, fmt.Sprintf("reading the fences after cleanup answered %s: %s", codeSpec(err), errText(err))), true
+	}
+	before := map[string]bool{}
+	for _, c := range s.Preexisting {
+		before[blockKey(c)] = true
+	}
+	now := map[string]bool{}
+	for _, c := range listed {
+		now[blockKey(c)] = true
+	}
+	var extra, missing []string
+	for k := range now {
+		if !before[k] {
+			extra = append(extra, k)
+		}
+	}
+	for k := range before {
+		if !now[k] {
+			missing = append(missing, k)
+		}
+	}
+	slices.Sort(extra)
+	slices.Sort(missing)
+	if len(extra) > 0 {
+		problems = append(problems, fmt.Sprintf("%d fences are listed after cleanup that were not before the run (left behind): %s", len(extra), showFew(extra)))
+	}
+	if len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("%d fences that existed before the run are gone: %s", len(missing), showFew(missing)))
+	}
+	return problems, true
+}
+
+// cutNow ends the current case as NOT RUN for the budget, with the reason.
+func (s *State) cutNow(why string) {
+	GinkgoHelper()
+	settleCut(&cutError{kind: "budget", why: why})
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // countWords folds repeated names into "name xN".
@@ -157,31 +214,6 @@ func countWords(words []string) string {
 	return strings.Join(out, ", ")
 }
 
-// setDiff returns the elements of a not in b and of b not in a, each sorted
-// and once.
-func setDiff(a, b []string) (onlyA, onlyB []string) {
-	inA, inB := map[string]bool{}, map[string]bool{}
-	for _, x := range a {
-		inA[x] = true
-	}
-	for _, x := range b {
-		inB[x] = true
-	}
-	for x := range inA {
-		if !inB[x] {
-			onlyA = append(onlyA, x)
-		}
-	}
-	for x := range inB {
-		if !inA[x] {
-			onlyB = append(onlyB, x)
-		}
-	}
-	slices.Sort(onlyA)
-	slices.Sort(onlyB)
-	return onlyA, onlyB
-}
-
 // firstFew names up to ten entries and how many more there are.
 func firstFew(xs []string) string {
 	if len(xs) <= 10 {
@@ -190,22 +222,17 @@ func firstFew(xs []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(xs[:10], ", "), len(xs)-10)
 }
 
-// lateWorkProbe fences a fresh block and, when the Fence misses its
-// deadline, unfences the block at once, so that only work the driver did
-// after the client gave up can make it listed. It reports the late Fence;
-// ok is false when the Fence answered in time or no block was free.
-func (s *State) lateWorkProbe(ctx context.Context) (l lateFence, ok bool) {
-	defer func() {
-		if recover() != nil { // the allocator panics when its pools are exhausted
-			ok = false
-		}
-	}()
-	block := s.alloc.block(false, 32).String()
-	if err := s.fence(ctx, []string{block}); status.Code(err) != codes.DeadlineExceeded {
-		note("the probe Fence of %s answered %s within its deadline", block, codeName(err))
-		return lateFence{}, false
+// showFew is firstFew of driver-supplied strings, each quoted by show.
+func showFew(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
 	}
-	l = lateFence{cidrs: []string{block}, at: time.Now()}
-	expectOK(s.unfence(ctx, []string{block}), "UnfenceClusterNetwork of the probe block "+block+" right after its Fence missed the deadline")
-	return l, true
+	out := make([]string, min(len(xs), 10))
+	for i := range out {
+		out[i] = show(xs[i])
+	}
+	if len(xs) > 10 {
+		return fmt.Sprintf("%s and %d more", strings.Join(out, ", "), len(xs)-10)
+	}
+	return strings.Join(out, ", ")
 }

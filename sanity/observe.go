@@ -49,7 +49,7 @@ func (s *State) observe(ctx context.Context) ([]string, error) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("observe command: %v: %s", err, redact(strings.TrimSpace(errOut.String())))
+		return nil, fmt.Errorf("observe command: %v: %s", err, show(strings.TrimSpace(errOut.String())))
 	}
 	return parseObserved(out.String()), nil
 }

@@ -31,8 +31,17 @@ func wrongSecrets(v string) mod {
 	}
 }
 
+// withoutSecret drops one secret, keeping the others valid.
+func withoutSecret(key string) mod { return func(c *creds) { delete(c.secrets, key) } }
+
+// secretValue sets one secret to v, keeping the others valid.
+func secretValue(key, v string) mod { return func(c *creds) { c.secrets[key] = v } }
+
 // withoutParam drops one parameter.
 func withoutParam(key string) mod { return func(c *creds) { delete(c.params, key) } }
+
+// paramValue sets one parameter to v.
+func paramValue(key, v string) mod { return func(c *creds) { c.params[key] = v } }
 
 func (s *State) creds(mods []mod) creds {
 	c := creds{secrets: maps.Clone(s.cfg.Secrets), params: maps.Clone(s.cfg.Parameters)}
@@ -58,23 +67,33 @@ func strList(cidrs []*fence.CIDR) []string {
 	return out
 }
 
-// fence sends FenceClusterNetwork. Every block is tracked before the call,
-// so that cleanup undoes it even when the driver answers with an error.
+// fence sends FenceClusterNetwork. Every string is tracked before the call,
+// so that cleanup undoes it even when the driver answers with an error, and
+// marked acknowledged when the driver answers OK.
 func (s *State) fence(ctx context.Context, cidrs []string, mods ...mod) error {
 	s.mustBeSafe(cidrs)
-	s.tracker.add(cidrs...)
+	mark := s.tracker.add(cidrs...)
 	c := s.creds(mods)
-	ctx, cancel := s.rpc(ctx)
+	ctx, cancel := s.rpcUnlessProbe(ctx)
 	defer cancel()
 	_, err := s.fc.FenceClusterNetwork(ctx, &fence.FenceClusterNetworkRequest{
 		Parameters: c.params, Secrets: c.secrets, Cidrs: cidrList(cidrs)})
+	s.tracker.settle(mark, len(cidrs), err)
 	return err
+}
+
+// rpcUnlessProbe is rpc, except for a probe, which brings its own deadline.
+func (s *State) rpcUnlessProbe(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Value(probeKey{}) != nil {
+		return context.WithCancel(ctx)
+	}
+	return s.rpc(ctx)
 }
 
 // unfence sends UnfenceClusterNetwork.
 func (s *State) unfence(ctx context.Context, cidrs []string, mods ...mod) error {
 	c := s.creds(mods)
-	ctx, cancel := s.rpc(ctx)
+	ctx, cancel := s.rpcUnlessProbe(ctx)
 	defer cancel()
 	_, err := s.fc.UnfenceClusterNetwork(ctx, &fence.UnfenceClusterNetworkRequest{
 		Parameters: c.params, Secrets: c.secrets, Cidrs: cidrList(cidrs)})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/fenceproof/fenceproof/rulebook"
 )
@@ -22,31 +23,93 @@ type Result struct {
 	// StateSource is where the state rules read the fences from:
 	// ListClusterFence, the observe command, or none.
 	StateSource string `json:"stateSource"`
+	// Budget is the run's time budget (--timeout) and Hold the sentinel's
+	// age at EXPIRE-001's last reading.
+	Budget time.Duration `json:"budget"`
+	Hold   time.Duration `json:"hold"`
+	// ListClusterFence is what the run's List calls cost.
+	ListClusterFence listStats `json:"listClusterFence"`
+	// Redaction says which secret values were looked for in the driver's
+	// answers and removed from every output, in which forms, and which
+	// were not looked for.
+	Redaction Redaction `json:"redaction"`
+	// Unreachable says why the endpoint could not be reached (verdict
+	// UNREACHABLE).
+	Unreachable string `json:"unreachable,omitempty"`
+}
+
+// The engine's policy for this suite: a MUST rule, or a case of one, that
+// did not run (cut by the budget or a signal, filtered out, missing a
+// dependency such as free blocks or a readable List) keeps a run that
+// failed nothing from CONFORMS. SKIP is left for what the user did not ask
+// for (--destructive, --restart-command), NOT SUPPORTED for the choices the
+// profile allows.
+func init() { book.Incomplete = incompleteBecause }
+
+func incompleteBecause(rr rulebook.RuleResult) string {
+	if rr.Level != rulebook.Must {
+		return ""
+	}
+	if rr.Verdict == rulebook.VerdictNotRun {
+		return fmt.Sprintf("NOT RUN (%s): %s", rr.NotRun, rr.Reason)
+	}
+	for _, c := range rr.Cases {
+		if c.Verdict == rulebook.VerdictNotRun {
+			return fmt.Sprintf("case %q NOT RUN (%s): %s", c.Name, c.NotRun, c.Message)
+		}
+	}
+	return ""
 }
 
 // buildResult completes the engine's result of a run with what the suite
-// knows about the driver.
+// knows about the driver. Driver-supplied strings are kept redacted (JSON
+// escapes the rest; the Markdown and HTML writers escape what they show).
 func buildResult(s *State, base *rulebook.Result) *Result {
-	res := &Result{Result: *base, Profile: s.cfg.Profile, Calls: len(s.Calls()), Capabilities: capNames(s.Caps)}
+	res := &Result{Result: *base, Profile: s.cfg.Profile, Calls: len(s.Calls()), Capabilities: capNames(s.Caps),
+		Budget: s.cfg.RunBudget(), Hold: s.cfg.Hold.Duration, Redaction: s.secrets.scope}
 	res.Endpoint, res.Seed = s.cfg.Endpoint, s.Seed
+	s.mu.Lock()
+	res.ListClusterFence = s.lists
+	s.mu.Unlock()
 	if s.Identity != nil {
-		res.DriverName, res.DriverVer, res.Manifest = s.Identity.GetName(), s.Identity.GetVendorVersion(), s.Identity.GetManifest()
+		res.DriverName, res.DriverVer = redact(s.Identity.GetName()), redact(s.Identity.GetVendorVersion())
+		if m := s.Identity.GetManifest(); len(m) > 0 {
+			res.Manifest = map[string]string{}
+			for k, v := range m {
+				res.Manifest[redact(k)] = redact(v)
+			}
+		}
 	}
-	if s.setupErr != nil {
-		res.SetupError = redact(s.setupErr.Error())
-	} else if s.fc != nil {
+	switch {
+	case s.unreachable != nil:
+		res.Unreachable = clean(s.unreachable.Error())
+		res.SetupError = res.Unreachable
+		res.Verdict, res.Core, res.Extended = rulebook.Unreachable, string(rulebook.Unreachable), string(rulebook.Unreachable)
+		res.IncompleteBecause = nil
+	case s.setupErr != nil:
+		res.SetupError = clean(s.setupErr.Error())
+	case s.fc != nil:
 		res.StateSource = s.stateSource()
 	}
 	p := res.Profile
+	l := res.ListClusterFence
 	res.Facts = []rulebook.Fact{
 		{Name: "driver", Value: strings.TrimSpace(res.DriverName + " " + res.DriverVer)},
 		{Name: "capabilities", Value: strings.Join(res.Capabilities, ", ")},
 		{Name: "profile", Value: fmt.Sprintf("hostBits=%s, ipv6=%s, listClusterFence=%s", p.HostBits, p.IPv6, p.ListClusterFence)},
 		{Name: "RPCs sent", Value: fmt.Sprint(res.Calls)},
 		{Name: "state read from", Value: res.StateSource},
+		{Name: "time budget", Value: fmt.Sprintf("--timeout %s, of which the run used %s; sentinel hold %s", res.Budget, res.Duration.Round(time.Millisecond), res.Hold)},
+		{Name: "ListClusterFence cost", Value: fmt.Sprintf("%d calls (at most %d in a full run), %s in all, slowest %s, largest answer %d entries", l.Calls, ListCallBound, l.Time.Round(time.Millisecond), l.Slowest.Round(time.Millisecond), l.Largest)},
+		{Name: "secrets", Value: res.Redaction.String()},
 	}
 	return res
 }
+
+// ListCallBound is the most ListClusterFence calls a full run makes (the
+// state rules read the fences a fixed number of times; FENCE-007 reads them
+// every fifth step when List is slow or long). The suite's tests check it.
+const ListCallBound = 140
 
 // WriteReports writes sanity.json, sanity.md and sanity.html into dir and
 // returns their paths.

@@ -2,10 +2,8 @@ package sanity
 
 import (
 	"context"
-	"strings"
 
 	"github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/fenceproof/fenceproof/rulebook"
 )
@@ -63,35 +61,6 @@ func (s *State) it(id string, body func(ctx context.Context)) { s.suite.It(id, b
 // table registers the body of rule id as one spec per entry.
 func table[C any](s *State, id string, body func(ctx context.Context, c C), entries ...ginkgo.TableEntry) {
 	rulebook.Table(s.suite, id, body, entries...)
-}
-
-// note records an observation in the report (shown for INFO rules).
-func note(format string, a ...any) { rulebook.Note(format, a...) }
-
-// notSupported skips a rule the driver's profile legitimately opts out of.
-func notSupported(format string, a ...any) {
-	ginkgo.GinkgoHelper()
-	rulebook.NotSupported(format, a...)
-}
-
-// skipBecause skips with a reason that the report shows.
-func skipBecause(format string, a ...any) {
-	ginkgo.GinkgoHelper()
-	rulebook.Skip(format, a...)
-}
-
-// expectCode asserts that err is a gRPC status with one of the codes.
-func expectCode(err error, what string, codes ...string) {
-	ginkgo.GinkgoHelper()
-	Expect(err).To(HaveOccurred(), "%s: expected %s, got OK", what, strings.Join(codes, " or "))
-	got := codeName(err)
-	Expect(codes).To(ContainElement(got), "%s: expected %s, got %s: %s", what, strings.Join(codes, " or "), got, errMessage(err))
-}
-
-// expectOK asserts that the RPC succeeded, naming the call.
-func expectOK(err error, what string) {
-	ginkgo.GinkgoHelper()
-	Expect(err).NotTo(HaveOccurred(), "%s: expected OK, got %s: %s", what, codeName(err), errMessage(err))
 }
 
 // SelectRules returns the rules a Ginkgo label filter selects, in report

@@ -47,16 +47,16 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "a request with no CIDR blocks is rejected with INVALID_ARGUMENT",
 		Spec:  "Missing required field | 3 INVALID_ARGUMENT | Indicates that a required field is missing from the request.", Source: srcErrors},
 	{ID: "ERR-002", Level: Must, Area: "errors", Labels: []string{"parameters"},
-		Title: "a request missing a required parameter is rejected with INVALID_ARGUMENT and changes nothing",
+		Title: "a request missing a required parameter is rejected with INVALID_ARGUMENT and changes nothing, on each of Fence, Unfence, List and GetFenceClients",
 		Spec:  "Missing required field | 3 INVALID_ARGUMENT | Caller MUST fix the request by adding the missing required field before retrying.", Source: srcErrors},
 	{ID: "ERR-007", Level: Must, Area: "errors", Labels: []string{"parameters"},
-		Title: "a request whose required parameter has a value the driver does not serve (an unknown clusterID) is rejected with INVALID_ARGUMENT and changes nothing",
+		Title: "a request whose required parameter has a value the driver does not serve (an unknown clusterID) is rejected with INVALID_ARGUMENT and changes nothing, on each of Fence, Unfence, List and GetFenceClients",
 		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | one or more fields ... has an invalid value.", Source: srcErrors},
 	{ID: "ERR-003", Level: Must, Area: "errors", Labels: []string{"secrets"},
-		Title: "a request without its secrets is rejected with UNAUTHENTICATED (or INVALID_ARGUMENT) and changes nothing",
+		Title: "a request without its secrets (all of them, one of several, or one empty) is rejected with UNAUTHENTICATED (or INVALID_ARGUMENT) and changes nothing, on every RPC",
 		Spec:  "Not authenticated | 16 UNAUTHENTICATED | The invoked RPC does not carry secrets that are valid for authentication.", Source: srcErrors},
 	{ID: "ERR-004", Level: Must, Area: "errors", Labels: []string{"secrets"},
-		Title: "a request with wrong secrets is rejected with UNAUTHENTICATED and changes nothing",
+		Title: "a request with a wrong secret is rejected with UNAUTHENTICATED and changes nothing, on every RPC, near misses included (last character changed, truncated, one character added, different case)",
 		Spec:  "Not authenticated | 16 UNAUTHENTICATED | The invoked RPC does not carry secrets that are valid for authentication.", Source: srcErrors},
 	{ID: "ERR-005", Level: Must, Area: "errors", Labels: []string{"secrets"},
 		Title: "error messages never contain secret values",
@@ -67,7 +67,7 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 
 	// CIDR blocks: what counts as one, and how one block is one fence however it is written.
 	{ID: "CIDR-001", Level: Must, Area: "cidr", RPCs: []string{"FenceClusterNetwork", "UnfenceClusterNetwork"},
-		Title: "a malformed CIDR is rejected with INVALID_ARGUMENT and never listed",
+		Title: "a malformed CIDR (a generated corpus: leading-zero, octal and hexadecimal octets, short IPv4 forms, zoned IPv6, signed, zero-padded and oversized prefix lengths, non-ASCII digits, embedded NUL, ...) is rejected with INVALID_ARGUMENT by Fence and Unfence, and neither it nor what a lenient parser reads it as is listed",
 		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | one or more fields ... has an invalid value.", Source: srcErrors},
 	{ID: "CIDR-002", Level: Must, Area: "cidr", RPCs: []string{"FenceClusterNetwork", "UnfenceClusterNetwork"},
 		Title: "a request mixing valid and invalid CIDRs is rejected with INVALID_ARGUMENT and has no side effect",
@@ -108,14 +108,17 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 
 	// ListClusterFence, and fences checked without it.
 	{ID: "LIST-001", Level: Must, Area: "list", RPCs: []string{"ListClusterFence"},
-		Title: "ListClusterFence answers OK (or UNIMPLEMENTED when the profile makes it optional)",
+		Title: "ListClusterFence answers OK every time the suite calls it (or UNIMPLEMENTED when the profile makes it optional)",
 		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients.", Source: srcRPCs},
 	{ID: "LIST-002", Level: Must, Area: "list", Labels: []string{"cidr"}, RPCs: []string{"ListClusterFence"},
-		Title: "every listed entry, including those the suite did not make, is a CIDR block",
+		Title: "every entry ListClusterFence lists, including those the suite did not make, is a CIDR block",
 		Spec:  "message ListClusterFenceResponse { repeated CIDR cidrs = 1; } (storage-native address:port/nonce entries are not CIDR blocks)", Source: srcList},
+	{ID: "LIST-003", Level: Must, Area: "list", RPCs: []string{"ListClusterFence"},
+		Title: "ListClusterFence names each fence once: no answer lists one block twice, in any spelling",
+		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients. (a block listed twice leaves a CO unsure whether one Unfence lifts it)", Source: srcRPCs},
 	{ID: "FENCE-008", Level: Must, Area: "lifecycle", RPCs: []string{"FenceClusterNetwork", "UnfenceClusterNetwork"},
 		Title: "valid fences and unfences (IPv4 and IPv6, narrow and wide, in the safe ranges) answer OK within the deadline, with or without List",
-		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (ceph-csi ran out of memory on an IPv6 /64)", Source: srcRPCs},
+		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation.", Source: srcRPCs},
 
 	// The fence lifecycle: Fence, Unfence and List agree exactly.
 	{ID: "FENCE-001", Level: Must, Area: "lifecycle", RPCs: []string{"FenceClusterNetwork", "UnfenceClusterNetwork", "ListClusterFence"},
@@ -137,8 +140,11 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "unfencing one block never unfences another",
 		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients.", Source: srcRPCs},
 	{ID: "FENCE-007", Level: Must, Area: "lifecycle", Labels: []string{"randomized"}, RPCs: []string{"ListClusterFence"},
-		Title: "after every step of a seeded random fence/unfence sequence, List equals the model exactly",
+		Title: "along a seeded random fence/unfence sequence, List equals the model exactly (after every step, or every fifth when List is slow or long)",
 		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients.", Source: srcRPCs},
+	{ID: "FENCE-009", Level: Must, Area: "lifecycle", Labels: []string{"overfencing"}, RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
+		Title: "after a fence of several blocks, List holds exactly the requested blocks: no wider block covering them, no merged block",
+		Spec:  "list of CIDR blocks on which the fencing operation is expected to be performed. (a block wider than the requested ones fences every neighbour inside it)", Source: srcRequests},
 
 	// GetFenceClients.
 	{ID: "CLIENT-001", Level: Must, Area: "clients", RPCs: []string{"GetFenceClients"},
@@ -153,6 +159,9 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 	{ID: "CLIENT-004", Level: Info, Area: "clients", RPCs: []string{"GetFenceClients"},
 		Title: "the clients the driver reports",
 		Spec:  "GetFenceClientsResponse: List of clients that need to be fenced.", Source: srcGetClients},
+	{ID: "CLIENT-005", Level: Must, Area: "clients", RPCs: []string{"GetFenceClients"},
+		Title: "every address a client reports is one host's address (/32 or /128), never its subnet",
+		Spec:  "list of IP addresses that represent the client's local addresses. Required field. (fencing a client's subnet fences its neighbours)", Source: srcClients},
 
 	// Concurrency: OK or ABORTED, never INTERNAL, and no lost update.
 	{ID: "CONC-001", Level: Must, Area: "concurrency", RPCs: []string{"FenceClusterNetwork"},
@@ -167,12 +176,12 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 
 	// Capacity: many fences kept or refused honestly.
 	{ID: "SCALE-001", Level: Must, Area: "scale", RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
-		Title: "many blocks (--scale-size, default 1024), in one request and across many, are all listed, or refused with RESOURCE_EXHAUSTED or INVALID_ARGUMENT and none of the refused listed",
+		Title: "many blocks (--scale-size, default 1024; fewer, stated, when the driver's measured pace does not fit the rule's share of the budget), in one request and across many, are all listed, or refused with RESOURCE_EXHAUSTED or INVALID_ARGUMENT and none of the refused listed",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a silently dropped fence leaves a node able to write)", Source: srcRPCs},
 
 	// Durability: fences outlive time and driver restarts.
 	{ID: "EXPIRE-001", Level: Must, Area: "durability", Labels: []string{"expiry"}, RPCs: []string{"ListClusterFence"},
-		Title: "a sentinel fence made at the start of the run is still listed at its end, after the hold (--hold)",
+		Title: "a sentinel fence made at the start of the run is still listed when it is at least --hold old (default 15 s, even when the run is shorter)",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a storage blocklist entry expires after an hour by default)", Source: srcRPCs},
 	{ID: "RESTART-001", Level: Must, Area: "durability", Labels: []string{"restart"}, RPCs: []string{"ListClusterFence"},
 		Title: "after the driver restarts (--restart-command), every acknowledged fence is still listed and every acknowledged unfence still holds",
@@ -183,13 +192,13 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "every RPC answers within the RPC deadline",
 		Spec:  "A CO calls every RPC with a deadline; a driver that does not answer blocks fencing of a failed node.", Source: srcCO},
 	{ID: "TIME-002", Level: Must, Area: "deadline", RPCs: []string{"ListClusterFence"},
-		Title: "a Fence the client gave up on (deadline exceeded) is not applied afterwards",
-		Spec:  "A CO that got DEADLINE_EXCEEDED retries or gives up; a fence applied later, behind its back, is one nobody will unfence.", Source: srcCO},
+		Title: "a Fence or an Unfence the client gave up on (deadline exceeded) is not applied afterwards, probed with one of each abandoned on purpose",
+		Spec:  "A CO that got DEADLINE_EXCEEDED retries or gives up; a fence applied later, behind its back, is one nobody will unfence, and an unfence applied later lifts the fence it made since.", Source: srcCO},
 	{ID: "SUITE-001", Level: Must, Area: "cleanup", RPCs: []string{"ListClusterFence"},
-		Title: "cleanup succeeds, and the fences after the run are exactly those before it (compared as CIDR sets)",
+		Title: "cleanup undoes every fence the driver acknowledged, and the fences after the run are exactly those before it (compared as CIDR sets)",
 		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients.", Source: srcRPCs},
 	{ID: "SUITE-002", Level: Must, Area: "errors", Labels: []string{"secrets"},
-		Title: "no error message during the whole run contained a secret value",
+		Title: "no answer of the driver during the whole run (error messages, List entries, client details, identity) contained a secret value",
 		Spec:  "map<string, string> secrets = 2 [(csi.v1.csi_secret) = true];", Source: srcRequests},
 	{ID: "SUITE-003", Level: Info, Area: "errors",
 		Title: "the gRPC codes the driver answered with during the run",

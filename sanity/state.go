@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,35 +28,46 @@ import (
 type State struct {
 	cfg Config
 
-	conn     *grpc.ClientConn
-	fc       fence.FenceControllerClient
-	id       identity.IdentityClient
-	setupErr error
+	conn        *grpc.ClientConn
+	fc          fence.FenceControllerClient
+	id          identity.IdentityClient
+	setupErr    error
+	unreachable error // the endpoint did not answer: nothing can be tested
 
-	// Identity and capabilities, read once at the start.
-	Identity *identity.GetIdentityResponse
-	Caps     []*identity.Capability
+	// Identity and capabilities, read once at the start; identityErr and
+	// capsErr are why they could not be (IDENT-001 and IDENT-003 fail).
+	Identity    *identity.GetIdentityResponse
+	Caps        []*identity.Capability
+	identityErr error
+	capsErr     error
 	// Preexisting is what ListClusterFence returned before the first spec.
 	Preexisting []string
-	preSet      map[string]bool // canonical forms of Preexisting
+	preSet      map[string]bool // blocks of Preexisting (blockKey)
 	listMissing bool            // List answered UNIMPLEMENTED and the profile allows it
 	listErr     error           // List failed before the first spec (a broken List, not a missing one)
 
 	sentinelFence sentinelFence // EXPIRE-001's fence, made before the first spec
+	probes        []*lateProbe  // TIME-002's probes, made before the first spec
 
 	cleanupMu   sync.Mutex
-	cleanupErrs []string // cleanup failures, reported once under SUITE-001
+	cleanupErrs []string // cleanup failures of accepted blocks, reported once under SUITE-001
 
 	suite   *rulebook.Suite // the rule bodies registered for this run
+	secrets *secretSet
+	budget  runBudget
 	tracker tracker
 	alloc   allocator
 	rng     *rand.Rand
 	Seed    int64
 
-	mu    sync.Mutex
-	calls []Call
-	hung  map[string]int // deadline misses per method
-	late  []lateFence    // Fence requests the suite gave up on (TIME-002)
+	mu        sync.Mutex
+	calls     []Call
+	slow      map[string]time.Duration // slowest answer per method (not counting deadline misses)
+	hung      map[string]int           // deadline misses per method
+	late      []lateFence              // Fence requests the suite gave up on (TIME-002)
+	lists     listStats
+	dups      map[string][]string // blocks some List answer named twice (LIST-003), with the spellings
+	overFence map[string]string   // listed blocks nobody asked for that cover or merge requested ones (FENCE-009)
 }
 
 // lateFence is a Fence request that missed its deadline.
@@ -79,7 +87,22 @@ type Call struct {
 	Code     string        `json:"code"`
 	Message  string        `json:"message,omitempty"`
 	Duration time.Duration `json:"duration"`
-	raw      string        // the message as sent, for SUITE-002 only
+	// Probe marks the deliberately abandoned calls of TIME-002's probes.
+	Probe bool `json:"probe,omitempty"`
+	// Echoed names the secrets the answer (its error, List entries, client
+	// details or identity) contained, and where; SUITE-002 reads it.
+	Echoed []string `json:"echoed,omitempty"`
+	// inError says the echo was in the error message (ERR-005's part).
+	inError bool
+}
+
+// listStats is what the run's List calls cost.
+type listStats struct {
+	Calls    int           `json:"calls"`
+	Time     time.Duration `json:"time"`
+	Slowest  time.Duration `json:"slowest"`
+	Largest  int           `json:"largest"`
+	Failures []string      `json:"failures,omitempty"`
 }
 
 func newState(cfg Config) *State {
@@ -87,42 +110,19 @@ func newState(cfg Config) *State {
 	if seed == 0 {
 		seed = time.Now().UnixNano() & 0x7fffffff
 	}
-	installRedactor(cfg.Secrets)
 	s := &State{cfg: cfg, Seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed))}
-	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Before: func() {
-		s.mustBeReady()
-		s.cleanupAfterSpec()
-	}})
+	s.secrets = installRedactor(cfg.Secrets)
+	s.alloc.destructive = cfg.Destructive
+	s.alloc.reclaim = s.reclaimBlocks
+	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Gate: s.gate, Before: s.cleanupAfterSpec})
 	return s
 }
 
-// target turns unix:// and tcp:// endpoints into a gRPC target, refusing
-// strings that cannot name a socket: unix:// without an absolute path,
-// tcp:// without host:port.
-func target(endpoint string) (string, error) {
-	switch {
-	case strings.HasPrefix(endpoint, "unix://"):
-		path := strings.TrimPrefix(endpoint, "unix://")
-		if !strings.HasPrefix(path, "/") || len(path) < 2 || strings.HasSuffix(path, "/") {
-			return "", fmt.Errorf("endpoint %q: unix endpoints need an absolute socket path (unix:///path.sock)", endpoint)
-		}
-		return endpoint, nil
-	case strings.HasPrefix(endpoint, "tcp://"):
-		hp := strings.TrimPrefix(endpoint, "tcp://")
-		host, port, err := net.SplitHostPort(hp)
-		if err != nil || port == "" || strings.ContainsAny(host+port, "/ ") {
-			return "", fmt.Errorf("endpoint %q: tcp endpoints need host:port (tcp://127.0.0.1:9000)", endpoint)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("endpoint %q: port %q is not between 1 and 65535", endpoint, port)
-		}
-		return "passthrough:///" + hp, nil
-	}
-	return "", fmt.Errorf("endpoint %q: must start with unix:// or tcp://", endpoint)
-}
-
 // connect dials the endpoint and waits until it is usable or ConnectTimeout
-// passes, then reads identity, capabilities and the pre-existing fences.
+// passes, then reads identity, capabilities and the pre-existing fences. An
+// endpoint that does not answer is unreachable (s.unreachable); a driver
+// that answers but fails GetIdentity or GetCapabilities is not a setup
+// failure: the rules about them fail, the others run.
 func (s *State) connect(ctx context.Context) error {
 	tgt, err := target(s.cfg.Endpoint)
 	if err != nil {
@@ -130,6 +130,7 @@ func (s *State) connect(ctx context.Context) error {
 	}
 	conn, err := grpc.NewClient(tgt,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswerBytes)),
 		grpc.WithUnaryInterceptor(s.record))
 	if err != nil {
 		return fmt.Errorf("endpoint %s: %w", s.cfg.Endpoint, err)
@@ -140,20 +141,19 @@ func (s *State) connect(ctx context.Context) error {
 	conn.Connect()
 	for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
 		if !conn.WaitForStateChange(cctx, st) {
-			return fmt.Errorf("could not connect to %s within %s (last state %s)", s.cfg.Endpoint, s.cfg.ConnectTimeout.Duration, st)
+			s.unreachable = fmt.Errorf("nothing answered at %s within --connect-timeout %s (last connection state %s)", s.cfg.Endpoint, s.cfg.ConnectTimeout.Duration, st)
+			return nil
 		}
 	}
 	s.fc = fence.NewFenceControllerClient(conn)
 	s.id = identity.NewIdentityClient(conn)
 
-	if s.Identity, err = s.getIdentity(ctx); err != nil {
-		return fmt.Errorf("GetIdentity: %w", err)
+	s.Identity, s.identityErr = s.getIdentity(ctx)
+	if status.Code(s.identityErr) == codes.Unavailable {
+		s.unreachable = fmt.Errorf("%s accepted a connection but answered GetIdentity UNAVAILABLE: %s (is it a gRPC server?)", s.cfg.Endpoint, errText(s.identityErr))
+		return nil
 	}
-	caps, err := s.getCapabilities(ctx)
-	if err != nil {
-		return fmt.Errorf("GetCapabilities: %w", err)
-	}
-	s.Caps = caps
+	s.Caps, s.capsErr = s.getCapabilities(ctx)
 	pre, err := s.list(ctx)
 	switch {
 	case err == nil:
@@ -161,10 +161,10 @@ func (s *State) connect(ctx context.Context) error {
 	case codeName(err) == "Unimplemented" && s.cfg.Profile.ListClusterFence == Optional:
 		s.listMissing = true
 	default:
-		// A broken List fails LIST-001 and the rules that observe state
-		// through it; every other rule still runs.
-		s.listErr = fmt.Errorf("ListClusterFence before the first spec: %s: %s", codeName(err), errMessage(err))
-		GinkgoWriter.Printf("fenceproof sanity: %v\n", s.listErr)
+		// A broken List fails LIST-001; the rules that read the fences
+		// through it do not run; every other rule does.
+		s.listErr = fmt.Errorf("ListClusterFence before the first rule answered %s: %s", codeName(err), errText(err))
+		GinkgoWriter.Printf("fenceproof sanity: %s\n", clean(s.listErr.Error()))
 	}
 	if s.stateSource() == SourceObserve {
 		if s.Preexisting, err = s.observe(ctx); err != nil {
@@ -173,21 +173,14 @@ func (s *State) connect(ctx context.Context) error {
 	}
 	s.preSet = map[string]bool{}
 	for _, c := range s.Preexisting {
-		s.preSet[canonical(strings.TrimSpace(c))] = true
+		s.preSet[blockKey(c)] = true
 	}
 	s.alloc.reset(s.Preexisting)
 	return nil
 }
 
-// mustBeReady fails the current spec when the setup did not succeed.
-func (s *State) mustBeReady() {
-	if s.setupErr != nil {
-		Fail("suite setup failed: " + s.setupErr.Error())
-	}
-	if s.fc == nil {
-		Fail("suite setup did not run")
-	}
-}
+// maxAnswerBytes bounds one answer of the driver: a List of a million fences.
+const maxAnswerBytes = 64 << 20
 
 func (s *State) close() {
 	if s.conn != nil {
@@ -195,25 +188,58 @@ func (s *State) close() {
 	}
 }
 
-// record is a client interceptor that logs every RPC for the report and
-// turns a deadline into an error that says which RPC hung.
+type probeKey struct{}
+
+// record is a client interceptor that logs every RPC for the report, keeps
+// RPCs from going out once the run is cut, turns a deadline into an error
+// that says which RPC hung, and looks at every answer for echoed secrets and
+// (List) duplicate entries.
 func (s *State) record(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	name := method[strings.LastIndex(method, "/")+1:]
+	if c := s.cut(); c != nil {
+		return c
+	}
+	probe := ctx.Value(probeKey{}) != nil
 	s.mu.Lock()
 	misses := s.hung[name]
 	s.mu.Unlock()
-	if misses >= hungLimit {
+	if misses >= hungLimit && !probe {
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, skipped: true,
 			err: status.Error(codes.DeadlineExceeded, "not sent")}
 	}
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	c := Call{Method: name, Code: codeName(err), Message: errMessage(err), Duration: time.Since(start)}
-	c.raw = rawMessage(err)
+	took := time.Since(start)
+	missed := status.Code(err) == codes.DeadlineExceeded && ctx.Err() != nil
+	if missed && isCapped(ctx) {
+		return &cutError{rulebook.NotRunBudget, fmt.Sprintf("%s was cut by the run's time budget (--timeout %s)", name, s.budget.total)}
+	}
+	c := Call{Method: name, Code: codeName(err), Message: clean(rawMessage(err)), Duration: took, Probe: probe}
+	if e := echoedSecrets(rawMessage(err)); len(e) > 0 {
+		c.Echoed, c.inError = []string{"error message: " + strings.Join(e, ", ")}, true
+	}
+	if err == nil {
+		c.Echoed = append(c.Echoed, answerEchoes(reply)...)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
-	if status.Code(err) == codes.DeadlineExceeded && ctx.Err() != nil {
+	if !missed && !probe {
+		if s.slow == nil {
+			s.slow = map[string]time.Duration{}
+		}
+		s.slow[name] = max(s.slow[name], took)
+	}
+	if r, ok := reply.(*fence.ListClusterFenceResponse); ok && name == "ListClusterFence" {
+		s.lists.Calls++
+		s.lists.Time += took
+		s.lists.Slowest = max(s.lists.Slowest, took)
+		if err == nil {
+			s.lists.Largest = max(s.lists.Largest, len(r.GetCidrs()))
+			s.noteDuplicates(strList(r.GetCidrs()))
+		}
+	}
+	if missed && !probe {
 		if s.hung == nil {
 			s.hung = map[string]int{}
 		}
@@ -224,6 +250,61 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
+}
+
+// answerEchoes says where a successful answer contained a secret.
+func answerEchoes(reply any) []string {
+	var out []string
+	look := func(where string, texts ...string) {
+		for _, t := range texts {
+			if e := echoedSecrets(t); len(e) > 0 {
+				out = append(out, where+": "+strings.Join(e, ", "))
+				return
+			}
+		}
+	}
+	switch r := reply.(type) {
+	case *fence.ListClusterFenceResponse:
+		look("a List entry", strList(r.GetCidrs())...)
+	case *fence.GetFenceClientsResponse:
+		for _, c := range r.GetClients() {
+			look("a client id", c.GetId())
+			look("a client address", strList(c.GetAddresses())...)
+		}
+	case *identity.GetIdentityResponse:
+		look("the identity", r.GetName(), r.GetVendorVersion())
+		for k, v := range r.GetManifest() {
+			look("the identity's manifest", k, v)
+		}
+	}
+	return out
+}
+
+// noteDuplicates records, for LIST-003, the blocks a List answer names more
+// than once (in any spelling). s.mu is held.
+func (s *State) noteDuplicates(listed []string) {
+	seen := make(map[string]string, len(listed))
+	for _, c := range listed {
+		k := blockKey(c)
+		first, dup := seen[k]
+		if !dup {
+			seen[k] = c
+			continue
+		}
+		if s.dups == nil {
+			s.dups = map[string][]string{}
+		}
+		if len(s.dups) < 20 && len(s.dups[k]) == 0 {
+			s.dups[k] = []string{first, c}
+		}
+	}
+}
+
+// slowest is the slowest answer of a method so far.
+func (s *State) slowest(method string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slow[method]
 }
 
 // Calls returns a copy of every RPC sent so far.
@@ -242,35 +323,35 @@ type hungError struct {
 
 func (h *hungError) Error() string {
 	if h.skipped {
-		return fmt.Sprintf("%s not sent: it already missed the RPC deadline of %s %d times", h.method, h.timeout, hungLimit)
+		return fmt.Sprintf("%s was not sent: it already missed the RPC deadline of %s %d times", h.method, h.timeout, hungLimit)
 	}
 	return fmt.Sprintf("%s did not answer within the RPC deadline of %s", h.method, h.timeout)
 }
 func (h *hungError) GRPCStatus() *status.Status { s, _ := status.FromError(h.err); return s }
 func (h *hungError) Unwrap() error              { return h.err }
+func (h *hungError) suiteMade()                 {}
 
 // codeName is the gRPC code of err as its Go name ("OK" for nil).
 func codeName(err error) string {
 	if err == nil {
 		return "OK"
 	}
+	var h *hungError
+	if errors.As(err, &h) {
+		return codes.DeadlineExceeded.String()
+	}
 	st, ok := status.FromError(err)
 	if !ok {
-		var h *hungError
-		if errors.As(err, &h) {
-			return codes.DeadlineExceeded.String()
-		}
 		return "non-gRPC error"
 	}
 	return st.Code().String()
 }
 
-// errMessage is the error's message with every secret value redacted.
-func errMessage(err error) string { return redact(rawMessage(err)) }
-
-// rpc returns a context with the per-RPC deadline.
+// rpc returns a context with the per-RPC deadline (shortened to the
+// budget's end while rules run).
 func (s *State) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.cfg.RPCTimeout.Duration)
+	ctx, cancel, _ := s.budgetedContext(ctx)
+	return ctx, cancel
 }
 
 // hasCap reports whether the driver advertised a NetworkFence capability.
@@ -288,7 +369,7 @@ func (s *State) hasCap(t identity.Capability_NetworkFence_Type) bool {
 func (s *State) ours(listed []string) []string {
 	var out []string
 	for _, c := range listed {
-		if !s.preSet[canonical(strings.TrimSpace(c))] {
+		if !s.preSet[blockKey(c)] {
 			out = append(out, c)
 		}
 	}
@@ -307,14 +388,4 @@ func (s *State) cleanupFailures() []string {
 	s.cleanupMu.Lock()
 	defer s.cleanupMu.Unlock()
 	return slices.Clone(s.cleanupErrs)
-}
-
-// canonical is the canonical spelling of a CIDR, or the input when it does
-// not parse (so that garbage a broken driver stored stays visible).
-func canonical(c string) string {
-	p, err := netip.ParsePrefix(c)
-	if err != nil {
-		return c
-	}
-	return p.String()
 }

@@ -2,7 +2,9 @@ package sanity
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,22 +23,28 @@ func GinkgoTest(cfg *Config) *State {
 	s := newState(*cfg)
 	Describe("fenceproof sanity", Ordered, ContinueOnFailure, func() {
 		BeforeAll(func(ctx SpecContext) {
-			GinkgoWriter.Printf("fenceproof sanity: endpoint %s, seed %d (replay with --seed %d)\n", s.cfg.Endpoint, s.Seed, s.Seed)
+			s.budget.begin(cfg.RunBudget())
+			GinkgoWriter.Printf("fenceproof sanity: endpoint %s, seed %d (replay with --seed %d)\n", clean(s.cfg.Endpoint), s.Seed, s.Seed)
 			s.setupErr = s.connect(ctx)
-			if s.setupErr != nil {
-				GinkgoWriter.Printf("fenceproof sanity: setup failed: %v\n", s.setupErr)
+			switch {
+			case s.unreachable != nil:
+				GinkgoWriter.Printf("fenceproof sanity: %s\n", clean(s.unreachable.Error()))
+				return
+			case s.setupErr != nil:
+				GinkgoWriter.Printf("fenceproof sanity: setup failed: %s\n", clean(s.setupErr.Error()))
 				return
 			}
 			GinkgoWriter.Printf("fenceproof sanity: state read from %s\n", s.stateSource())
-			s.makeSentinel(ctx)
+			took := s.makeSentinel(ctx)
+			s.probeLateWork(ctx, took)
 		})
 		AfterAll(func(ctx SpecContext) {
 			if s.fc != nil {
+				s.budget.enterFinal()
 				if err := s.undo(ctx, 0); err != nil {
-					GinkgoWriter.Printf("fenceproof sanity: final cleanup: %v\n", err)
+					GinkgoWriter.Printf("fenceproof sanity: final cleanup: %s\n", clean(err.Error()))
 				}
 			}
-			s.close()
 		})
 		describeIdentity(s)
 		Describe("FenceController", func() {
@@ -49,6 +57,7 @@ func GinkgoTest(cfg *Config) *State {
 			describeConcurrency(s)
 			describeCapacity(s)
 		})
+		describeRunWide(s)
 		describeDurability(s)
 		describeHygiene(s)
 	})
@@ -91,19 +100,55 @@ type RunOptions struct {
 }
 
 // Run runs the suite in this process against cfg and returns the verdict per
-// rule. It may be called once per process (a Ginkgo limit).
+// rule. It may be called once per process (a Ginkgo limit). When ctx ends
+// (a signal) the run is cut: the rules not yet run are NOT RUN
+// (interrupted), every fence the run made is undone, and the result is
+// returned all the same; so it is when the budget (Config.Timeout) runs
+// out. An endpoint that does not answer gives the UNREACHABLE verdict.
 func Run(ctx context.Context, cfg Config, opts RunOptions) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	s := GinkgoTest(&cfg)
+	stop := context.AfterFunc(ctx, s.budget.interrupt)
+	defer stop()
+	defer s.close()
 	base, err := s.suite.Run(rulebook.RunOptions{
 		Selection: rulebook.Selection{LabelFilter: opts.LabelFilter, Focus: opts.Focus, Skip: opts.Skip},
 		JUnitPath: opts.JUnitPath, Verbose: opts.Verbose, NoColor: opts.NoColor, DryRun: opts.DryRun,
-		Seed: s.Seed, Timeout: cfg.RunBudget(),
+		Seed: s.Seed, Timeout: cfg.RunBudget() + 3*cfg.RPCTimeout.Duration + cfg.ConnectTimeout.Duration + time.Minute,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return buildResult(s, base), ctx.Err()
+	s.settleAfterCut(base)
+	return buildResult(s, base), nil
+}
+
+// settleAfterCut undoes what a cut run left fenced (the specs that would
+// have done it did not run) and, when SUITE-001 did not run, gives it the
+// verdict of the same check made now.
+func (s *State) settleAfterCut(res *rulebook.Result) {
+	if s.fc == nil || (s.tracker.mark() == 0 && !s.suiteCheckMissing(res)) {
+		return
+	}
+	s.budget.enterFinal()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*s.cfg.RPCTimeout.Duration)
+	defer cancel()
+	start := time.Now()
+	problems, read := s.finalCheck(ctx)
+	if !s.suiteCheckMissing(res) || (!read && len(problems) == 0) {
+		return
+	}
+	c := rulebook.CaseResult{Name: "checked after the run was cut", State: "passed", Verdict: rulebook.VerdictPass, Duration: time.Since(start)}
+	if len(problems) > 0 {
+		c.State, c.Verdict, c.Message = "failed", rulebook.VerdictFail, clean(strings.Join(problems, "\n"))
+	}
+	book.Settle(res, "SUITE-001", c)
+}
+
+// suiteCheckMissing reports whether SUITE-001 was cut.
+func (s *State) suiteCheckMissing(res *rulebook.Result) bool {
+	rr, ok := res.Rule("SUITE-001")
+	return ok && rr.Verdict == rulebook.VerdictNotRun && rr.NotRun != rulebook.NotRunFiltered
 }

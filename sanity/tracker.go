@@ -5,43 +5,102 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 )
 
-// tracker remembers every block the suite asked to fence, in order, so that
-// cleanup can undo them newest first, whatever the driver answered.
+// tracker remembers every string the suite sent to Fence, in order, whether
+// the driver acknowledged it, and every block the suite ever asked for, so
+// that cleanup can undo them newest first whatever the driver answered, and
+// only the failures to undo what the driver acknowledged are charged.
 type tracker struct {
-	mu     sync.Mutex
-	blocks []string
-	ever   []string
+	mu        sync.Mutex
+	blocks    []tracked
+	requested map[string]bool // blockKey of every block the suite asked to fence, or sent a string that may be read as
 }
 
-func (t *tracker) add(cidrs ...string) {
+// tracked is one string sent to Fence.
+type tracked struct {
+	raw   string
+	acked bool // a Fence of it answered OK
+}
+
+// add records cidrs before they are sent and returns the mark to settle.
+func (t *tracker) add(cidrs ...string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.blocks = append(t.blocks, cidrs...)
+	mark := len(t.blocks)
 	for _, c := range cidrs {
-		if !slices.Contains(t.ever, c) {
-			t.ever = append(t.ever, c)
-		}
+		t.blocks = append(t.blocks, tracked{raw: c})
+		t.requestedLocked(c)
+	}
+	return mark
+}
+
+// account records blocks a sent string may be read as (the readings of the
+// malformed-input corpus): they are undone and never counted as fences
+// nobody asked for.
+func (t *tracker) account(blocks ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, b := range blocks {
+		t.blocks = append(t.blocks, tracked{raw: b})
+		t.requestedLocked(b)
 	}
 }
 
-// everFenced is every block the suite ever asked to fence.
-func (t *tracker) everFenced() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return slices.Clone(t.ever)
+func (t *tracker) requestedLocked(c string) {
+	if t.requested == nil {
+		t.requested = map[string]bool{}
+	}
+	t.requested[blockKey(c)] = true
 }
 
-// peek returns the blocks added after mark without removing them.
-func (t *tracker) peek(mark int) []string {
+// settle records the driver's answer to the Fence of the strings added at
+// mark (up to n of them).
+func (t *tracker) settle(mark, n int, err error) {
+	if err != nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return slices.Clone(t.blocks[min(mark, len(t.blocks)):])
+	for i := mark; i < min(mark+n, len(t.blocks)); i++ {
+		t.blocks[i].acked = true
+	}
+}
+
+// wasRequested reports whether the suite ever asked for the block c names.
+func (t *tracker) wasRequested(c string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.requested[blockKey(c)]
+}
+
+// requestedBlocks are the blocks the suite asked for, parsed.
+func (t *tracker) requestedBlocks() []netip.Prefix {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]netip.Prefix, 0, len(t.requested))
+	for k := range t.requested {
+		if p, err := netip.ParsePrefix(k); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pending are the blocks fenced and not undone yet, parsed.
+func (t *tracker) pending() []netip.Prefix {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []netip.Prefix
+	for _, b := range t.blocks {
+		if p, ok := blockOf(b.raw); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (t *tracker) mark() int {
@@ -50,40 +109,49 @@ func (t *tracker) mark() int {
 	return len(t.blocks)
 }
 
-// since removes and returns the blocks added after mark, newest first, once each.
-func (t *tracker) since(mark int) []string {
+// since removes and returns the strings added after mark, newest first,
+// once each (acknowledged if any of its Fences was).
+func (t *tracker) since(mark int) []tracked {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if mark > len(t.blocks) {
-		mark = len(t.blocks)
-	}
+	mark = min(mark, len(t.blocks))
 	tail := slices.Clone(t.blocks[mark:])
 	t.blocks = t.blocks[:mark]
 	slices.Reverse(tail)
-	var out []string
+	var out []tracked
+	index := map[string]int{}
 	for _, b := range tail {
-		if !slices.Contains(out, b) {
-			out = append(out, b)
+		if i, ok := index[b.raw]; ok {
+			out[i].acked = out[i].acked || b.acked
+			continue
 		}
+		index[b.raw] = len(out)
+		out = append(out, b)
 	}
 	return out
 }
 
-// undo unfences, newest first, every block fenced since mark. A block the
+// undo unfences, newest first, every string fenced since mark. A string the
 // driver answers INVALID_ARGUMENT for cannot be fenced under that spelling;
-// for a prefix with host bits the masked form is undone as well. Anything
-// still fenced after all this is caught by SUITE-001.
+// for a prefix with host bits the masked form is undone as well. Only the
+// failures to undo an acknowledged fence are errors; anything still fenced
+// after all this is caught by SUITE-001's comparison of the fences.
 func (s *State) undo(ctx context.Context, mark int) error {
 	var errs []error
 	blocks := s.tracker.since(mark)
-	if len(blocks) > batchUndo && s.unfence(ctx, blocks) == nil {
-		// One request undid them all; SUITE-001 checks the result.
-		return nil
+	if len(blocks) > batchUndo {
+		raws := make([]string, len(blocks))
+		for i, b := range blocks {
+			raws[i] = b.raw
+		}
+		if s.unfence(ctx, raws) == nil {
+			return nil
+		}
 	}
 	for _, b := range blocks {
-		err := s.unfence(ctx, []string{b})
+		err := s.unfence(ctx, []string{b.raw})
 		if codeName(err) == "InvalidArgument" {
-			p, perr := netip.ParsePrefix(b)
+			p, perr := netip.ParsePrefix(b.raw)
 			if perr != nil || p.Masked() == p {
 				continue
 			}
@@ -92,12 +160,16 @@ func (s *State) undo(ctx context.Context, mark int) error {
 				continue // neither spelling can have been fenced
 			}
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("cleanup: unfence %q: %s: %s", b, codeName(err), errMessage(err)))
+		if err != nil && b.acked {
+			errs = append(errs, fmt.Errorf("Unfence of %s, which the driver had acknowledged, answered %s: %s", show(b.raw), codeSpec(err), errText(err)))
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%v", errs)
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("%d cleanup failures: %s", len(errs), firstFew(msgs))
 	}
 	return nil
 }
@@ -106,34 +178,37 @@ func (s *State) undo(ctx context.Context, mark int) error {
 // single Unfence of them all (the scale rules fence thousands).
 const batchUndo = 32
 
-// cleanupAfterSpec arranges for the current spec's fences to be undone. A
+// cleanupAfterSpec arranges for the current rule's fences to be undone. A
 // failed cleanup is not charged to the rule that happened to run: it is
 // recorded and reported once, under SUITE-001.
 func (s *State) cleanupAfterSpec() {
-	mark, pos := s.tracker.mark(), s.alloc.position()
+	s.alloc.ruleStarts()
+	s.checkProbes(context.Background(), false)
+	mark := s.tracker.mark()
 	DeferCleanup(func(ctx SpecContext) {
-		made := s.tracker.peek(mark)
 		if err := s.undo(ctx, mark); err != nil {
 			s.cleanupFailed(err.Error())
-			return
 		}
-		// Hand the blocks out again only when the state shows them all gone.
-		if s.stateSource() == SourceNone {
-			return
-		}
-		listed, err := s.observed(ctx)
-		if err != nil {
-			return
-		}
-		now := map[string]bool{}
-		for _, c := range canonicalAll(listed) {
-			now[c] = true
-		}
-		for _, b := range made {
-			if now[canonical(strings.TrimSpace(b))] {
-				return
-			}
-		}
-		s.alloc.rewind(pos)
 	})
+}
+
+// reclaimBlocks is the allocator's reclaim: the blocks in use now, from one
+// reading of the fences and the fences not undone yet.
+func (s *State) reclaimBlocks() ([]netip.Prefix, error) {
+	if s.stateSource() == SourceNone {
+		return nil, fmt.Errorf("the fences cannot be read")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RPCTimeout.Duration)
+	defer cancel()
+	listed, err := s.observed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inUse := s.tracker.pending()
+	for _, c := range listed {
+		if p, ok := blockOf(c); ok {
+			inUse = append(inUse, p)
+		}
+	}
+	return inUse, nil
 }

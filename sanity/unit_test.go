@@ -52,7 +52,7 @@ func TestAllocatorHandsOutFreshDocumentationBlocks(t *testing.T) {
 	avoid := netip.MustParsePrefix("198.51.100.8/29")
 	for i := 0; i < 30; i++ {
 		bits := []int{32, 30, 28}[i%3]
-		p := a.block(false, bits)
+		p := mustBlock(t, &a, false, bits)
 		if p.Bits() != bits || p != p.Masked() {
 			t.Fatalf("block %v is not an aligned /%d", p, bits)
 		}
@@ -73,7 +73,7 @@ func TestAllocatorHandsOutFreshDocumentationBlocks(t *testing.T) {
 			t.Fatalf("block %v is outside the documentation ranges", p)
 		}
 	}
-	p := a.block(true, 64)
+	p := mustBlock(t, &a, true, 64)
 	if !netip.MustParsePrefix("2001:db8::/32").Contains(p.Addr()) {
 		t.Errorf("IPv6 block %v is outside 2001:db8::/32", p)
 	}
@@ -135,24 +135,33 @@ func TestAllocatorJumpsOverPreexistingFences(t *testing.T) {
 	if len(a.avoid) != 3 {
 		t.Errorf("avoid = %v: fences outside the pools must be dropped", a.avoid)
 	}
-	p6 := a.block(true, 128)
+	p6 := mustBlock(t, &a, true, 128)
 	if p6.String() != "2001:db8:fe10::/128" {
 		t.Errorf("first free IPv6 /128 = %s, want 2001:db8:fe10::/128", p6)
 	}
-	p4 := a.block(false, 32)
+	p4 := mustBlock(t, &a, false, 32)
 	if p4.String() != "198.51.100.128/32" {
 		t.Errorf("first free IPv4 /32 = %s, want 198.51.100.128/32", p4)
 	}
 }
 
 func TestSetDiffAndObservedParsing(t *testing.T) {
-	extra, missing := setDiff([]string{"192.0.2.0/24", "198.51.100.1/32", "198.51.100.1/32"}, []string{"192.0.2.0/24", "2001:db8::/32"})
+	extra, missing := setDiff([]string{"192.0.2.0/24", "198.51.100.1/32", "198.51.100.1/32", "198.51.100.9/32"}, []string{"192.0.2.1/24", "2001:db8::/32"}, map[string]bool{"198.51.100.9/32": true})
 	if !slices.Equal(extra, []string{"198.51.100.1/32"}) || !slices.Equal(missing, []string{"2001:db8::/32"}) {
-		t.Errorf("setDiff = %v, %v", extra, missing)
+		t.Errorf("setDiff = %v, %v (a host-bit spelling is the same block; ignored blocks are left out)", extra, missing)
 	}
 	got := parseObserved("# ceph osd blocklist ls\n192.0.2.7\n\n2001:db8::/64\n  198.51.100.0/24  \n")
 	want := []string{"192.0.2.7/32", "2001:db8::/64", "198.51.100.0/24"}
 	if !slices.Equal(got, want) {
 		t.Errorf("parseObserved = %v, want %v", got, want)
 	}
+}
+
+func mustBlock(t *testing.T, a *allocator, v6 bool, bits int) netip.Prefix {
+	t.Helper()
+	p, err := a.block(v6, bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -93,21 +93,26 @@ func TestVaultDriverDefects(t *testing.T) {
 	cases := []struct {
 		defect string
 		fails  []string
+		args   []string // more driver flags
 	}{
-		{"list-native", []string{"CIDR-002", "CIDR-005", "CIDR-006", "CIDR-007", "CIDR-008", "CIDR-009", "CIDR-011", "CIDR-013", "CONC-001", "CONC-002", "EXPIRE-001", "FENCE-001", "FENCE-002", "FENCE-005", "FENCE-006", "FENCE-007", "LIST-002", "RESTART-001", "SCALE-001"}},
-		{"capacity", []string{"SCALE-001"}},
-		{"expire", []string{"EXPIRE-001"}},
-		{"forget", []string{"RESTART-001"}},
-		{"hostbits-unfence", []string{"CIDR-011", "SUITE-001"}},
-		{"mapped", []string{"CIDR-012"}},
-		{"auth-fence-only", []string{"ERR-003", "ERR-004"}},
-		{"partial-apply", []string{"CIDR-002"}},
-		{"param-presence", []string{"ERR-007"}},
+		{"list-native", []string{"CIDR-002", "CIDR-005", "CIDR-006", "CIDR-007", "CIDR-008", "CIDR-009", "CIDR-011", "CIDR-013", "CONC-001", "CONC-002", "ERR-002", "ERR-003", "ERR-004", "ERR-007", "EXPIRE-001", "FENCE-001", "FENCE-002", "FENCE-005", "FENCE-006", "FENCE-007", "FENCE-009", "LIST-002", "RESTART-001", "SCALE-001"}, nil},
+		{"capacity", []string{"SCALE-001"}, nil},
+		{"expire", []string{"EXPIRE-001"}, nil},
+		{"forget", []string{"RESTART-001"}, nil},
+		{"hostbits-unfence", []string{"CIDR-011", "SUITE-001"}, nil},
+		{"mapped", []string{"CIDR-012"}, nil},
+		{"auth-fence-only", []string{"ERR-003", "ERR-004"}, nil},
+		{"partial-apply", []string{"CIDR-002"}, nil},
+		{"param-presence", []string{"ERR-007"}, nil},
+		{"dup-list", []string{"LIST-003"}, nil},
+		{"aggregate", []string{"FENCE-009"}, nil},
+		{"client-subnet", []string{"CLIENT-005"}, []string{"--clients"}},
+		{"late-work", []string{"TIME-002"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.defect, func(t *testing.T) {
 			t.Parallel()
-			_, args := startVault(t, "--defect", c.defect)
+			_, args := startVault(t, append([]string{"--defect", c.defect}, c.args...)...)
 			r := sanityRun(t, 3*time.Minute, args...)
 			var got []string
 			for _, rr := range r.result.Rules {

@@ -36,8 +36,14 @@ func runSanity(args []string) int {
 Runs every conformance rule against a CSI-Addons FenceController endpoint and
 writes JUnit, JSON, Markdown and HTML reports. Without --endpoint it starts the
 in-repo reference driver (nftables in a private network namespace as root,
-the memory backend otherwise). Exit status: 0 conforms (every MUST passed),
-1 does not conform, 2 bad flags or config.
+the memory backend otherwise).
+
+Exit status: 0 CONFORMS (every MUST rule ran and passed); 1 DOES NOT CONFORM
+(a MUST rule failed); 2 bad flags or config (nothing ran); 3 INCOMPLETE
+(nothing failed, but a MUST rule did not run: --timeout, SIGINT/SIGTERM, a
+label filter, no free blocks, no readable List; the reports say why per
+rule); 4 UNREACHABLE (nothing answered at the endpoint). Every run that
+starts writes every report with its verdict and undoes every fence it made.
 
 flags:`)
 		fs.PrintDefaults()
@@ -63,10 +69,10 @@ flags:`)
 		backend     = fs.String("driver-backend", "auto", "reference driver backend when no --endpoint: auto | memory | nftables")
 		listRules   = fs.Bool("list-rules", false, "print every rule (ID, level, labels, title) and exit; no driver needed")
 		scaleSize   = fs.Int("scale-size", cfg.ScaleSize, "blocks the scale rule SCALE-001 fences, in one request and across many")
-		hold        = fs.Duration("hold", cfg.Hold.Duration, "how long the sentinel fence must stay listed (EXPIRE-001); nightly CI: above the storage's blocklist expiry, e.g. 65m")
+		hold        = fs.Duration("hold", cfg.Hold.Duration, "the sentinel fence's age, at least, when EXPIRE-001 last reads it (even when the run is shorter); nightly CI: above the storage's blocklist expiry, e.g. 65m")
 		restartCmd  = fs.String("restart-command", "", "shell command that restarts the driver (RESTART-001); empty skips the rule")
 		observeCmd  = fs.String("observe-command", "", "shell command printing the storage's fenced entries, one CIDR or address per line; used when ListClusterFence is missing or broken")
-		runTimeout  = fs.Duration("timeout", 0, "budget of the whole run; the report is written when it runs out (default derived from --rpc-timeout, --connect-timeout and --hold)")
+		runTimeout  = fs.Duration("timeout", 0, "time budget of the run: rules it does not reach are NOT RUN and the run INCOMPLETE; cleanup and the reports follow it (default 10m plus --hold)")
 		rulesTable  = fs.Bool("rules-table", false, "print the Markdown table of every rule, its level and the fault that proves it can fail (the README's), and exit")
 		secretsFile = fs.String("secrets-file", "", "YAML file of valid secrets (key: value), so they never sit on a command line")
 		secrets     = kvFlag{}
@@ -183,12 +189,29 @@ flags:`)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: writing reports: %v\n", err)
 	}
-	fmt.Printf("\nfenceproof sanity: %s against %s (%s %s), seed %d\n", res.Summary(), res.Endpoint, res.DriverName, res.DriverVer, res.Seed)
-	res.WriteAttention(os.Stdout)
-	fmt.Printf("state read from: %s\ncore: %s\nextended: %s\n", res.StateSource, res.Core, res.Extended)
-	fmt.Printf("reports: %s %v\n", *junit, paths)
-	fmt.Printf("verdict: %s\n", res.Verdict)
+	printVerdict(res, *junit, paths)
 	return res.Verdict.ExitCode()
+}
+
+// printVerdict prints the run's summary; every driver-supplied text in it
+// is escaped (rulebook.Printable), secrets were redacted before.
+func printVerdict(res *sanity.Result, junit string, paths []string) {
+	p := rulebook.Printable
+	fmt.Printf("\nfenceproof sanity: %s against %s (%s), seed %d\n", res.Summary(), p(res.Endpoint), p(strings.TrimSpace(res.DriverName+" "+res.DriverVer)), res.Seed)
+	res.WriteAttention(os.Stdout)
+	if res.Verdict == rulebook.Unreachable {
+		fmt.Printf("unreachable: %s\n", p(res.Unreachable))
+	}
+	for i, why := range res.IncompleteBecause {
+		if i == 10 {
+			fmt.Printf("incomplete: and %d more rules (the reports name each)\n", len(res.IncompleteBecause)-10)
+			break
+		}
+		fmt.Printf("incomplete: %s\n", p(why))
+	}
+	fmt.Printf("state read from: %s\ncore: %s\nextended: %s\n", res.StateSource, p(res.Core), p(res.Extended))
+	fmt.Printf("reports: %s %v\n", junit, paths)
+	fmt.Printf("verdict: %s\n", res.Verdict)
 }
 
 // printRules lists the rules the label filter selects, read from the rule
@@ -243,7 +266,7 @@ func newReference(ctx context.Context, cfg *sanity.Config, backend string, fault
 		return nil, fmt.Errorf("--driver-backend %q is not auto, memory or nftables", backend)
 	}
 	if len(cfg.Secrets) == 0 {
-		cfg.Secrets = map[string]string{"userID": "fenceproof", "userKey": randomSecret()}
+		cfg.Secrets = map[string]string{"userID": "sanity-user", "userKey": randomSecret()}
 	}
 	if len(cfg.Parameters) == 0 {
 		cfg.Parameters = map[string]string{"clusterID": "fenceproof-reference"}

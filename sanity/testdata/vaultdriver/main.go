@@ -4,11 +4,12 @@
 // its fences in a text file (one CIDR per line, rewritten atomically on
 // every change) and reloads them on start, so it survives a restart.
 //
-// --defect NAME turns it into a variant with one defect class of the
-// conformance suite's issue 12; the suite's tests show each variant fails
-// the matching rule and the faithful driver conforms. --no-list serves
-// Fence and Unfence only (like ceph-csi), with the state file read by the
-// suite's --observe-command.
+// --defect NAME turns it into a variant with one defect class; the suite's
+// tests show each variant fails the matching rule and the faithful driver
+// conforms. --no-list serves Fence and Unfence only (like ceph-csi), with
+// the state file read by the suite's --observe-command. --list-delay makes
+// List slow, as a storage with a long blocklist is; --clients serves
+// GetFenceClients with one client.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -47,7 +49,17 @@ var defects = map[string]string{
 	"auth-fence-only":  "only Fence checks secrets",
 	"partial-apply":    "a mixed request applies its valid blocks before failing",
 	"param-presence":   "the clusterID value is not checked, only its presence",
+	"echo-secret":      "the secrets it got are echoed in error messages, a List entry, the client id and the identity",
+	"hostile-bytes":    "NUL, terminal escape, carriage-return, bidirectional and non-UTF-8 bytes in error messages, a List entry, the client id and the identity",
+	"dup-list":         "List names its first fence twice",
+	"fence-internal":   "every Fence answers INTERNAL",
+	"aggregate":        "a Fence of ten or more /32s inside one /24 fences that /24 instead (over-fencing)",
+	"client-subnet":    "GetFenceClients reports the client's interface address with its subnet length (192.0.2.200/24)",
+	"late-work":        "a Fence or Unfence whose client gives up before the storage answered is retried in the background and applied later",
 }
+
+// hostile is what hostile-bytes puts in every string it answers.
+const hostile = "\x00\x1b[2J\x1b]0;owned\x07\r\u202e\xff\xfe"
 
 type server struct {
 	fence.UnimplementedFenceControllerServer
@@ -58,19 +70,56 @@ type server struct {
 	statePath string
 	defect    string
 	noList    bool
+	listDelay time.Duration
+	clients   bool
 
 	mu     sync.Mutex
 	fenced map[netip.Prefix]time.Time
 }
 
 func (s *server) GetIdentity(context.Context, *identity.GetIdentityRequest) (*identity.GetIdentityResponse, error) {
-	return &identity.GetIdentityResponse{Name: "vault.storage.example.com", VendorVersion: "1.4.2"}, nil
+	r := &identity.GetIdentityResponse{Name: "vault.storage.example.com", VendorVersion: "1.4.2"}
+	switch s.defect {
+	case "echo-secret":
+		r.Manifest = map[string]string{"auth": s.allSecrets()}
+	case "hostile-bytes":
+		r.Name += hostile
+		r.Manifest = map[string]string{"note" + hostile: hostile}
+	}
+	return r, nil
 }
 
 func (s *server) GetCapabilities(context.Context, *identity.GetCapabilitiesRequest) (*identity.GetCapabilitiesResponse, error) {
-	return &identity.GetCapabilitiesResponse{Capabilities: []*identity.Capability{{
-		Type: &identity.Capability_NetworkFence_{NetworkFence: &identity.Capability_NetworkFence{Type: identity.Capability_NetworkFence_NETWORK_FENCE}},
-	}}}, nil
+	fenceCap := func(t identity.Capability_NetworkFence_Type) *identity.Capability {
+		return &identity.Capability{Type: &identity.Capability_NetworkFence_{NetworkFence: &identity.Capability_NetworkFence{Type: t}}}
+	}
+	caps := []*identity.Capability{fenceCap(identity.Capability_NetworkFence_NETWORK_FENCE)}
+	if s.clients {
+		caps = append(caps, fenceCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE))
+	}
+	return &identity.GetCapabilitiesResponse{Capabilities: caps}, nil
+}
+
+// allSecrets are the configured secret values, for echo-secret.
+func (s *server) allSecrets() string {
+	var vs []string
+	for _, k := range slices.Sorted(maps.Keys(s.secrets)) {
+		vs = append(vs, s.secrets[k])
+	}
+	return strings.Join(vs, ",")
+}
+
+// errorf builds an error whose message, under echo-secret, carries the
+// secrets the request sent, and under hostile-bytes, hostile bytes.
+func (s *server) errorf(r creds, c codes.Code, format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	switch s.defect {
+	case "echo-secret":
+		msg += fmt.Sprintf(" (got secrets %q, %v)", r.GetSecrets(), r.GetSecrets())
+	case "hostile-bytes":
+		msg += hostile
+	}
+	return status.Error(c, msg)
 }
 
 func (s *server) Probe(context.Context, *identity.ProbeRequest) (*identity.ProbeResponse, error) {
@@ -87,16 +136,16 @@ func (s *server) check(r creds, isFence bool) error {
 	if isFence || s.defect != "auth-fence-only" {
 		for k, v := range s.secrets {
 			if got, ok := r.GetSecrets()[k]; !ok || got != v {
-				return status.Errorf(codes.Unauthenticated, "secret %q missing or wrong", k)
+				return s.errorf(r, codes.Unauthenticated, "secret %q missing or wrong", k)
 			}
 		}
 	}
 	id, ok := r.GetParameters()["clusterID"]
 	if !ok || id == "" {
-		return status.Error(codes.InvalidArgument, "parameter clusterID is required")
+		return s.errorf(r, codes.InvalidArgument, "parameter clusterID is required")
 	}
 	if id != s.clusterID && s.defect != "param-presence" {
-		return status.Error(codes.InvalidArgument, "parameter clusterID names no cluster this driver serves")
+		return s.errorf(r, codes.InvalidArgument, "parameter clusterID names no cluster this driver serves")
 	}
 	return nil
 }
@@ -120,10 +169,39 @@ func (s *server) parse(cidrs []*fence.CIDR) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// storageLatency is how long the storage takes to answer under late-work,
+// and retryAfter when an abandoned change is applied all the same.
+const (
+	storageLatency = 5 * time.Millisecond
+	retryAfter     = 100 * time.Millisecond
+)
+
+// changeFor is change, under late-work the way a driver with a retry queue
+// does it: a change whose client gives up before the storage answered is
+// applied later, in the background.
+func (s *server) changeFor(ctx context.Context, cidrs []*fence.CIDR, add bool) error {
+	if s.defect != "late-work" {
+		return s.change(cidrs, add)
+	}
+	select {
+	case <-time.After(storageLatency):
+		return s.change(cidrs, add)
+	case <-ctx.Done():
+		go func() {
+			time.Sleep(retryAfter)
+			_ = s.change(cidrs, add)
+		}()
+		return status.FromContextError(ctx.Err()).Err()
+	}
+}
+
 func (s *server) change(cidrs []*fence.CIDR, add bool) error {
 	ps, err := s.parse(cidrs)
 	if err != nil && !(s.defect == "partial-apply" && len(ps) > 0) {
 		return err
+	}
+	if add && s.defect == "aggregate" {
+		ps = aggregate(ps)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,18 +226,31 @@ func (s *server) change(cidrs []*fence.CIDR, add bool) error {
 	return err
 }
 
-func (s *server) FenceClusterNetwork(_ context.Context, r *fence.FenceClusterNetworkRequest) (*fence.FenceClusterNetworkResponse, error) {
+func (s *server) FenceClusterNetwork(ctx context.Context, r *fence.FenceClusterNetworkRequest) (*fence.FenceClusterNetworkResponse, error) {
 	if err := s.check(r, true); err != nil {
 		return nil, err
 	}
-	return &fence.FenceClusterNetworkResponse{}, s.change(r.GetCidrs(), true)
+	if s.defect == "fence-internal" {
+		return nil, status.Error(codes.Internal, "the storage refused the blocklist command")
+	}
+	return &fence.FenceClusterNetworkResponse{}, s.hostileError(r, s.changeFor(ctx, r.GetCidrs(), true))
 }
 
-func (s *server) UnfenceClusterNetwork(_ context.Context, r *fence.UnfenceClusterNetworkRequest) (*fence.UnfenceClusterNetworkResponse, error) {
+// hostileError passes err through errorf under echo-secret and
+// hostile-bytes.
+func (s *server) hostileError(r creds, err error) error {
+	if err == nil || (s.defect != "echo-secret" && s.defect != "hostile-bytes") {
+		return err
+	}
+	st, _ := status.FromError(err)
+	return s.errorf(r, st.Code(), "%s", st.Message())
+}
+
+func (s *server) UnfenceClusterNetwork(ctx context.Context, r *fence.UnfenceClusterNetworkRequest) (*fence.UnfenceClusterNetworkResponse, error) {
 	if err := s.check(r, false); err != nil {
 		return nil, err
 	}
-	return &fence.UnfenceClusterNetworkResponse{}, s.change(r.GetCidrs(), false)
+	return &fence.UnfenceClusterNetworkResponse{}, s.hostileError(r, s.changeFor(ctx, r.GetCidrs(), false))
 }
 
 func (s *server) ListClusterFence(_ context.Context, r *fence.ListClusterFenceRequest) (*fence.ListClusterFenceResponse, error) {
@@ -169,6 +260,7 @@ func (s *server) ListClusterFence(_ context.Context, r *fence.ListClusterFenceRe
 	if err := s.check(r, false); err != nil {
 		return nil, err
 	}
+	time.Sleep(s.listDelay)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := &fence.ListClusterFenceResponse{}
@@ -182,6 +274,14 @@ func (s *server) ListClusterFence(_ context.Context, r *fence.ListClusterFenceRe
 		}
 		out.Cidrs = append(out.Cidrs, &fence.CIDR{Cidr: c})
 	}
+	switch {
+	case s.defect == "dup-list" && len(out.Cidrs) > 0:
+		out.Cidrs = append([]*fence.CIDR{out.Cidrs[0]}, out.Cidrs...)
+	case s.defect == "echo-secret":
+		out.Cidrs = append(out.Cidrs, &fence.CIDR{Cidr: s.allSecrets()})
+	case s.defect == "hostile-bytes":
+		out.Cidrs = append(out.Cidrs, &fence.CIDR{Cidr: "198.51.100.250/32" + hostile})
+	}
 	return out, nil
 }
 
@@ -189,7 +289,20 @@ func (s *server) GetFenceClients(_ context.Context, r *fence.GetFenceClientsRequ
 	if err := s.check(r, false); err != nil {
 		return nil, err
 	}
-	return nil, status.Error(codes.Unimplemented, "GetFenceClients is not served")
+	if !s.clients {
+		return nil, status.Error(codes.Unimplemented, "GetFenceClients is not served")
+	}
+	c := &fence.ClientDetails{Id: "vault-client-1", Addresses: []*fence.CIDR{{Cidr: "192.0.2.200/32"}}}
+	if s.defect == "client-subnet" {
+		c.Addresses[0].Cidr = "192.0.2.200/24"
+	}
+	switch s.defect {
+	case "echo-secret":
+		c.Id += "-" + s.allSecrets()
+	case "hostile-bytes":
+		c.Id += hostile
+	}
+	return &fence.GetFenceClientsResponse{Clients: []*fence.ClientDetails{c}}, nil
 }
 
 func (s *server) sorted() []netip.Prefix {
@@ -255,6 +368,8 @@ func main() {
 	clusterID := flag.String("cluster-id", "", "the clusterID parameter value this driver serves")
 	defect := flag.String("defect", "", "make a defective variant (see the defects table)")
 	noList := flag.Bool("no-list", false, "serve Fence and Unfence only: ListClusterFence is UNIMPLEMENTED")
+	listDelay := flag.Duration("list-delay", 0, "how long every ListClusterFence takes")
+	clients := flag.Bool("clients", false, "advertise and serve GetFenceClients (one client)")
 	secrets := kv{}
 	flag.Var(secrets, "secret", "required secret key=value (repeatable)")
 	flag.Parse()
@@ -264,7 +379,7 @@ func main() {
 	if _, ok := defects[*defect]; *defect != "" && !ok {
 		log.Fatalf("unknown defect %q", *defect)
 	}
-	s := &server{secrets: secrets, clusterID: *clusterID, statePath: filepath.Clean(*state), defect: *defect, noList: *noList, fenced: map[netip.Prefix]time.Time{}}
+	s := &server{secrets: secrets, clusterID: *clusterID, statePath: filepath.Clean(*state), defect: *defect, noList: *noList, listDelay: *listDelay, clients: *clients, fenced: map[netip.Prefix]time.Time{}}
 	if *defect != "forget" {
 		if err := s.load(); err != nil {
 			log.Fatal(err)
@@ -291,4 +406,30 @@ func main() {
 		log.Fatal(err)
 	}
 	_ = os.Remove(*sock)
+}
+
+// aggregate replaces ten or more IPv4 /32s inside one /24 by that /24.
+func aggregate(ps []netip.Prefix) []netip.Prefix {
+	per := map[netip.Prefix]int{}
+	wide := func(p netip.Prefix) (netip.Prefix, bool) {
+		return netip.PrefixFrom(p.Addr(), 24).Masked(), p.Addr().Is4() && p.Bits() == 32
+	}
+	for _, p := range ps {
+		if w, ok := wide(p); ok {
+			per[w]++
+		}
+	}
+	var out []netip.Prefix
+	done := map[netip.Prefix]bool{}
+	for _, p := range ps {
+		w, ok := wide(p)
+		switch {
+		case !ok || per[w] < 10:
+			out = append(out, p)
+		case !done[w]:
+			out = append(out, w)
+			done[w] = true
+		}
+	}
+	return out
 }
