@@ -60,8 +60,10 @@ func (t TLSFiles) config() (*tls.Config, error) {
 	return c, nil
 }
 
-// serverOptions builds the gRPC server options: bounds, TLS on TCP, and the
-// interceptors (in-flight bound first, so a refused call costs nothing more).
+// serverOptions builds the gRPC server options: bounds, the codec that
+// checks a request's secrets before it decodes its CIDRs (authCodec), TLS
+// on TCP, and the interceptors (in-flight bound first, so a refused call
+// costs nothing more).
 func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 	maxMsg := d.o.MaxMessageBytes
 	if maxMsg <= 0 {
@@ -78,6 +80,7 @@ func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 	d.slots = make(chan struct{}, inFlight)
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxMsg),
+		grpc.ForceServerCodecV2(newAuthCodec(d)),
 		grpc.MaxConcurrentStreams(uint32(streams)),
 		grpc.ChainUnaryInterceptor(d.boundInterceptor, d.recoverInterceptor, d.logInterceptor),
 	}
