@@ -117,3 +117,12 @@ func TestReportsEscapeHostileText(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectionErrorsArePlainText pins the label-filter error that printed
+// terminal colours whatever --no-color said.
+func TestSelectionErrorsArePlainText(t *testing.T) {
+	err := Selection{LabelFilter: "MUST && ("}.Check()
+	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), "Mismatched") {
+		t.Errorf("error %q: want a plain sentence", err)
+	}
+}

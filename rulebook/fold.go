@@ -23,6 +23,9 @@ func (sel Selection) Check() error {
 	return err
 }
 
+// ansi matches a terminal colour sequence.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
 // compile returns whether a spec is selected, the way Ginkgo decides it:
 // its labels pass the filter, its text (after the suite description)
 // matches a focus and no skip.
@@ -31,7 +34,8 @@ func (sel Selection) compile(description string) (func(types.SpecReport) bool, e
 	if sel.LabelFilter != "" {
 		f, err := types.ParseLabelFilter(sel.LabelFilter)
 		if err != nil {
-			return nil, fmt.Errorf("--label-filter %q: %v", sel.LabelFilter, err)
+			// Ginkgo colours its parse errors; a flag's error is plain text.
+			return nil, fmt.Errorf("--label-filter %q: %s", sel.LabelFilter, ansi.ReplaceAllString(err.Error(), ""))
 		}
 		labels = f
 	}

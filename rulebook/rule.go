@@ -124,7 +124,7 @@ func (b *Book) Select(labelFilter string) ([]Rule, error) {
 	}
 	match, err := types.ParseLabelFilter(labelFilter)
 	if err != nil {
-		return nil, fmt.Errorf("label filter %q: %w", labelFilter, err)
+		return nil, fmt.Errorf("label filter %q: %s", labelFilter, ansi.ReplaceAllString(err.Error(), ""))
 	}
 	var out []Rule
 	for _, r := range b.rules {

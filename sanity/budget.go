@@ -132,7 +132,7 @@ func (s *State) budgetedContext(ctx context.Context) (context.Context, context.C
 	s.budget.mu.Lock()
 	final := s.budget.final
 	s.budget.mu.Unlock()
-	if left := s.left(); !final && left < d {
+	if left := s.left(); !final && !isCleanup(ctx) && left < d {
 		ctx, cancel := context.WithTimeout(ctx, max(left, 0))
 		return context.WithValue(ctx, cappedKey{}, true), cancel, true
 	}

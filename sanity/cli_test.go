@@ -382,10 +382,7 @@ func BenchmarkSuite(b *testing.B) {
 // one by one, stores them as spelled and has no authentication: exactly the
 // rules it breaks fail, and the rules it meets pass.
 func TestIndependentNaiveDriver(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "naivedriver")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/naivedriver").CombinedOutput(); err != nil {
-		t.Fatalf("building the naive driver: %v\n%s", err, out)
-	}
+	bin := testDriver(t, "naivedriver")
 	sock := filepath.Join(t.TempDir(), "naive.sock")
 	cmd := exec.Command(bin, "--socket", sock)
 	if err := cmd.Start(); err != nil {

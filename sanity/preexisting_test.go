@@ -98,10 +98,7 @@ func TestHostileSlashZeroDoesNotHang(t *testing.T) {
 // startNaive builds and starts the naive test driver and returns its socket.
 func startNaive(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "naivedriver")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/naivedriver").CombinedOutput(); err != nil {
-		t.Fatalf("building the naive driver: %v\n%s", err, out)
-	}
+	bin := testDriver(t, "naivedriver")
 	sock := filepath.Join(t.TempDir(), "naive.sock")
 	cmd := exec.Command(bin, "--socket", sock)
 	if err := cmd.Start(); err != nil {

@@ -62,8 +62,8 @@ func incompleteBecause(rr rulebook.RuleResult) string {
 }
 
 // buildResult completes the engine's result of a run with what the suite
-// knows about the driver. Driver-supplied strings are kept redacted (JSON
-// escapes the rest; the Markdown and HTML writers escape what they show).
+// knows about the driver. Driver-supplied strings are kept cleaned: secrets
+// redacted, unprintable bytes escaped.
 func buildResult(s *State, base *rulebook.Result) *Result {
 	res := &Result{Result: *base, Profile: s.cfg.Profile, Calls: len(s.Calls()), Capabilities: capNames(s.Caps),
 		Budget: s.cfg.RunBudget(), Hold: s.cfg.Hold.Duration, Redaction: s.secrets.scope}
@@ -72,11 +72,11 @@ func buildResult(s *State, base *rulebook.Result) *Result {
 	res.ListClusterFence = s.lists
 	s.mu.Unlock()
 	if s.Identity != nil {
-		res.DriverName, res.DriverVer = redact(s.Identity.GetName()), redact(s.Identity.GetVendorVersion())
+		res.DriverName, res.DriverVer = clean(s.Identity.GetName()), clean(s.Identity.GetVendorVersion())
 		if m := s.Identity.GetManifest(); len(m) > 0 {
 			res.Manifest = map[string]string{}
 			for k, v := range m {
-				res.Manifest[redact(k)] = redact(v)
+				res.Manifest[clean(k)] = clean(v)
 			}
 		}
 	}

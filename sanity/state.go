@@ -196,7 +196,7 @@ type probeKey struct{}
 // (List) duplicate entries.
 func (s *State) record(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	name := method[strings.LastIndex(method, "/")+1:]
-	if c := s.cut(); c != nil {
+	if c := s.cut(); c != nil && !isCleanup(ctx) {
 		return c
 	}
 	probe := ctx.Value(probeKey{}) != nil
@@ -211,7 +211,9 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	took := time.Since(start)
 	missed := status.Code(err) == codes.DeadlineExceeded && ctx.Err() != nil
-	if missed && isCapped(ctx) {
+	if status.Code(err) == codes.DeadlineExceeded && isCapped(ctx) {
+		// The budget set this deadline (the driver's own timer may fire
+		// a moment before ours): the run was cut, the driver did not hang.
 		return &cutError{rulebook.NotRunBudget, fmt.Sprintf("%s was cut by the run's time budget (--timeout %s)", name, s.budget.total)}
 	}
 	c := Call{Method: name, Code: codeName(err), Message: clean(rawMessage(err)), Duration: took, Probe: probe}

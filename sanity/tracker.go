@@ -137,6 +137,7 @@ func (t *tracker) since(mark int) []tracked {
 // failures to undo an acknowledged fence are errors; anything still fenced
 // after all this is caught by SUITE-001's comparison of the fences.
 func (s *State) undo(ctx context.Context, mark int) error {
+	ctx = context.WithValue(ctx, cleanupKey{}, true)
 	var errs []error
 	blocks := s.tracker.since(mark)
 	if len(blocks) > batchUndo {
@@ -173,6 +174,12 @@ func (s *State) undo(ctx context.Context, mark int) error {
 	}
 	return nil
 }
+
+// cleanupKey marks the context of a cleanup's RPCs: they go out whatever
+// the budget, and after a signal.
+type cleanupKey struct{}
+
+func isCleanup(ctx context.Context) bool { return ctx.Value(cleanupKey{}) != nil }
 
 // batchUndo is the number of blocks above which cleanup first tries a
 // single Unfence of them all (the scale rules fence thousands).

@@ -30,10 +30,7 @@ type vault struct {
 func startVault(t *testing.T, driverArgs ...string) (vault, []string) {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "vaultdriver")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/vaultdriver").CombinedOutput(); err != nil {
-		t.Fatalf("building the vault driver: %v\n%s", err, out)
-	}
+	bin := testDriver(t, "vaultdriver")
 	v := vault{dir: dir, sock: filepath.Join(dir, "v.sock"), state: filepath.Join(dir, "fences.txt"), secretsFile: filepath.Join(dir, "secrets.yaml")}
 	if err := os.WriteFile(v.secretsFile, []byte("userKey: "+vaultSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -58,8 +58,13 @@ var defects = map[string]string{
 	"late-work":        "a Fence or Unfence whose client gives up before the storage answered is retried in the background and applied later",
 }
 
-// hostile is what hostile-bytes puts in every string it answers.
-const hostile = "\x00\x1b[2J\x1b]0;owned\x07\r\u202e\xff\xfe"
+// hostile is what hostile-bytes puts in every string it answers: valid
+// UTF-8, as a protobuf string must be; error messages, which gRPC carries
+// percent-encoded, also get bytes that are not UTF-8 (hostileError).
+const (
+	hostile      = "\x00\x1b[2J\x1b]0;owned\x07\r\u202e"
+	hostileError = hostile + "\xff\xfe"
+)
 
 type server struct {
 	fence.UnimplementedFenceControllerServer
@@ -117,7 +122,7 @@ func (s *server) errorf(r creds, c codes.Code, format string, a ...any) error {
 	case "echo-secret":
 		msg += fmt.Sprintf(" (got secrets %q, %v)", r.GetSecrets(), r.GetSecrets())
 	case "hostile-bytes":
-		msg += hostile
+		msg += hostileError
 	}
 	return status.Error(c, msg)
 }
