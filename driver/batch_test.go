@@ -375,7 +375,7 @@ func TestBatchPanicAnswersEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	fenceKey := func(k string) func(*txn) error {
-		return func(tx *txn) error { tx.set(k, store.Entry{Seq: tx.nextSeq(), Count: 1}); return nil }
+		return func(tx *txn) error { tx.set(cidr.Spelled(k), store.Entry{Seq: tx.nextSeq(), Count: 1}); return nil }
 	}
 	changes := []func(*txn) error{
 		fenceKey("192.0.2.0/24"),

@@ -102,8 +102,8 @@ var DefaultStaticClients = []Client{{ID: "ref-client-1", Addresses: []string{"19
 type Driver struct {
 	o        Options
 	log      *slog.Logger
-	faults   *fault.Set
-	extra    faultState // state of the second-generation faults (faults2.go)
+	faults   *fault.Set   // deliberate faults, acting at the hooks of the faithful path; nil: none
+	parse    fault.Parser // the faithful parse of one CIDR (parseBlock), which the cidr hook wraps
 	hostBits cidr.HostBits
 	minBits  cidr.MinBits
 	protect  []netip.Prefix
@@ -115,7 +115,7 @@ type Driver struct {
 	qmu     sync.Mutex   // guards queue
 	queue   []*mreq      // mutations waiting for the next batch (group commit)
 	stateMu sync.RWMutex // guards live and maxSeq: written by mutations (under mu), read by List
-	live    store.State  // mirror of the last committed store state
+	live    fenceSet     // mirror of the last committed store state
 	maxSeq  uint64
 	sortMu  sync.Mutex
 	sorted  []*fence.CIDR // List's answer; nil when stale
@@ -131,7 +131,6 @@ type Driver struct {
 	lastProbeVerify time.Time // guarded by mu
 	loopDone        chan struct{}
 
-	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
 	slots    chan struct{} // in-flight RPCs (boundInterceptor)
 	srv      *grpc.Server
 	lis      net.Listener
@@ -161,6 +160,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 	if d.faults, err = fault.Parse(o.Faults); err != nil {
 		return nil, err
 	}
+	d.parse = d.parseBlock
 	if d.hostBits, err = cidr.ParseHostBits(o.HostBits); err != nil {
 		return nil, err
 	}
@@ -181,37 +181,24 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 	if d.store, err = store.Open(o.StatePath); err != nil {
 		return nil, err
 	}
-	if d.faults.ForgetOnRestart {
-		d.log.Warn("fault forget-on-restart: discarding every stored fence")
-		if err := d.store.Set(store.State{}); err != nil {
-			d.store.Close()
-			return nil, err
-		}
-	}
-	st, err := d.store.Load()
-	if err == nil && !d.faults.KeepMapped {
-		err = d.migrateMapped(st)
-	}
-	if err == nil {
-		err = d.checkKeys(st)
-	}
+	st, err := d.load()
 	if err != nil {
 		d.store.Close()
 		return nil, fmt.Errorf("load state %s: %w", o.StatePath, err)
 	}
-	d.live, d.maxSeq = st, st.MaxSeq()
+	d.live, d.maxSeq = st, st.maxSeq()
 	if d.backend, err = newBackend(o, d.protect, d.store.InstanceID(), d.log); err != nil {
 		d.store.Close()
 		return nil, err
 	}
-	if err := d.backend.Apply(ctx, prefixes(st)); err != nil {
+	if err := d.backend.Apply(ctx, st.prefixes()); err != nil {
 		d.backend.Close()
 		d.store.Close()
 		return nil, fmt.Errorf("re-apply %d stored fences: %w", len(st), err)
 	}
 	d.startReconciler()
 	d.log.Info(MsgReady, "backend", backendName(o), "state", o.StatePath, "fences", len(st),
-		KeyCIDRs, boundedCIDRs(sortedFences(st)), KeyCIDRCount, len(st), KeyTimeNs, time.Now().UnixNano(),
+		KeyCIDRs, boundedCIDRs(blockKeys(st.sorted())), KeyCIDRCount, len(st), KeyTimeNs, time.Now().UnixNano(),
 		"secret_keys", sortedKeys(o.Secrets), "faults", d.faults.Specs())
 	return d, nil
 }
@@ -281,28 +268,41 @@ func buildVersion() string {
 	return "dev"
 }
 
-// prefixes returns the enforceable prefixes of a state; stored strings that
-// do not parse (only possible under accept-* faults) are skipped.
-func prefixes(st store.State) []netip.Prefix {
-	out := make([]netip.Prefix, 0, len(st))
-	for k := range st {
-		if p, err := netip.ParsePrefix(k); err == nil {
-			out = append(out, p.Masked())
+// load reads the stored fences, through the load hook: each record becomes
+// a block once, IPv4-mapped records are rewritten as IPv4 and every block
+// is checked.
+func (d *Driver) load() (fenceSet, error) {
+	l := d.faults.Load()
+	if l.Forget {
+		d.log.Warn("a fault discards every stored fence at start")
+		if err := d.store.Set(store.State{}); err != nil {
+			return nil, err
 		}
 	}
-	return out
+	records, err := d.store.Load()
+	if err != nil {
+		return nil, err
+	}
+	st := loadSet(records)
+	if l.Migrate {
+		if err := d.migrateMapped(st); err != nil {
+			return nil, err
+		}
+	}
+	return st, d.checkBlocks(st, l)
 }
 
 // Fences returns the prefixes in force now, read from the store, sorted.
 // After Stop it returns the last committed set.
 func (d *Driver) Fences() []netip.Prefix {
-	st, err := d.store.Load()
-	if err != nil {
+	var ps []netip.Prefix
+	if records, err := d.store.Load(); err == nil {
+		ps = loadSet(records).prefixes()
+	} else {
 		d.stateMu.RLock()
-		st = d.live.Clone()
+		ps = d.live.prefixes()
 		d.stateMu.RUnlock()
 	}
-	ps := prefixes(st)
 	slices.SortFunc(ps, comparePrefix)
 	return ps
 }
@@ -435,7 +435,7 @@ func (d *Driver) protectControlPort(a net.Addr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stateMu.RLock()
-	ps := prefixes(d.live)
+	ps := d.live.prefixes()
 	d.stateMu.RUnlock()
 	if err := d.backend.Apply(context.Background(), ps); err != nil {
 		return fmt.Errorf("protect control port %d: %w", ta.Port, err)

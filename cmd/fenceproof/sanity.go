@@ -140,7 +140,7 @@ flags:`)
 		return printRules(*labelFilter)
 	}
 	if *rulesTable {
-		fmt.Print(sanity.RuleTableMarkdown(sanity.Rules()))
+		fmt.Print(ruleTableMarkdown(sanity.Rules()))
 		return exitConforms
 	}
 
