@@ -41,7 +41,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +55,7 @@ import (
 	"github.com/fenceproof/fenceproof/driver/cidr"
 	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/driver/store"
+	"github.com/fenceproof/fenceproof/endpoint"
 )
 
 // DefaultName is the Identity name used when Options.Name is empty.
@@ -303,27 +303,22 @@ func (d *Driver) Fences() []netip.Prefix {
 		ps = d.live.prefixes()
 		d.stateMu.RUnlock()
 	}
-	slices.SortFunc(ps, comparePrefix)
+	slices.SortFunc(ps, cidr.Compare)
 	return ps
 }
 
-func comparePrefix(a, b netip.Prefix) int {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
-}
-
-// Start listens on endpoint ("unix:///path.sock" or "tcp://host:port") and
-// serves in the background. It returns the actual address in endpoint form.
-func (d *Driver) Start(endpoint string) (string, error) {
+// Start listens on an endpoint ("unix:///path.sock" or "tcp://host:port")
+// and serves in the background. It returns the actual address in endpoint
+// form.
+func (d *Driver) Start(at string) (string, error) {
 	if d.srv != nil {
 		return "", errors.New("driver already started")
 	}
-	network, address, err := parseEndpoint(endpoint)
+	ep, err := endpoint.Parse(at, endpoint.Listen)
 	if err != nil {
 		return "", err
 	}
+	network, address := ep.Scheme, ep.Address
 	if network == "unix" {
 		if err := removeStaleSocket(address); err != nil {
 			return "", err
@@ -340,7 +335,7 @@ func (d *Driver) Start(endpoint string) (string, error) {
 		lis, err = net.Listen(network, address)
 	}
 	if err != nil {
-		return "", fmt.Errorf("listen %s: %w", endpoint, err)
+		return "", fmt.Errorf("listen %s: %w", at, err)
 	}
 	addr := "tcp://" + lis.Addr().String()
 	if network == "tcp" {
@@ -373,8 +368,8 @@ func (d *Driver) Start(endpoint string) (string, error) {
 }
 
 // Serve is Start followed by waiting until Stop.
-func (d *Driver) Serve(endpoint string) error {
-	if _, err := d.Start(endpoint); err != nil {
+func (d *Driver) Serve(at string) error {
+	if _, err := d.Start(at); err != nil {
 		return err
 	}
 	<-d.done
@@ -441,17 +436,6 @@ func (d *Driver) protectControlPort(a net.Addr) error {
 		return fmt.Errorf("protect control port %d: %w", ta.Port, err)
 	}
 	return nil
-}
-
-func parseEndpoint(ep string) (network, address string, err error) {
-	scheme, rest, ok := strings.Cut(ep, "://")
-	switch {
-	case ok && scheme == "unix" && rest != "":
-		return "unix", rest, nil
-	case ok && scheme == "tcp" && rest != "":
-		return "tcp", rest, nil
-	}
-	return "", "", fmt.Errorf("endpoint %q: want unix:///path.sock or tcp://host:port", ep)
 }
 
 // removeStaleSocket removes a socket file nobody listens on; a live one is
