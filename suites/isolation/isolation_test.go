@@ -16,10 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fenceproof/fenceproof/internal/isolation"
-	"github.com/fenceproof/fenceproof/internal/netpolmodel"
-	"github.com/fenceproof/fenceproof/internal/reach"
-	"github.com/fenceproof/fenceproof/internal/reachreport"
+	"github.com/fenceproof/fenceproof/isolation"
 )
 
 // wrongCell is the one cell the deliberately wrong policy opens.
@@ -28,7 +25,7 @@ const wrongCell = "tcp/80 iso-app/stranger -> iso-mods/m0: expected X (blocked),
 // run is one case as the suite executes it.
 type run struct {
 	name, description, spec string
-	cells                   []reach.Cell
+	cells                   []isolation.Cell
 	// tamper changes the cluster after the generated policies are applied
 	// (the wrong policy); expected then follows the generated policies.
 	tamper func(ctx context.Context) error
@@ -40,24 +37,24 @@ type run struct {
 type result struct {
 	app                isolation.Application
 	generated          []networkingv1.NetworkPolicy
-	expected, observed *reach.Matrix
-	rc                 reachreport.Case
+	expected, observed *isolation.Matrix
+	rc                 isolation.CaseResult
 }
 
 func loadApp(spec string) isolation.Application {
 	tmpl, err := os.ReadFile(filepath.Join(*flagFixtures, spec))
 	Expect(err).NotTo(HaveOccurred())
-	data, err := reach.Render(tmpl, world.ips)
+	data, err := isolation.RenderSpec(tmpl, world.ips)
 	Expect(err).NotTo(HaveOccurred())
 	app, err := isolation.Parse(data)
 	Expect(err).NotTo(HaveOccurred())
 	return app
 }
 
-func predict(pols []networkingv1.NetworkPolicy) *reach.Matrix {
-	m, err := netpolmodel.New(world.topo.NamespaceLabels(), pols)
+func predict(pols []networkingv1.NetworkPolicy) *isolation.Matrix {
+	m, err := isolation.NewModel(world.topo.NamespaceLabels(), pols)
 	Expect(err).NotTo(HaveOccurred())
-	return reach.Predict(m.WithProfile(world.profile), world.names, world.peers, world.cases)
+	return isolation.Predict(m.WithProfile(world.profile), world.names, world.peers, world.cases)
 }
 
 // clusterPolicies lists the policies in the topology's namespaces.
@@ -82,7 +79,7 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 	}
 	intended := predict(generated)
 	inCluster := predict(clusterPolicies(ctx))
-	rc := reachreport.Case{Name: r.name, Description: r.description, WantMismatches: r.wantMismatches}
+	rc := isolation.CaseResult{Name: r.name, Description: r.description, WantMismatches: r.wantMismatches}
 	for _, p := range generated {
 		rc.Notes = append(rc.Notes, "policy "+p.Namespace+"/"+p.Name)
 	}
@@ -91,12 +88,12 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 		// The cluster holds a policy the spec does not ask for: the spec's
 		// intent is the expectation.
 		expected = intended
-		ms, _ := reach.Diff(intended, inCluster)
+		ms, _ := isolation.Diff(intended, inCluster)
 		rc.Notes = append(rc.Notes, fmt.Sprintf("the model on the tampered cluster policies predicts %d differing cell(s): %v", len(ms), ms))
-	} else if ms, _ := reach.Diff(intended, inCluster); len(ms) > 0 {
+	} else if ms, _ := isolation.Diff(intended, inCluster); len(ms) > 0 {
 		rc.Failures = append(rc.Failures, fmt.Sprintf("the cluster's policies do not predict what the generated ones do: %v", ms))
 	}
-	rc.Failures = append(rc.Failures, reach.Check(intended, r.cells, world.profile.Name)...)
+	rc.Failures = append(rc.Failures, isolation.CheckCells(intended, r.cells, world.profile.Name)...)
 	for _, c := range r.cells {
 		if c.Profile == world.profile.Name {
 			rc.Notes = append(rc.Notes, "pinned for the "+c.Profile+" profile only: "+c.String())
@@ -117,13 +114,13 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 	logf("case %s: full matrix (%d pods x %d pods x %d port/protocols) time %s (first pass; %s with retries and settling)",
 		r.name, len(world.names), len(world.names), len(world.cases), st.FirstPass.Round(time.Millisecond), st.Duration.Round(time.Millisecond))
 	AddReportEntry("matrix time "+r.name, st.FirstPass.Round(time.Millisecond).String())
-	GinkgoWriter.Printf("EXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s\n", expected.Tables(), observed.Tables(), reach.DiffTables(expected, observed))
+	GinkgoWriter.Printf("EXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s\n", expected.Tables(), observed.Tables(), isolation.DiffTables(expected, observed))
 	return result{app: app, generated: generated, expected: expected, observed: observed, rc: rc}
 }
 
 func expectPassed(res result) {
 	Expect(res.rc.Problems()).To(BeEmpty(), "case %s\nEXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s",
-		res.rc.Name, res.expected.Tables(), res.observed.Tables(), reach.DiffTables(res.expected, res.observed))
+		res.rc.Name, res.expected.Tables(), res.observed.Tables(), isolation.DiffTables(res.expected, res.observed))
 }
 
 // casesErr is why the case file could not be read; the table then has one
@@ -132,10 +129,10 @@ var casesErr error
 
 func caseEntries() []TableEntry {
 	path := filepath.Join(*flagFixtures, "cases.yaml")
-	cs, err := reach.LoadCases(path)
+	cs, err := isolation.LoadCases(path)
 	if err != nil {
 		casesErr = err
-		return []TableEntry{Entry("the case file "+path, reach.SpecCase{})}
+		return []TableEntry{Entry("the case file "+path, isolation.MatrixCase{})}
 	}
 	var out []TableEntry
 	for _, c := range cs {
@@ -146,7 +143,7 @@ func caseEntries() []TableEntry {
 
 var _ = Describe("data-plane isolation", func() {
 	DescribeTable("matrix cases",
-		func(ctx SpecContext, c reach.SpecCase) {
+		func(ctx SpecContext, c isolation.MatrixCase) {
 			Expect(casesErr).NotTo(HaveOccurred())
 			if !world.outside.on() {
 				if specUsesExternal(c.Spec) {
@@ -168,8 +165,8 @@ var _ = Describe("data-plane isolation", func() {
 		expectPassed(legacy)
 		located := execute(ctx, run{name: "legacy-equivalent", description: "the location equivalent to the legacy workloadSelector", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
 		expectPassed(located)
-		for _, pair := range [][2]*reach.Matrix{{legacy.expected, located.expected}, {legacy.observed, located.observed}} {
-			ms, err := reach.Diff(pair[0], pair[1])
+		for _, pair := range [][2]*isolation.Matrix{{legacy.expected, located.expected}, {legacy.observed, located.observed}} {
+			ms, err := isolation.Diff(pair[0], pair[1])
 			Expect(err).NotTo(HaveOccurred())
 			Expect(ms).To(BeEmpty(), "legacy and location matrices differ")
 		}
@@ -192,7 +189,7 @@ var _ = Describe("data-plane isolation", func() {
 		expectPassed(after)
 		Expect(podIdentities(ctx, "iso-mods")).To(Equal(modules), "module pods were recreated or restarted")
 		Expect(policyUIDs(ctx, "iso-mods")).To(Equal(policies), "policies were recreated instead of updated")
-		ms, _ := reach.Diff(before.expected, after.expected)
+		ms, _ := isolation.Diff(before.expected, after.expected)
 		Expect(ms).NotTo(BeEmpty(), "the selector change changed nothing: the spec proves nothing")
 	}, NodeTimeout(5*time.Minute))
 
@@ -206,17 +203,17 @@ var _ = Describe("data-plane isolation", func() {
 			r.wantMismatches = nil
 		}
 		res := execute(ctx, r, loadApp(r.spec))
-		ms, err := reach.Diff(res.expected, res.observed)
+		ms, err := isolation.Diff(res.expected, res.observed)
 		Expect(err).NotTo(HaveOccurred())
 		GinkgoWriter.Printf("wrong policy: %d mismatching cell(s): %v\n", len(ms), ms)
 		expectPassed(res)
 	}, NodeTimeout(5*time.Minute))
 })
 
-func mustCells(ss ...string) []reach.Cell {
-	var out []reach.Cell
+func mustCells(ss ...string) []isolation.Cell {
+	var out []isolation.Cell
 	for _, s := range ss {
-		c, err := reach.ParseCell(s)
+		c, err := isolation.ParseCell(s)
 		Expect(err).NotTo(HaveOccurred())
 		out = append(out, c)
 	}
