@@ -11,6 +11,8 @@ import (
 // MatrixCase is one matrix case of a suite: an application spec and the
 // cells that pin what the case is about.
 type MatrixCase struct {
+	// ID is the case's stable ID (e.g. ISOLATION-003).
+	ID          string   `json:"id"`
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
 	Spec        string   `json:"spec"`
@@ -31,10 +33,10 @@ func LoadCases(path string) ([]MatrixCase, error) {
 	seen := map[string]bool{}
 	for i := range cs {
 		c := &cs[i]
-		if c.Name == "" || c.Spec == "" || seen[c.Name] {
-			return nil, fmt.Errorf("%s: case %d: name (unique) and spec are required", path, i)
+		if c.ID == "" || c.Name == "" || c.Spec == "" || seen["id "+c.ID] || seen[c.Name] {
+			return nil, fmt.Errorf("%s: case %d: id and name (both unique) and spec are required", path, i)
 		}
-		seen[c.Name] = true
+		seen["id "+c.ID], seen[c.Name] = true, true
 		for _, s := range c.RawCells {
 			cell, err := ParseCell(s)
 			if err != nil {

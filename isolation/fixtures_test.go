@@ -226,3 +226,18 @@ func TestTopologyRejectsReservedAndDuplicateExternalNames(t *testing.T) {
 		t.Error("WithoutExternal kept the external peer")
 	}
 }
+
+func TestLoadCasesWantsUniqueIDs(t *testing.T) {
+	for name, body := range map[string]string{
+		"no id":        "- name: a\n  spec: s.yaml\n",
+		"duplicate id": "- id: X-001\n  name: a\n  spec: s.yaml\n- id: X-001\n  name: b\n  spec: s.yaml\n",
+	} {
+		p := filepath.Join(t.TempDir(), "cases.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadCases(p); err == nil || !strings.Contains(err.Error(), "id and name (both unique)") {
+			t.Errorf("%s: LoadCases error %v, want one asking for unique ids", name, err)
+		}
+	}
+}

@@ -17,6 +17,9 @@ import (
 
 // CaseResult is the outcome of one matrix case.
 type CaseResult struct {
+	// ID is the e2e case's stable ID (a case may measure several
+	// matrices); empty outside a suite.
+	ID          string
 	Name        string
 	Description string
 	// Expected and Observed matrices; Observed is nil if probing never ran.
@@ -117,7 +120,7 @@ func (r Report) WriteJUnit(w io.Writer) error {
 	var total time.Duration
 	for _, c := range r.Cases {
 		total += c.Duration
-		jc := junitCase{Name: c.Name + ": " + c.Description, Classname: r.Suite, Time: seconds(c.Duration), SystemOut: c.tables()}
+		jc := junitCase{Name: c.title(), Classname: r.Suite, Time: seconds(c.Duration), SystemOut: c.tables()}
 		if p := c.Problems(); len(p) > 0 {
 			s.Failures++
 			jc.Failure = &junitFailure{Message: p[0], Text: strings.Join(p, "\n") + "\n\n" + c.diffTables()}
@@ -158,10 +161,10 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	b.WriteString("Cells: `.` allowed, `X` blocked, `?` not measured; in a difference table `.` same, `X` differs. Rows are sources, columns destinations.\n\n")
 	b.WriteString("| case | result | matrix time | case time |\n| --- | --- | --- | --- |\n")
 	for _, c := range r.Cases {
-		fmt.Fprintf(&b, "| [%s](#%s) %s | %s | %s | %s |\n", c.Name, c.Name, c.Description, verdict(c), c.MatrixTime.Round(time.Millisecond), c.Duration.Round(time.Millisecond))
+		fmt.Fprintf(&b, "| %s[%s](#%s) %s | %s | %s | %s |\n", idPrefix(c), c.Name, c.Name, c.Description, verdict(c), c.MatrixTime.Round(time.Millisecond), c.Duration.Round(time.Millisecond))
 	}
 	for _, c := range r.Cases {
-		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n## %s: %s\n\n**%s**\n\n", c.Name, c.Name, c.Description, verdict(c))
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n## %s\n\n**%s**\n\n", c.Name, c.title(), verdict(c))
 		for _, p := range c.Problems() {
 			fmt.Fprintf(&b, "- %s\n", p)
 		}
@@ -201,6 +204,16 @@ func (r Report) WriteFiles(dir, base string) ([]string, error) {
 	}
 	slices.Sort(paths)
 	return paths, nil
+}
+
+// title is "[ID ]name: description".
+func (c CaseResult) title() string { return idPrefix(c) + c.Name + ": " + c.Description }
+
+func idPrefix(c CaseResult) string {
+	if c.ID == "" {
+		return ""
+	}
+	return c.ID + " "
 }
 
 func (c CaseResult) tables() string {

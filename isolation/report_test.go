@@ -89,3 +89,23 @@ func TestWriteFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestReportNamesCaseIDs(t *testing.T) {
+	e, _ := matrices()
+	r := Report{Suite: "isolation", Cases: []CaseResult{{ID: "ISOLATION-014", Name: "legacy", Description: "the legacy selector", Expected: e, Observed: e}}}
+	var x, md bytes.Buffer
+	if err := r.WriteJUnit(&x); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(x.String(), `name="ISOLATION-014 legacy: the legacy selector"`) {
+		t.Errorf("JUnit testcase does not carry the case ID:\n%s", x.String())
+	}
+	for _, want := range []string{"| ISOLATION-014 [legacy](#legacy) the legacy selector | PASS |", "## ISOLATION-014 legacy: the legacy selector"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}

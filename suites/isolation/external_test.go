@@ -169,7 +169,7 @@ func specUsesExternal(spec string) bool {
 // the external workload and a pod no policy selects (iso-app/stranger), with
 // servers that reply with the client address they saw.
 var _ = Describe("data-plane isolation: the workload outside the cluster", func() {
-	It("reaches a pod with its own source address (no SNAT, so ipBlock can match it), and reports the source it sees for the pod's connections", func(ctx SpecContext) {
+	isolationCases().It("ISOLATION-017", func(ctx SpecContext) {
 		if !world.outside.on() {
 			Skip("out-of-cluster workload " + world.outside.why)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,16 +17,50 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fenceproof/fenceproof/internal/e2e"
 	"github.com/fenceproof/fenceproof/isolation"
 )
 
 // wrongCell is the one cell the deliberately wrong policy opens.
 const wrongCell = "tcp/80 iso-app/stranger -> iso-mods/m0: expected X (blocked), observed . (allowed)"
 
+// otherCases follow the matrix cases of cases.yaml (ISOLATION-001 ...) in
+// the suite's case table.
+var otherCases = []e2e.Case{
+	{ID: "ISOLATION-014", Area: "legacy-selector", Cluster: e2e.Shared,
+		Title: "gives identical matrices for the legacy workloadSelector and its equivalent location"},
+	{ID: "ISOLATION-015", Area: "selector-change", Cluster: e2e.Shared,
+		Title: "updates the policies in place when the application's selector changes, without redeploying modules, and the probes converge"},
+	{ID: "ISOLATION-016", Area: "wrong-policy", Cluster: e2e.Shared,
+		Title: "catches a deliberately wrong policy at its exact cell"},
+	{ID: "ISOLATION-017", Area: "external-source", Cluster: e2e.Shared,
+		Title: "reaches a pod with its own source address (no SNAT, so ipBlock can match it), and reports the source it sees for the pod's connections"},
+}
+
+// matrixCases are the matrix cases of cases.yaml, read once (after the
+// flags are parsed: Ginkgo builds the tree in RunSpecs).
+var matrixCases = sync.OnceValues(func() ([]isolation.MatrixCase, error) {
+	return isolation.LoadCases(filepath.Join(*flagFixtures, "cases.yaml"))
+})
+
+// isolationCases is the suite's case table: the matrix cases, then
+// otherCases. IDs are stable (reports and CI history refer to them) and
+// never reused; TestCaseTable checks the table against the specs.
+func isolationCases() e2e.Cases {
+	mcs, _ := matrixCases()
+	var list []e2e.Case
+	for _, c := range mcs {
+		list = append(list, e2e.Case{ID: c.ID, Area: "matrix", Cluster: e2e.Shared, Title: c.Name + ": " + c.Description})
+	}
+	return e2e.Cases{Suite: "isolation", Prefix: "ISOLATION", List: append(list, otherCases...)}
+}
+
 // run is one case as the suite executes it.
 type run struct {
-	name, description, spec string
-	cells                   []isolation.Cell
+	// id is the case's ID; name names the matrix run in the report (a case
+	// may measure several).
+	id, name, description, spec string
+	cells                       []isolation.Cell
 	// tamper changes the cluster after the generated policies are applied
 	// (the wrong policy); expected then follows the generated policies.
 	tamper func(ctx context.Context) error
@@ -69,17 +104,19 @@ func clusterPolicies(ctx context.Context) []networkingv1.NetworkPolicy {
 }
 
 // execute applies the case's application, predicts, probes and records the
-// case in the report; it returns the result without asserting on it.
+// case in the report; it returns the result without asserting on it. The
+// application's policies are removed when the spec ends.
 func execute(ctx context.Context, r run, app isolation.Application) result {
 	start := time.Now()
 	generated, err := isolation.Apply(ctx, world.cs, app)
 	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(removePolicies, app)
 	if r.tamper != nil {
 		Expect(r.tamper(ctx)).To(Succeed())
 	}
 	intended := predict(generated)
 	inCluster := predict(clusterPolicies(ctx))
-	rc := isolation.CaseResult{Name: r.name, Description: r.description, WantMismatches: r.wantMismatches}
+	rc := isolation.CaseResult{ID: r.id, Name: r.name, Description: r.description, WantMismatches: r.wantMismatches}
 	for _, p := range generated {
 		rc.Notes = append(rc.Notes, "policy "+p.Namespace+"/"+p.Name)
 	}
@@ -123,27 +160,31 @@ func expectPassed(res result) {
 		res.rc.Name, res.expected.Tables(), res.observed.Tables(), isolation.DiffTables(res.expected, res.observed))
 }
 
-// casesErr is why the case file could not be read; the table then has one
-// entry that fails with it.
-var casesErr error
+// removePolicies deletes the policies of app (Apply with no workload
+// location leaves none): each case's teardown.
+func removePolicies(ctx SpecContext, app isolation.Application) {
+	app.Selector = isolation.Selector{}
+	_, err := isolation.Apply(ctx, world.cs, app)
+	Expect(err).NotTo(HaveOccurred())
+}
 
+// caseEntries are the matrix cases' table entries; when the case file
+// cannot be read, one entry that fails with why.
 func caseEntries() []TableEntry {
-	path := filepath.Join(*flagFixtures, "cases.yaml")
-	cs, err := isolation.LoadCases(path)
+	cs, err := matrixCases()
 	if err != nil {
-		casesErr = err
-		return []TableEntry{Entry("the case file "+path, isolation.MatrixCase{})}
+		return []TableEntry{Entry("the case file cases.yaml", isolation.MatrixCase{}, err)}
 	}
 	var out []TableEntry
 	for _, c := range cs {
-		out = append(out, Entry(c.Name+": "+c.Description, NodeTimeout(5*time.Minute), c))
+		out = append(out, isolationCases().Entry(c.ID, NodeTimeout(5*time.Minute), c, error(nil)))
 	}
 	return out
 }
 
 var _ = Describe("data-plane isolation", func() {
 	DescribeTable("matrix cases",
-		func(ctx SpecContext, c isolation.MatrixCase) {
+		func(ctx SpecContext, c isolation.MatrixCase, casesErr error) {
 			Expect(casesErr).NotTo(HaveOccurred())
 			if !world.outside.on() {
 				if specUsesExternal(c.Spec) {
@@ -154,16 +195,16 @@ var _ = Describe("data-plane isolation", func() {
 					logf("case %s: %d cell(s) about the workload outside the cluster dropped: it is %s", c.Name, dropped, world.outside.why)
 				}
 			}
-			r := run{name: c.Name, description: c.Description, spec: c.Spec, cells: c.Cells}
+			r := run{id: c.ID, name: c.Name, description: c.Description, spec: c.Spec, cells: c.Cells}
 			expectPassed(execute(ctx, r, loadApp(c.Spec)))
 		},
 		caseEntries(),
 	)
 
-	It("gives identical matrices for the legacy workloadSelector and its equivalent location", func(ctx SpecContext) {
-		legacy := execute(ctx, run{name: "legacy", description: "the legacy workloadSelector", spec: "apps/legacy.yaml"}, loadApp("apps/legacy.yaml"))
+	isolationCases().It("ISOLATION-014", func(ctx SpecContext) {
+		legacy := execute(ctx, run{id: "ISOLATION-014", name: "legacy", description: "the legacy workloadSelector", spec: "apps/legacy.yaml"}, loadApp("apps/legacy.yaml"))
 		expectPassed(legacy)
-		located := execute(ctx, run{name: "legacy-equivalent", description: "the location equivalent to the legacy workloadSelector", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
+		located := execute(ctx, run{id: "ISOLATION-014", name: "legacy-equivalent", description: "the location equivalent to the legacy workloadSelector", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
 		expectPassed(located)
 		for _, pair := range [][2]*isolation.Matrix{{legacy.expected, located.expected}, {legacy.observed, located.observed}} {
 			ms, err := isolation.Diff(pair[0], pair[1])
@@ -173,15 +214,15 @@ var _ = Describe("data-plane isolation", func() {
 		Expect(legacy.generated).To(Equal(located.generated), "the generated policies differ")
 	}, NodeTimeout(5*time.Minute))
 
-	It("updates the policies in place when the application's selector changes, without redeploying modules, and the probes converge", func(ctx SpecContext) {
-		before := execute(ctx, run{name: "selector-before", description: "before the selector change (app namespace's workload)", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
+	isolationCases().It("ISOLATION-015", func(ctx SpecContext) {
+		before := execute(ctx, run{id: "ISOLATION-015", name: "selector-before", description: "before the selector change (app namespace's workload)", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
 		expectPassed(before)
 		modules := podIdentities(ctx, "iso-mods")
 		policies := policyUIDs(ctx, "iso-mods")
 
 		app := before.app
 		app.Selector = loadApp("apps/other-namespace.yaml").Selector
-		after := execute(ctx, run{name: "selector-after", description: "after changing the selector to the other namespace's workload",
+		after := execute(ctx, run{id: "ISOLATION-015", name: "selector-after", description: "after changing the selector to the other namespace's workload",
 			spec: "apps/other-namespace.yaml", cells: mustCells(
 				"iso-other/workload -> iso-mods/m0 tcp/80 .",
 				"iso-app/workload -> iso-mods/m0 tcp/80 X",
@@ -193,9 +234,9 @@ var _ = Describe("data-plane isolation", func() {
 		Expect(ms).NotTo(BeEmpty(), "the selector change changed nothing: the spec proves nothing")
 	}, NodeTimeout(5*time.Minute))
 
-	It("catches a deliberately wrong policy at its exact cell", func(ctx SpecContext) {
+	isolationCases().It("ISOLATION-016", func(ctx SpecContext) {
 		r := run{
-			name: "wrong-policy", description: "a deliberately wrong entry policy admits one pod too many",
+			id: "ISOLATION-016", name: "wrong-policy", description: "a deliberately wrong entry policy admits one pod too many",
 			spec: "apps/app-workload.yaml", tamper: applyWrongPolicy,
 			wantMismatches: []string{wrongCell},
 		}
