@@ -11,8 +11,9 @@ import (
 )
 
 // evidence is one read of everything a check judges: the storage's
-// accepted-writes and enforcement logs, every driver pod's log and the case's writer logs,
-// fetched concurrently (each is one round trip through the API server).
+// accepted-writes and enforcement logs, every driver pod's log and the
+// case's writer logs, fetched concurrently (each is one round trip through
+// the API server).
 // until is taken before any read: every write a writer saw acknowledged by
 // then is in the audit log read after it (the storage makes a write durable
 // before it answers); taken after, the last writes would look lost.

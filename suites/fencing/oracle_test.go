@@ -19,9 +19,9 @@ import (
 // oracleRun is the write-audit oracle (audit) over the evidence
 // of a case: the storage's accepted-writes and enforcement logs, every
 // driver pod's log and the case's writer logs. The inputs and the oracle's
-// own report are written into the case's directory first, so a failure can be replayed
-// with the replay.sh written next to them (`fenceproof audit check --since
-// <case start>` on exactly those files).
+// own report are written into the case's directory first, so a failure can
+// be replayed with the replay.sh written next to them (`fenceproof audit
+// check --since <case start>` on exactly those files).
 func (c *fcase) oracleRun(ev *evidence) *audit.Result {
 	dir := c.caseDir()
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
