@@ -5,9 +5,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
 )
 
 // Case is one end-to-end case, named the way e2e-framework names a
@@ -136,4 +138,18 @@ func (cs Cases) Check(r ginkgo.Report) error {
 		return fmt.Errorf("suite %s: %s", cs.Suite, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// TestTable is a suite's case-table test (`make test`, no cluster): it
+// checks cs against the specs of a Ginkgo preview of the suite. A process
+// that has run the suite on a cluster cannot preview it (Ginkgo builds a
+// tree once), so there it skips.
+func TestTable(t *testing.T, cfg *envconf.Config, cs Cases, description string) {
+	t.Helper()
+	if Enabled(cfg) {
+		t.Skip("the suite ran on a cluster in this process: Ginkgo previews only an unbuilt tree (make test runs this)")
+	}
+	if err := cs.Check(ginkgo.PreviewSpecs(description)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -95,6 +95,10 @@ func TestFencing(t *testing.T) {
 	RunSpecs(t, "fencing end to end")
 }
 
+// TestCaseTable: every case of the table has exactly one spec with its ID
+// and labels, and every spec is a case of the table (no cluster needed).
+func TestCaseTable(t *testing.T) { e2e.TestTable(t, cfg, fencingCases, "fencing end to end") }
+
 func logf(format string, args ...any) {
 	GinkgoWriter.Printf(time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
 }

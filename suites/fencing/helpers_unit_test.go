@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-
-	"github.com/fenceproof/fenceproof/internal/e2e"
 	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
@@ -40,17 +37,5 @@ func TestAuditSinceKeepsLaterRecordsAndOtherLines(t *testing.T) {
 	got := string(auditSince([]byte(in), 10))
 	if strings.Contains(got, `"seq":1`) || !strings.Contains(got, `"seq":2`) || !strings.HasSuffix(got, "{torn") {
 		t.Errorf("auditSince = %q", got)
-	}
-}
-
-// TestCaseTable: every case of the table has exactly one spec with its ID
-// and labels, and every spec is a case of the table (a Ginkgo preview: no
-// cluster, nothing runs).
-func TestCaseTable(t *testing.T) {
-	if e2e.Enabled(cfg) {
-		t.Skip("the suite ran on a cluster in this process: Ginkgo previews only an unbuilt tree (make test runs this)")
-	}
-	if err := fencingCases.Check(PreviewSpecs("fencing end to end")); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -71,6 +71,10 @@ func TestIsolation(t *testing.T) {
 	RunSpecs(t, "data-plane isolation")
 }
 
+// TestCaseTable: every case of the table has exactly one spec with its ID
+// and labels, and every spec is a case of the table (no cluster needed).
+func TestCaseTable(t *testing.T) { e2e.TestTable(t, cfg, isolationCases(), "data-plane isolation") }
+
 // testWorld is the deployed topology and what probes and predicts on it.
 type testWorld struct {
 	topo    isolation.Topology
