@@ -204,7 +204,7 @@ func readJUnit(unit string) func([]byte) (Line, error) {
 		if len(skipped) > 0 {
 			parts = append(parts, "skipped: "+strings.Join(skipped, ", "))
 		}
-		if seconds > 0 {
+		if seconds >= 1 {
 			parts = append(parts, fmt.Sprintf("in %.0f s", seconds))
 		}
 		l.Figure = strings.Join(parts, "; ")
