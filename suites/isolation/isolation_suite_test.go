@@ -208,7 +208,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 			if !c.Passed() {
 				verdict = "FAIL"
 			}
-			fmt.Fprintf(os.Stderr, "  %-14s %-20s %8s  %s\n", c.ID, c.Name, c.MatrixTime.Round(time.Millisecond), verdict)
+			fmt.Fprintf(os.Stderr, "  %-14s %-24s %8s  %s\n", c.ID, c.Name, c.MatrixTime.Round(time.Millisecond), verdict)
 		}
 		paths, err := report.r.WriteFiles(*flagReports, "isolation")
 		Expect(err).NotTo(HaveOccurred())
