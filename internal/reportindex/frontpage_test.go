@@ -52,7 +52,7 @@ func TestFrontPageLeadsWithTheFailure(t *testing.T) {
 		{"make e2e (every kind suite)", "unreadable", "e2e-summary.xml: "},
 		{"sanity extended (SHOULD and opt-in rules)", "INCOMPLETE", "2 PASS, 1 SKIP of 3 rules; skipped or not run: CIDR-010"},
 		{"sanity core (MUST rules)", "CONFORMS", "1 of 2 MUST rules pass; not passed: CIDR-010 SKIP; driver ref; in 2s"},
-		{"data-plane isolation", "PASS", "2 of 2 cases passed"},
+		{"data-plane isolation", "PASS", "2 of 2 matrix cases passed"},
 		{"simulator: policies compared", "PASS", "safe 0/224, seed 73/224"},
 		{"fencing end to end (Ceph)", "not run", "no fencing-ceph.xml; make e2e-fencing FENCING_STORAGE=ceph writes it"},
 	}

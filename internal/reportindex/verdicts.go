@@ -70,7 +70,7 @@ var Sources = []Source{
 	{Name: "make e2e (every kind suite)", File: "e2e-summary.xml", Page: []string{"e2e-summary.md"}, Run: "make e2e", Read: readJUnit("suites")},
 	{Name: "fencing end to end (refstore)", File: "fencing.xml", Page: []string{"fencing.md"}, Run: "make e2e-fencing", Read: readJUnit("cases")},
 	{Name: "fencing end to end (Ceph)", File: "fencing-ceph.xml", Page: []string{"fencing-ceph.md"}, Run: "make e2e-fencing FENCING_STORAGE=ceph", Read: readJUnit("cases")},
-	{Name: "data-plane isolation", File: "isolation.xml", Page: []string{"isolation.md"}, Run: "make e2e-isolation", Read: readJUnit("cases")},
+	{Name: "data-plane isolation", File: "isolation.xml", Page: []string{"isolation.md"}, Run: "make e2e-isolation", Read: readJUnit("matrix cases")},
 	{Name: "simulator: policies compared", File: "sim-compare.json", Page: []string{"sim-compare.html", "sim-compare.md"}, Run: "make rehearse", Read: readSimCompare},
 }
 
