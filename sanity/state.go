@@ -187,7 +187,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
-	if status.Code(err) == codes.DeadlineExceeded && ctx.Err() != nil {
+	if missedDeadline(ctx, err) {
 		if s.hung == nil {
 			s.hung = map[string]int{}
 		}
@@ -198,6 +198,18 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
+}
+
+// missedDeadline reports whether err is the call's own deadline running out
+// (not a driver answering DEADLINE_EXCEEDED in time). gRPC may report it
+// before the context's timer has fired, when the server's reset of the
+// stream arrives first, so the deadline is read rather than ctx.Err.
+func missedDeadline(ctx context.Context, err error) bool {
+	if status.Code(err) != codes.DeadlineExceeded {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || (ok && !time.Now().Before(dl))
 }
 
 // Calls returns a copy of every RPC sent so far.
