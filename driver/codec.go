@@ -52,7 +52,8 @@ func rpcOf(v any) (string, bool) {
 // Unmarshal decodes v, or only its credentials when they are wrong.
 func (c authCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	r, ok := v.(fenceRequest)
-	if _, isFence := rpcOf(v); !ok || !isFence || len(c.d.o.Secrets) == 0 {
+	rpc, isFence := rpcOf(v)
+	if !ok || !isFence || len(c.d.o.Secrets) == 0 {
 		return c.CodecV2.Unmarshal(data, v)
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
@@ -63,7 +64,7 @@ func (c authCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return fmt.Errorf("decoding %T: %w", v, err)
 	}
 	setCredentials(r, params, secrets)
-	if c.d.authenticate(r) != nil {
+	if c.d.authenticate(rpc, r) != nil {
 		return nil // the handler answers UNAUTHENTICATED; the CIDRs stay undecoded
 	}
 	return proto.Unmarshal(b, r)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/fenceproof/fenceproof/endpoint"
 	"github.com/fenceproof/fenceproof/rulebook"
 )
 
@@ -124,11 +125,11 @@ func newState(cfg Config) *State {
 // that answers but fails GetIdentity or GetCapabilities is not a setup
 // failure: the rules about them fail, the others run.
 func (s *State) connect(ctx context.Context) error {
-	tgt, err := target(s.cfg.Endpoint)
+	ep, err := endpoint.Parse(s.cfg.Endpoint, endpoint.Dial)
 	if err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient(tgt,
+	conn, err := grpc.NewClient(ep.Target(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswerBytes)),
 		grpc.WithUnaryInterceptor(s.record))
@@ -210,7 +211,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	took := time.Since(start)
-	missed := status.Code(err) == codes.DeadlineExceeded && ctx.Err() != nil
+	missed := missedDeadline(ctx, err)
 	if status.Code(err) == codes.DeadlineExceeded && isCapped(ctx) {
 		// The budget set this deadline (the driver's own timer may fire
 		// a moment before ours): the run was cut, the driver did not hang.
@@ -307,6 +308,18 @@ func (s *State) slowest(method string) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.slow[method]
+}
+
+// missedDeadline reports whether err is the call's own deadline running out
+// (not a driver answering DEADLINE_EXCEEDED in time). gRPC may report it
+// before the context's timer has fired, when the server's reset of the
+// stream arrives first, so the deadline is read rather than ctx.Err.
+func missedDeadline(ctx context.Context, err error) bool {
+	if status.Code(err) != codes.DeadlineExceeded {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || (ok && !time.Now().Before(dl))
 }
 
 // Calls returns a copy of every RPC sent so far.
