@@ -91,3 +91,26 @@ func (d *Driver) enforceLater(delay time.Duration) {
 	}
 	d.log.Warn("fault ack-before-enforce: fences enforced late", "delay", delay, "count", len(ps))
 }
+
+// applying runs a mutation of the RPC. The faithful driver runs it in the
+// request, which drops it if the client gave up before its turn (see
+// runBatch); under late-fence or late-unfence it runs in the background,
+// detached from the client, and the request returns when the client gives
+// up: the work lands later, behind the client's back.
+func (d *Driver) applying(ctx context.Context, rpc string, mutation func(context.Context) error) error {
+	late := d.faults.Late(rpc)
+	if late == 0 {
+		return mutation(ctx)
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(late)
+		done <- mutation(context.WithoutCancel(ctx))
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
+}

@@ -38,24 +38,26 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 		return nil, err
 	}
 	defer r.Done()
-	err = d.mutate(ctx, len(r.Blocks), func(t *txn) error {
-		for _, b := range r.Blocks {
-			e, stored := t.get(b)
-			st := fault.FenceStep{Request: r, Block: b, Fences: t, Action: fault.Add}
-			if stored {
-				st.Action = fault.Keep
+	err = d.applying(ctx, "Fence", func(ctx context.Context) error {
+		return d.mutate(ctx, len(r.Blocks), func(t *txn) error {
+			for _, b := range r.Blocks {
+				e, stored := t.get(b)
+				st := fault.FenceStep{Request: r, Block: b, Fences: t, Action: fault.Add}
+				if stored {
+					st.Action = fault.Keep
+				}
+				if err := d.faults.Fence(&st); err != nil {
+					return err
+				}
+				switch st.Action {
+				case fault.Add:
+					t.set(b, store.Entry{Seq: t.nextSeq(), Count: 1})
+				case fault.Recount:
+					t.set(b, store.Entry{Seq: t.nextSeq(), Count: e.Count + 1})
+				}
 			}
-			if err := d.faults.Fence(&st); err != nil {
-				return err
-			}
-			switch st.Action {
-			case fault.Add:
-				t.set(b, store.Entry{Seq: t.nextSeq(), Count: 1})
-			case fault.Recount:
-				t.set(b, store.Entry{Seq: t.nextSeq(), Count: e.Count + 1})
-			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -77,17 +79,19 @@ func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.Unfe
 		return nil, err
 	}
 	defer r.Done()
-	err = d.mutate(ctx, len(r.Blocks), func(t *txn) error {
-		for _, b := range r.Blocks {
-			st := fault.UnfenceStep{Block: b, Fences: t}
-			if err := d.faults.Unfence(&st); err != nil {
-				return err
+	err = d.applying(ctx, "Unfence", func(ctx context.Context) error {
+		return d.mutate(ctx, len(r.Blocks), func(t *txn) error {
+			for _, b := range r.Blocks {
+				st := fault.UnfenceStep{Block: b, Fences: t}
+				if err := d.faults.Unfence(&st); err != nil {
+					return err
+				}
+				if !st.Keep {
+					t.remove(b)
+				}
 			}
-			if !st.Keep {
-				t.remove(b)
-			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err

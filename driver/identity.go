@@ -36,7 +36,7 @@ func (s *identityServer) GetCapabilities(context.Context, *identity.GetCapabilit
 	if s.d.identity(true).NetworkFence {
 		caps = append(caps, fenceCap(identity.Capability_NetworkFence_NETWORK_FENCE))
 	}
-	if !s.d.o.DisableGetClients {
+	if s.d.identity(true).GetClients {
 		caps = append(caps, fenceCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE))
 	}
 	return &identity.GetCapabilitiesResponse{Capabilities: caps}, nil
@@ -55,7 +55,7 @@ func (s *identityServer) Probe(ctx context.Context, _ *identity.ProbeRequest) (*
 
 // identity is what the Identity service answers, through the identity hook.
 func (d *Driver) identity(ready bool) fault.Identity {
-	id := fault.Identity{Name: d.o.Name, NetworkFence: true, Ready: ready}
+	id := fault.Identity{Name: d.o.Name, NetworkFence: true, GetClients: !d.o.DisableGetClients, Ready: ready}
 	d.faults.Identity(&id)
 	return id
 }

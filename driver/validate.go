@@ -34,7 +34,7 @@ func (d *Driver) checkRequest(rpc string, r request) error {
 	if err := d.authenticate(rpc, r); err != nil {
 		return err
 	}
-	p := d.faults.Params()
+	p := d.faults.Params(rpc)
 	if !p.Check {
 		return nil
 	}
@@ -74,11 +74,20 @@ func (d *Driver) authenticate(rpc string, r request) error {
 		if !ok {
 			return d.fail(r, a.Code, "missing secret %q", k)
 		}
-		if subtle.ConstantTimeCompare([]byte(v), []byte(d.o.Secrets[k])) != 1 {
+		if !secretEqual(a, v, d.o.Secrets[k]) {
 			return d.fail(r, a.Code, "secret %q does not match", k)
 		}
 	}
 	return nil
+}
+
+// secretEqual compares a secret value sent with the valid one: equal, in
+// constant time, unless a fault at the auth hook compares otherwise.
+func secretEqual(a fault.Auth, got, want string) bool {
+	if a.Equal != nil {
+		return a.Equal(got, want)
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // request checks a Fence or Unfence and parses its CIDRs into blocks, once:
@@ -98,6 +107,9 @@ func (d *Driver) request(rpc string, req request, cidrs []*fence.CIDR) (*fault.R
 		v := c.GetCidr()
 		r.CIDRs[i] = v
 		b, err := d.faults.CIDR(v, d.hostBits, d.parse)
+		if err == nil && rpc == "Fence" {
+			err = d.enforceable(b)
+		}
 		if err != nil {
 			if r.Invalid == nil {
 				r.Invalid = d.fail(req, codes.InvalidArgument, "cidrs[%d] %q: %v", i, clip(v), err)
@@ -118,6 +130,24 @@ func (d *Driver) request(rpc string, req request, cidrs []*fence.CIDR) (*fault.R
 		r.Blocks = once(r.Blocks)
 	}
 	return r, nil
+}
+
+// enforceable refuses a fence the driver would acknowledge and list but
+// never enforce: a block inside loopback or a --protect block, which the
+// host's enforcement (nftables, and the memory backend that stands in for
+// it) accepts before any drop rule. A wider block that only overlaps one is
+// enforced for the rest, and accepted. The refstore backend enforces at the
+// storage, by client address, where neither means anything.
+func (d *Driver) enforceable(b cidr.Block) error {
+	if !b.Enforced() || backendName(d.o) == "refstore" {
+		return nil
+	}
+	for _, p := range d.protect {
+		if p.Bits() <= b.Prefix.Bits() && p.Contains(b.Prefix.Addr()) {
+			return fmt.Errorf("inside %s, which this driver never fences (loopback and --protect blocks keep the control path open), so the fence would never be enforced", p)
+		}
+	}
+	return nil
 }
 
 // parseBlock is the faithful parse of one CIDR: strict, under the host-bits

@@ -97,9 +97,4 @@ var ProvenOtherwise = map[string]string{
 	"CIDR-010":    "needs `--destructive` (TestReferenceDriverConformsNftablesDestructive runs it); any fault that breaks CIDR-006 breaks it the same way",
 	"RESTART-001": "`forget-on-restart` under `--restart-command` (TestRestartCommand; vault driver variant `forget`)",
 	"CIDR-004":    "`lenient-cidrs` (WARN; FAIL with `--strict`, TestProfiles)",
-	"IDENT-005":   "none yet: the reference driver serves GetFenceClients only when it advertises it",
-	"LIST-003":    "vault driver variant `dup-list` (TestVaultDriverDefects)",
-	"FENCE-009":   "vault driver variant `aggregate` (TestVaultDriverDefects)",
-	"CLIENT-005":  "vault driver variant `client-subnet` (TestVaultDriverDefects)",
-	"TIME-002":    "vault driver variant `late-work` (TestVaultDriverDefects): both cases",
 }

@@ -40,6 +40,7 @@ const (
 	AtIdentity Hook = "identity" // GetIdentity, GetCapabilities and Probe
 	AtClients  Hook = "clients"  // GetFenceClients's answer
 	AtLoad     Hook = "load"     // the stored fences read at start
+	AtLate     Hook = "late"     // whether a mutation its client gave up on is applied all the same
 )
 
 // Fault is one deliberately broken behaviour of the reference driver.
@@ -100,7 +101,7 @@ type behaviour struct {
 	call     func(rpc string) error
 	auth     func(rpc string, a *Auth)
 	message  func(code codes.Code, msg string, secrets map[string]string) string
-	params   func(p *Params)
+	params   func(rpc string, p *Params)
 	cidr     func(raw string, hb cidr.HostBits, next Parser) (cidr.Block, error)
 	request  func(r *Request) error
 	fence    func(s *FenceStep) error
@@ -110,6 +111,7 @@ type behaviour struct {
 	list     func(l []Listed) []Listed
 	identity func(id *Identity)
 	clients  func(cs []Client)
+	late     func(rpc string) time.Duration
 	clear    bool // clients: GetFenceClients unfences everything
 	load     func(l *Load)
 }
@@ -124,6 +126,7 @@ func (b *behaviour) hooks() []Hook {
 		{AtCIDR, b.cidr != nil}, {AtRequest, b.request != nil}, {AtFence, b.fence != nil}, {AtUnfence, b.unfence != nil},
 		{AtMutate, b.mutate != Serialised}, {AtEnforce, b.enforce > 0}, {AtList, b.list != nil},
 		{AtIdentity, b.identity != nil}, {AtClients, b.clients != nil || b.clear}, {AtLoad, b.load != nil},
+		{AtLate, b.late != nil},
 	} {
 		if h.set {
 			out = append(out, h.hook)
@@ -136,6 +139,9 @@ func (b *behaviour) hooks() []Hook {
 type Auth struct {
 	Check bool       // faithful: true
 	Code  codes.Code // the code of a refusal; faithful: UNAUTHENTICATED
+	// Equal compares a secret value sent with the valid one; nil is the
+	// faithful comparison (equal, in constant time).
+	Equal func(got, want string) bool
 }
 
 // Params is how a request's required parameters are checked.
@@ -232,6 +238,7 @@ type Listed struct {
 type Identity struct {
 	Name         string // GetIdentity's name
 	NetworkFence bool   // GetCapabilities advertises NETWORK_FENCE
+	GetClients   bool   // GetCapabilities advertises GET_CLIENTS_TO_FENCE; faithful: when GetFenceClients is served
 	Ready        bool   // Probe's readiness
 }
 

@@ -56,8 +56,13 @@ func at(f func(raw string, b cidr.Block, err error) (cidr.Block, error)) func(st
 	}
 }
 
-// all is the table of faults, in the order the rule table lists proofs.
-var all = []*Fault{
+// all is the table of faults, in the order the rule table lists proofs:
+// the faults of this file, then those of the credentials' comparison
+// (credentials.go) and of what is fenced, listed and reported
+// (fenced.go).
+var all = append(append(faults, credentialFaults...), fencedFaults...)
+
+var faults = []*Fault{
 	{Name: "accept-empty", Help: "Fence and Unfence with no cidrs answer OK", Proofs: fails("ERR-001", "ERR-006"),
 		make: fixed(behaviour{request: func(r *Request) error {
 			if len(r.CIDRs) == 0 {
@@ -107,9 +112,9 @@ var all = []*Fault{
 		}})},
 	{Name: "ignore-params", Help: "required parameters are not checked",
 		Proofs: []Proof{{Fails: []string{"ERR-002", "ERR-007"}, Why: "no parameter is checked at all"}},
-		make:   fixed(behaviour{params: func(p *Params) { p.Check = false }})},
+		make:   fixed(behaviour{params: func(_ string, p *Params) { p.Check = false }})},
 	{Name: "ignore-param-values", Help: "required parameters are checked for presence only, not for their value", Proofs: fails("ERR-007"),
-		make: fixed(behaviour{params: func(p *Params) { p.Values = false }})},
+		make: fixed(behaviour{params: func(_ string, p *Params) { p.Values = false }})},
 	{Name: "no-normalise", Help: "CIDRs are stored and listed exactly as given",
 		Proofs: []Proof{{Fails: []string{"CIDR-005", "CIDR-007", "CIDR-011", "CIDR-012", "LIST-003"}, Why: "each spelling is stored apart, so one block is listed in several"}},
 		make: fixed(behaviour{load: spellings, cidr: at(func(raw string, b cidr.Block, err error) (cidr.Block, error) {

@@ -124,15 +124,28 @@ func (s *Set) Message(code codes.Code, msg string, secrets map[string]string) st
 	return msg
 }
 
-// Params is how the required parameters are checked.
-func (s *Set) Params() Params {
+// Params is how the required parameters of an RPC's request are checked.
+func (s *Set) Params(rpc string) Params {
 	p := Params{Check: true, Values: true}
 	s.each(func(b *behaviour) {
 		if b.params != nil {
-			b.params(&p)
+			b.params(rpc, &p)
 		}
 	})
 	return p
+}
+
+// Late is how long a mutation of the RPC takes in the background when a
+// fault applies it even after its client gave up; 0 is the faithful
+// driver, which drops such a mutation.
+func (s *Set) Late(rpc string) time.Duration {
+	var d time.Duration
+	s.each(func(b *behaviour) {
+		if b.late != nil {
+			d = max(d, b.late(rpc))
+		}
+	})
+	return d
 }
 
 // CIDR parses one CIDR of a request into a block: the faithful parse,
