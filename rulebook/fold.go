@@ -148,7 +148,7 @@ func (s *Suite) foldCase(sp types.SpecReport, selected func(types.SpecReport) bo
 		// Cut while it ran by the run's timeout or a signal: what it saw
 		// before is no verdict.
 		c.Verdict, c.NotRun = VerdictNotRun, cut
-		c.Message = "cut while it ran: " + cut.Reason()
+		c.Message = cut.During()
 	case warning != "":
 		c.Verdict, c.Message, c.State = VerdictWarn, s.redact(warning), "warned"
 	case sp.State.Is(types.SpecStateFailureStates):

@@ -171,18 +171,22 @@ func (r *Result) conclude(incomplete func(RuleResult) string) {
 
 // Settle gives a rule that did not run the verdict of a check the suite ran
 // outside its specs (e.g. the cleanup check of a run cut by a signal): the
-// case is added, the rule decided again and the run concluded again with
-// the book's policy. A rule that ran keeps its verdict.
+// case replaces the rule's cases, the rule is decided again and the run
+// concluded again with the book's policy. A rule that ran keeps its
+// verdict.
 func (b *Book) Settle(r *Result, id string, c CaseResult) {
 	for i := range r.Rules {
 		rr := &r.Rules[i]
 		if rr.ID != id || rr.Verdict != VerdictNotRun {
 			continue
 		}
-		rr.Cases = append(rr.Cases, c)
-		rr.Duration += c.Duration
-		rr.NotRun = ""
+		rr.Cases = []CaseResult{c}
+		rr.Duration = c.Duration
+		rr.NotRun, rr.Reason = "", ""
 		decide(rr)
+		if rr.Reason == "" {
+			rr.Reason = c.Name
+		}
 		r.conclude(b.Incomplete)
 	}
 }

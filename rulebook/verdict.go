@@ -45,6 +45,18 @@ func (k NotRunKind) Reason() string {
 	return "not selected by the label filter, focus or skip"
 }
 
+// During is the sentence a report shows for a case this kind cut while it
+// ran.
+func (k NotRunKind) During() string {
+	switch k {
+	case NotRunBudget:
+		return "the run's time budget (--timeout) ran out while this rule ran"
+	case NotRunInterrupted:
+		return "the run was interrupted while this rule ran"
+	}
+	return k.Reason()
+}
+
 // RunVerdict is the verdict of a whole run.
 type RunVerdict string
 

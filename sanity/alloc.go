@@ -161,8 +161,11 @@ func (a *allocator) exhausted(v6 bool, bits int) error {
 		pools = append(pools, p.String())
 	}
 	for _, q := range a.avoid {
-		if len(covering) < 5 {
-			covering = append(covering, q.String())
+		for _, p := range a.pools(v6) {
+			if p.Overlaps(q) && len(covering) < 5 {
+				covering = append(covering, q.String())
+				break
+			}
 		}
 	}
 	msg := fmt.Sprintf("no free /%d block is left in %s", bits, strings.Join(pools, ", "))
