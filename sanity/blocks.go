@@ -45,14 +45,6 @@ func canonical(c string) string {
 	return p.String()
 }
 
-func canonicalAll(cidrs []string) []string {
-	out := make([]string, len(cidrs))
-	for i, c := range cidrs {
-		out[i] = canonical(c)
-	}
-	return out
-}
-
 // fenceView is one reading of the fences in force, indexed by block.
 type fenceView struct {
 	raw    []string

@@ -93,8 +93,6 @@ type Call struct {
 	// Echoed names the secrets the answer (its error, List entries, client
 	// details or identity) contained, and where; SUITE-002 reads it.
 	Echoed []string `json:"echoed,omitempty"`
-	// inError says the echo was in the error message (ERR-005's part).
-	inError bool
 }
 
 // listStats is what the run's List calls cost.
@@ -219,7 +217,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	}
 	c := Call{Method: name, Code: codeName(err), Message: clean(rawMessage(err)), Duration: took, Probe: probe}
 	if e := echoedSecrets(rawMessage(err)); len(e) > 0 {
-		c.Echoed, c.inError = []string{"error message: " + strings.Join(e, ", ")}, true
+		c.Echoed = []string{"error message: " + strings.Join(e, ", ")}
 	}
 	if err == nil {
 		c.Echoed = append(c.Echoed, answerEchoes(reply)...)
