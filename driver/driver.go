@@ -303,7 +303,7 @@ func (d *Driver) Fences() []netip.Prefix {
 		ps = d.live.prefixes()
 		d.stateMu.RUnlock()
 	}
-	slices.SortFunc(ps, cidr.Compare)
+	slices.SortFunc(ps, netip.Prefix.Compare)
 	return ps
 }
 
