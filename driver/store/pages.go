@@ -316,6 +316,17 @@ func checkPage(h header, buf []byte, ref treeRef) ([]treeRef, error) {
 // checkPages walks the page tree of the file at path; open calls it once
 // bbolt holds the file's lock and before any cursor walks it.
 func checkPages(path string) error {
+	return withPageFile(path, func(pf *pageFile) error {
+		free, err := pf.freePages()
+		if err != nil {
+			return err
+		}
+		return pf.walkTree(free)
+	})
+}
+
+// withPageFile opens the file at path, reads its meta pages and calls fn.
+func withPageFile(path string, fn func(*pageFile) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -329,9 +340,5 @@ func checkPages(path string) error {
 	if err != nil {
 		return err
 	}
-	free, err := pf.freePages()
-	if err != nil {
-		return err
-	}
-	return pf.walkTree(free)
+	return fn(pf)
 }

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"fmt"
-	"os"
-)
+import "fmt"
 
 // Report is what Verify found in a healthy file.
 type Report struct {
@@ -37,19 +34,8 @@ func Verify(path string, checkKey func(string) error) (Report, error) {
 // precheck reads the file before bolt.Open maps it: both meta pages (see
 // readPageFile) and the freelist page, which bolt.Open loads.
 func precheck(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
+	return withPageFile(path, func(pf *pageFile) error {
+		_, err := pf.freePages()
 		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	pf, err := readPageFile(f, fi.Size())
-	if err != nil {
-		return err
-	}
-	_, err = pf.freePages()
-	return err
+	})
 }
