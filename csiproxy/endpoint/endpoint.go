@@ -69,14 +69,14 @@ func (e Endpoint) Dial(group, version string) (*grpc.ClientConn, error) {
 	return e.DialName(restrict.PipeBase(group, version))
 }
 
-// DialName connects to one pipe name.
-func (e Endpoint) DialName(name string) (*grpc.ClientConn, error) {
+// DialName connects to one pipe name, with more dial options if given.
+func (e Endpoint) DialName(name string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	addr := e.Address(name)
-	return grpc.NewClient("passthrough:///"+name,
+	return grpc.NewClient("passthrough:///"+name, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return dial(ctx, e.Scheme, addr)
-		}))
+		})}, opts...)...)
 }
 
 // Discover lists the pipe names served. For unix it lists the sockets in

@@ -66,9 +66,9 @@ func (t *typ) String() string {
 }
 
 type field struct {
-	name string // as in this version
+	name  string // as in this version
 	canon string
-	t    *typ
+	t     *typ
 }
 
 type message struct {
