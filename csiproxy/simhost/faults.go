@@ -95,6 +95,7 @@ func rulesProbing(restriction string) []string {
 // refuses by another check, on every RPC ("*") or on some: skipping one
 // alone fails nothing there.
 var backedUp = map[string]map[string]string{
+	"LINK-003": {"*": "os.Symlink refuses an existing path itself (ByWindows)"},
 	"PATH-011": {"*": "a device name leads to the device: DIR-002 refuses a path, LINK-004 a link source (not a directory)"},
 	"DIR-001": {"RPC-SMB-NEWSMBGLOBALMAPPING": "a local path at a kubelet directory exists (LINK-003); one outside leads outside (DIR-002)"},
 }
@@ -141,7 +142,7 @@ var Kinds = []Fault{
 					}
 				}
 			}
-			if arg == "LINK-003" { // it also keeps an SMB local path free before mapping
+			if arg == "LINK-003" { // it also keeps an SMB local path free before mapping, which NOEFF-001 sees
 				out = append(out, "NOEFF-001")
 			}
 			return out
