@@ -137,6 +137,7 @@ func runCSIProxySanity(args []string) int {
 		smbShare   = fs.String("smb-share", "", `a reachable \\server\share for SMBAPI-001 and the SMB refusal cases (credentials from CSIPROXY_SMB_USER / CSIPROXY_SMB_PASSWORD)`)
 		portal     = fs.String("iscsi-portal", "", "a reachable iSCSI portal address for ISCSIAPI-00x and the iSCSI refusal cases (changes the node's mutual CHAP secret)")
 		disruptive = fs.Bool("disruptive-probes", false, "also send the refusal cases a real node would feel if its csi-proxy accepted them")
+		noRecord   = fs.Bool("no-host-record", false, "judge as on a real node even when the host reports its Windows calls (a refusal is any error)")
 		timeout    = fs.Duration("rpc-timeout", cfg.RPCTimeout, "deadline of every call")
 		labels     = fs.String("label-filter", "", "Ginkgo label filter, e.g. 'RPC-FS-RMDIR' or 'MUST'")
 		strict     = fs.Bool("strict", false, "SHOULD rules fail the run instead of warning")
@@ -193,7 +194,7 @@ flags:`)
 	sf.plugins, sf.pods = cfg.PluginsPath, cfg.PodPath
 	cfg.Endpoint, cfg.EscapeLink, cfg.InsideLink, cfg.ScratchDisk, cfg.SMBShare, cfg.ISCSIPortal, cfg.RPCTimeout, cfg.Disruptive =
 		*endpointF, *escape, *inside, *scratch, *smbShare, *portal, *timeout, *disruptive
-	cfg.WorkingDirs = workDirs
+	cfg.WorkingDirs, cfg.IgnoreRecord = workDirs, *noRecord
 	cfg.SMBUser, cfg.SMBPassword = os.Getenv("CSIPROXY_SMB_USER"), os.Getenv("CSIPROXY_SMB_PASSWORD")
 	if cfg.Endpoint == "" {
 		simCfg, err := sf.config(slog.New(slog.DiscardHandler))

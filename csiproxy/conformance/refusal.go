@@ -171,7 +171,7 @@ func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, 
 	case err == nil:
 		f.add("%s: accepted", what)
 		b.undo(cctx, b.req)
-	case len(calls.Names) > 0 && !c.ByWindows:
+	case s.recorded && len(calls.Names) > 0 && !c.ByWindows:
 		f.add("%s: let through to Windows (%s), which failed: %v", what, strings.Join(calls.Names, ", "), status.Convert(err).Message())
 	case status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded:
 		f.add("%s: failed on the network (%s), not refused", what, status.Code(err))

@@ -55,6 +55,10 @@ type Config struct {
 	// A host with a record of its Windows calls (simulated, reference)
 	// gets them anyway.
 	Disruptive bool
+	// IgnoreRecord judges as on a real node even when the host reports its
+	// Windows calls: any error is a refusal, disruptive cases need
+	// Disruptive.
+	IgnoreRecord bool
 	// RPCTimeout bounds every call.
 	RPCTimeout time.Duration
 	// RunID names what the suite creates (fp-<RunID>-N).
@@ -163,7 +167,7 @@ func (s *state) setup(ctx context.Context) error {
 	}
 	slices.SortStableFunc(s.versions, func(a, b api.GroupVersion) int { return strings.Compare(a.Group, b.Group) })
 	s.findOSDisk(dctx)
-	s.recorded = s.reports(dctx)
+	s.recorded = !s.cfg.IgnoreRecord && s.reports(dctx)
 	return nil
 }
 

@@ -92,9 +92,11 @@ var laneArgs = []string{"--kubelet-path", reference.DefaultKubeletPath, "--escap
 	"--inside-link", "fenceproof-inside", "--scratch-disk", "1", "--smb-share", `\\fileserver.example.com\share`, "--iscsi-portal", "192.0.2.10"}
 
 // TestReferenceLane runs the suite against csi-proxy v1.1.3's own server
-// code and compares every rule's verdict, and the restrictions each
-// refusal rule found violated, with the checked-in table; every rule
-// csi-proxy does not pass says why.
+// code twice: as the lane judges (a refusal must come before any Windows
+// call, as the host reports) and as a real node is judged (a refusal is
+// any error; no disruptive case), and compares every rule's verdict, and
+// the restrictions each refusal rule found violated, with the checked-in
+// tables; every rule csi-proxy does not pass says why.
 func TestReferenceLane(t *testing.T) {
 	dir := shortDir(t)
 	srv := exec.Command(clitest.Bin, "csiproxy-reference", "--dir", dir)
@@ -105,13 +107,23 @@ func TestReferenceLane(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	waitFor(t, filepath.Join(dir, "csi-proxy-disk-v1"), &out)
-	var res conformance.Result
-	r := clitest.RunSuite(t, 3*time.Minute, "csiproxy-sanity", "csiproxy.json", &res, append([]string{"--endpoint", "unix://" + dir}, laneArgs...)...)
-	if len(res.Served) != 23 {
-		t.Fatalf("csi-proxy serves %d group versions, want 23:\n%s", len(res.Served), clitest.Tail(r.Out))
+	for _, judge := range []struct{ suffix, flag string }{{"", ""}, {"-node", "--no-host-record"}} {
+		args := append([]string{"--endpoint", "unix://" + dir}, laneArgs...)
+		if judge.flag != "" {
+			args = append(args, judge.flag)
+		}
+		var res conformance.Result
+		r := clitest.RunSuite(t, 3*time.Minute, "csiproxy-sanity", "csiproxy.json", &res, args...)
+		if len(res.Served) != 23 {
+			t.Fatalf("csi-proxy serves %d group versions, want 23:\n%s", len(res.Served), clitest.Tail(r.Out))
+		}
+		compare(t, filepath.Join("testdata", "verdicts-"+reference.Version+judge.suffix+".json"), strings.TrimSpace(strings.Join(args[2:], " ")), observed(res))
 	}
-	path := filepath.Join("testdata", "verdicts-"+reference.Version+".json")
-	got := observed(res)
+}
+
+// compare checks a run against a table (or rewrites it with -update).
+func compare(t *testing.T, path, args string, got []Expected) {
+	t.Helper()
 	var want Table
 	if b, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(b, &want); err != nil {
@@ -119,16 +131,13 @@ func TestReferenceLane(t *testing.T) {
 		}
 	}
 	if *update {
-		writeTable(t, path, got, want)
+		writeTable(t, path, args, got, want)
 		return
 	}
 	why := map[string]string{}
-	for _, e := range want.Rules {
-		why[e.ID] = e.Why
-		e.Why = ""
-	}
 	stripped := make([]Expected, len(want.Rules))
 	for i, e := range want.Rules {
+		why[e.ID] = e.Why
 		stripped[i] = Expected{ID: e.ID, Verdict: e.Verdict, Restrictions: e.Restrictions}
 	}
 	if !slices.EqualFunc(got, stripped, func(a, b Expected) bool {
@@ -138,7 +147,7 @@ func TestReferenceLane(t *testing.T) {
 	}
 	for _, e := range got {
 		if e.Verdict != rulebook.VerdictPass && e.Verdict != rulebook.VerdictInfo && why[e.ID] == "" {
-			t.Errorf("%s is %s against csi-proxy and the table does not say why", e.ID, e.Verdict)
+			t.Errorf("%s: %s is %s against csi-proxy and the table does not say why", path, e.ID, e.Verdict)
 		}
 	}
 }
@@ -159,12 +168,12 @@ func waitFor(t *testing.T, path string, out *bytes.Buffer) {
 
 // writeTable rewrites the table (keeping each rule's why) and its
 // Markdown rendering.
-func writeTable(t *testing.T, path string, got []Expected, old Table) {
+func writeTable(t *testing.T, path, args string, got []Expected, old Table) {
 	why := map[string]string{}
 	for _, e := range old.Rules {
 		why[e.ID] = e.Why
 	}
-	tab := Table{CSIProxy: reference.Version, Command: "fenceproof csiproxy-sanity --endpoint unix://DIR " + strings.Join(laneArgs, " "), Rules: got}
+	tab := Table{CSIProxy: reference.Version, Command: "fenceproof csiproxy-sanity --endpoint unix://DIR " + args, Rules: got}
 	for i := range tab.Rules {
 		tab.Rules[i].Why = why[tab.Rules[i].ID]
 	}
@@ -189,19 +198,24 @@ func Markdown(tab Table) string {
 	return b.String()
 }
 
-// TestTableRendering: the Markdown table is the JSON table's rendering.
+// TestTableRendering: each Markdown table is its JSON table's rendering.
 func TestTableRendering(t *testing.T) {
-	path := filepath.Join("testdata", "verdicts-"+reference.Version+".json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	paths, _ := filepath.Glob(filepath.Join("testdata", "verdicts-*.json"))
+	if len(paths) != 2 {
+		t.Fatalf("verdict tables %v, want the lane's and the node's", paths)
 	}
-	var tab Table
-	if err := json.Unmarshal(b, &tab); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(strings.TrimSuffix(path, ".json") + ".md")
-	if err != nil || string(md) != Markdown(tab) {
-		t.Fatalf("%s.md is not the rendering of %s (go test ./csiproxy/reference -run TestReferenceLane -update): %v", strings.TrimSuffix(path, ".json"), path, err)
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tab Table
+		if err := json.Unmarshal(b, &tab); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(strings.TrimSuffix(path, ".json") + ".md")
+		if err != nil || string(md) != Markdown(tab) {
+			t.Errorf("%s.md is not the rendering of %s (go test ./csiproxy/reference -run TestReferenceLane -update): %v", strings.TrimSuffix(path, ".json"), path, err)
+		}
 	}
 }
