@@ -69,13 +69,34 @@ func TestSimulatedHostConforms(t *testing.T) {
 	}
 }
 
+// selfTestSpecs are the faults the self test runs: every spec of simhost's
+// table, except that of the dropped versions it runs those whose loss
+// fails a rule and one whose loss fails none (the others differ only in
+// which beta is gone).
+func selfTestSpecs() []string {
+	var out []string
+	harmless := false
+	for _, spec := range simhost.Specs() {
+		if strings.HasPrefix(spec, "drop=") {
+			f, _ := simhost.ExpectedFailures(spec)
+			if len(f) == 0 && harmless {
+				continue
+			}
+			harmless = harmless || len(f) == 0
+		}
+		out = append(out, spec)
+	}
+	return out
+}
+
 // TestEveryFaultFailsExactlyItsRules: every fault of simhost's table (each
 // argument of each kind: every restriction skipped, every RPC without its
-// checks, every version dropped, every injectable field interpolated, and
-// the plain faults) makes the suite fail exactly the rules the table
-// declares for it, and exit 1 when that set is not empty.
+// checks, every injectable field interpolated, every broken behaviour, the
+// plain faults, and the dropped versions of selfTestSpecs) makes the suite
+// fail exactly the rules the table declares for it, and exit 1 when that
+// set is not empty.
 func TestEveryFaultFailsExactlyItsRules(t *testing.T) {
-	for _, spec := range simhost.Specs() {
+	for _, spec := range selfTestSpecs() {
 		t.Run(spec, func(t *testing.T) {
 			t.Parallel()
 			want, err := simhost.ExpectedFailures(spec)

@@ -51,14 +51,13 @@ func errf(c codes.Code, format string, args ...any) error {
 // Info is what Lstat and Stat report of a path.
 type Info struct {
 	// Path is the entry's canonical path (links before it followed).
-	Path            string
-	Dir, Link       bool
-	Device          bool
-	Target          string // a link's target as stored
-	Mount           string // the volume mounted here
-	Empty           bool
-	Where           Where
-	ResolvedThrough bool // a link on the way was followed
+	Path      string
+	Dir, Link bool
+	Device    bool
+	Target    string // a link's target as stored
+	Mount     string // the volume mounted here
+	Empty     bool
+	Where     Where
 }
 
 func info(f found) Info {
@@ -272,18 +271,6 @@ func (h *Host) symlink(oldname, newname string) error {
 		dir = t.node.dir
 	}
 	return h.create(f, &node{dir: dir, link: target, kids: map[string]*node{}})
-}
-
-// Readlink returns a link's target as stored.
-func (h *Host) Readlink(p string) (string, error) {
-	in, err := h.Lstat(p)
-	if err != nil {
-		return "", err
-	}
-	if !in.Link {
-		return "", errf(codes.InvalidArgument, "%s: not a symbolic link", p)
-	}
-	return in.Target, nil
 }
 
 // Exists reports whether p names an entry (a link counts, whatever it

@@ -97,7 +97,7 @@ func rulesProbing(restriction string) []string {
 var backedUp = map[string]map[string]string{
 	"LINK-003": {"*": "os.Symlink refuses an existing path itself (ByWindows)"},
 	"PATH-011": {"*": "a device name leads to the device: DIR-002 refuses a path, LINK-004 a link source (not a directory)"},
-	"DIR-001": {"RPC-SMB-NEWSMBGLOBALMAPPING": "a local path at a kubelet directory exists (LINK-003); one outside leads outside (DIR-002)"},
+	"DIR-001":  {"RPC-SMB-NEWSMBGLOBALMAPPING": "a local path at a kubelet directory exists (LINK-003); one outside leads outside (DIR-002)"},
 }
 
 // stable are the groups' stable versions VER-001 requires.
