@@ -112,7 +112,7 @@ func Win32(p, cwd string, localNames []string) Name {
 		if len(parts) < 2 {
 			return Name{Where: Device, Root: `\\` + strings.Join(parts, `\`)}
 		}
-		return unc(parts[0], parts[1], normalise(parts[2:], !endsInSep(p)), localNames)
+		return unc(parts[0], parts[1], streamless(normalise(parts[2:], !endsInSep(p))), localNames)
 	}
 	var abs []string // components from the drive root
 	drive := "C:"
@@ -141,7 +141,19 @@ func Win32(p, cwd string, localNames []string) Name {
 			}
 		}
 	}
-	return Name{Where: Local, Root: drive, Parts: norm}
+	return Name{Where: Local, Root: drive, Parts: streamless(norm)}
+}
+
+// streamless drops the alternate data stream of every component
+// (x:stream, x::$DATA, x::$INDEX_ALLOCATION name x itself or its stream:
+// NTFS opens x).
+func streamless(parts []string) []string {
+	for i, p := range parts {
+		if j := strings.IndexByte(p, ':'); j > 0 {
+			parts[i] = p[:j]
+		}
+	}
+	return parts
 }
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
@@ -225,7 +237,7 @@ func nt(rest string, verbatim bool, localNames []string) Name {
 	}
 	switch {
 	case len(head) == 2 && head[1] == ':' && isLetter(head[0]):
-		return Name{Where: Local, Root: strings.ToUpper(head[:1]) + ":", Parts: below, Verbatim: verbatim}
+		return Name{Where: Local, Root: strings.ToUpper(head[:1]) + ":", Parts: streamless(below), Verbatim: verbatim}
 	case isUNC:
 		n := unc(parts[1], parts[2], below, localNames)
 		n.Verbatim = verbatim

@@ -41,6 +41,8 @@ func TestWin32(t *testing.T) {
 		{pods + `\LPT¹`, `\\.\LPT¹`},
 		{pods + `\AUX \.`, `\\.\AUX`},
 		{pods + `\CON\x`, pods + `\CON\x`},
+		{pods + `\t::$INDEX_ALLOCATION`, pods + `\t`},
+		{pods + `\t:evil\x`, pods + `\t\x`},
 		{`\\?\` + pods + `\CON`, pods + `\CON`},
 		{`\\.\pipe\csi-proxy-disk-v1`, `\\.\pipe\csi-proxy-disk-v1`},
 		{`\\.\PhysicalDrive0`, `\\.\PhysicalDrive0`},
