@@ -29,8 +29,21 @@ func (s *state) scratchVolume(ctx context.Context) string {
 	return placeholderVolume
 }
 
-// testIQN is the target the suite connects to on the configured portal.
-const testIQN = "iqn.2003-01.io.fenceproof.sim:target0"
+// targetIQN is the target the suite connects to: the first the
+// configured portal offers (found once), else a well-formed one.
+func (s *state) targetIQN(ctx context.Context, g api.IscsiClient) string {
+	if s.iqn != "" {
+		return s.iqn
+	}
+	s.iqn = "iqn.2003-01.io.fenceproof:target"
+	if _, err := g.AddTargetPortal(ctx, &api.IscsiAddTargetPortalRequest{TargetPortal: s.portal()}); err == nil {
+		if d, err := g.DiscoverTargetPortal(ctx, &api.IscsiDiscoverTargetPortalRequest{TargetPortal: s.portal()}); err == nil && len(d.Iqns) > 0 {
+			s.iqn = d.Iqns[0]
+		}
+		_, _ = g.RemoveTargetPortal(ctx, &api.IscsiRemoveTargetPortalRequest{TargetPortal: s.portal()})
+	}
+	return s.iqn
+}
 
 func (s *state) portal() *api.IscsiTargetPortal {
 	return &api.IscsiTargetPortal{TargetAddress: s.cfg.ISCSIPortal, TargetPort: restrict.DefaultISCSIPort}
@@ -139,7 +152,8 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 		}
 		return base{req, unmap, done}
 	case api.IscsiClient:
-		_ = setField(req, "Iqn", testIQN, 0)
+		iqn := s.targetIQN(ctx, g)
+		_ = setField(req, "Iqn", iqn, 0)
 		if f := portalField(req); f != nil {
 			*f = s.portal()
 		}
@@ -154,12 +168,12 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 		case "ConnectTarget", "DisconnectTarget", "GetTargetDisks", "DiscoverTargetPortal", "RemoveTargetPortal":
 			_, _ = g.AddTargetPortal(ctx, &api.IscsiAddTargetPortalRequest{TargetPortal: s.portal()})
 			done = func(ctx context.Context) {
-				_, _ = g.DisconnectTarget(ctx, &api.IscsiDisconnectTargetRequest{TargetPortal: s.portal(), Iqn: testIQN})
+				_, _ = g.DisconnectTarget(ctx, &api.IscsiDisconnectTargetRequest{TargetPortal: s.portal(), Iqn: iqn})
 				_, _ = g.RemoveTargetPortal(ctx, &api.IscsiRemoveTargetPortalRequest{TargetPortal: s.portal()})
 			}
 		}
 		if r.Method == "DisconnectTarget" || r.Method == "GetTargetDisks" {
-			_, _ = g.ConnectTarget(ctx, &api.IscsiConnectTargetRequest{TargetPortal: s.portal(), Iqn: testIQN})
+			_, _ = g.ConnectTarget(ctx, &api.IscsiConnectTargetRequest{TargetPortal: s.portal(), Iqn: iqn})
 		}
 		return base{req, undo, done}
 	case api.SystemClient:

@@ -93,6 +93,7 @@ type state struct {
 	scratch  string
 	osDisk   string
 	osVolume string
+	iqn      string
 	n        atomic.Int64
 	refusals []refusal
 }

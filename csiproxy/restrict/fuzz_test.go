@@ -101,8 +101,9 @@ func FuzzISCSI(f *testing.F) {
 		}
 		if err := v.MutualCHAPSecret("s", b, false); err == nil && (len(b) < 12 || len(b) > 16) {
 			t.Fatalf("CHAP accepted %d bytes", len(b))
-		} else if err != nil && len(b) > 3 && strings.Contains(err.Error(), b) {
-			t.Fatalf("CHAP error carries the secret")
+		} else if err != nil && err.Error() != v.MutualCHAPSecret("s", strings.Repeat("x", len(b)), false).Error() {
+			// the message may say how long the secret is, never what it is
+			t.Fatalf("CHAP error depends on the secret: %v", err)
 		}
 	})
 }
