@@ -36,8 +36,9 @@ func TestFaultTable(t *testing.T) {
 	}
 }
 
-// TestREADMEListsTables: sim/README.md names every fault kind and every
-// parameter of the tables in faults.go and params.go.
+// TestREADMEListsTables: sim/README.md names every fault kind, every
+// parameter and every cluster field of the tables in faults.go, params.go
+// and scenario_fields.go.
 func TestREADMEListsTables(t *testing.T) {
 	b, err := os.ReadFile("README.md")
 	if err != nil {
@@ -47,6 +48,11 @@ func TestREADMEListsTables(t *testing.T) {
 	for _, n := range append(FaultNames(), ParamNames()...) {
 		if !strings.Contains(doc, "`"+n+"`") {
 			t.Errorf("sim/README.md does not name `%s`", n)
+		}
+	}
+	for _, n := range ClusterFieldNames() {
+		if !strings.Contains(doc, n+":") {
+			t.Errorf("sim/README.md does not show the cluster field %s:", n)
 		}
 	}
 }

@@ -64,6 +64,14 @@ var mdbVariants = [numMDBVariants]struct {
 	MDBMachineRemediation: {"machine-remediation", 1, 30 * Second},
 }
 
+func mdbNames() []string {
+	n := make([]string, numMDBVariants)
+	for i, d := range mdbVariants {
+		n[i] = d.name
+	}
+	return n
+}
+
 // String returns the scenario-file name of the variant.
 func (v MDBVariant) String() string { return mdbVariants[v].name }
 
