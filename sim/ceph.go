@@ -309,7 +309,7 @@ func (s *Sim) osdDownOut(i int, gen int32) {
 	if o.downGen != gen || o.up || !o.in {
 		return
 	}
-	if !s.ceph.quorum || float64(s.ceph.nIn-1) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
+	if !s.ceph.quorum || float64(s.ceph.nIn) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
 		s.schedule(s.now+s.P.MonTickInterval, evOSDOut, int32(i), gen, 0)
 		return
 	}

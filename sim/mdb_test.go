@@ -14,6 +14,7 @@ var mdbVerdictChanges = []struct {
 	mao, mro         string
 }{
 	{"api-partition", "rook", "pass", "inv5"},
+	{"fenced-machine-never-returns", "rook", "inv6", "pass"},
 	{"baremetal-reboot", "rook", "inv6", "pass"},
 	{"controller-lag", "seed", "pass", "inv2"},
 	{"controller-lag", "rook", "inv6", "inv2"},

@@ -307,13 +307,21 @@ func TestCephRules(t *testing.T) {
 			t.Errorf("timeline lacks %q\n%s", want, text)
 		}
 	}
-	// Three hosts: mon_osd_min_in_ratio keeps the down OSDs in.
-	sc3, err := LoadScenario(filepath.Join(scenarioDir, "three-hosts.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r3, _ := RunConfig(withRecord(sc3.Config(Policies["rook"], sc3.Seed)))
-	if n := strings.Count(r3.Text(), " out after"); n != 1 {
-		t.Errorf("three hosts, 6 OSDs: want exactly one OSD out (5/6 >= 0.75 > 4/6), got %d", n)
+	// mon_osd_min_in_ratio is tested on the current in ratio (Ceph's
+	// OSDMonitor::can_mark_out): three hosts of two OSDs, one host down,
+	// both its OSDs go out (6/6, then 5/6 >= 0.75); four hosts, two down:
+	// three of four go out (8/8, 7/8, 6/8) and the fourth stays in at 5/8.
+	for _, c := range []struct {
+		scenario string
+		out      int
+	}{{"three-hosts", 2}, {"min-in-ratio-current-ratio", 3}} {
+		sc, err := LoadScenario(filepath.Join(scenarioDir, c.scenario+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := RunConfig(withRecord(sc.Config(Policies["never"], sc.Seed)))
+		if n := strings.Count(r.Text(), " out after"); n != c.out {
+			t.Errorf("%s: %d OSDs marked out, want %d (mon_osd_min_in_ratio on the current ratio)", c.scenario, n, c.out)
+		}
 	}
 }
