@@ -26,6 +26,7 @@ var mdbVerdictChanges = []struct {
 	{"rook-16513", "rook", "inv6", "pass"},
 	{"stale-label", "rook", "pass", "inv5"},
 	{"three-zones", "rook", "inv6", "pass"},
+	{"ttr-peering-blip", "rook", "inv6", "pass"},
 }
 
 // TestMDBVariantVerdicts runs every scenario and policy under both MDB

@@ -195,6 +195,11 @@ type Params struct {
 	// writes refused and writes accepted from stale clients.
 	ClientWriteIOPS float64
 
+	// HealthBlipTime: an episode of not HEALTH_OK shorter than this does
+	// not move the time to recovery (two of the mgr's 5 s stats periods;
+	// shorter states rarely reach `ceph status`).
+	HealthBlipTime Time
+
 	// LivenessBound is invariant 6's bound: a NotReady node with all OSDs down
 	// must be fenced within this time.
 	LivenessBound Time
@@ -241,6 +246,7 @@ func DefaultParams() Params {
 		RookMDBRequeue:            60 * Second,
 		Jitter:                    0.1,
 		LivenessBound:             30 * Minute,
+		HealthBlipTime:            10 * Second,
 		WorkloadStartTime:         20 * Second,
 		StaleKillTime:             10 * Second,
 		BlocklistExpire:           Hour,
@@ -308,6 +314,7 @@ var paramTable = []paramDesc{
 	{name: "rookMdbRequeue", dur: func(p *Params) *Time { return &p.RookMDBRequeue }},
 	{name: "powerReportLag", dur: func(p *Params) *Time { return &p.PowerReportLag }},
 	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
+	{name: "healthBlipTime", dur: func(p *Params) *Time { return &p.HealthBlipTime }},
 	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
 	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},
 	{name: "staleKillTime", dur: func(p *Params) *Time { return &p.StaleKillTime }},
