@@ -43,31 +43,37 @@ type faultDesc struct {
 	breaks bool
 	// controller marks a fault of a controller (no machine).
 	controller bool
+	// hw marks a fault of the hardware (power, a link, the provider's
+	// report of it): on bare metal it survives a reboot or reprovisioning
+	// of the host, and its repair applies to whatever incarnation runs
+	// there; on cloud a replacement is another instance and leaves it
+	// behind. A hang is of the OS: a reboot or a new incarnation ends it.
+	hw bool
 }
 
 // faultTable is the one declaration of the fault kinds; everything else
 // (parsing, repair, invariant 2, the docs test) reads it.
 var faultTable = [numFaultKinds]faultDesc{
-	FaultPowerOff:       {name: "power-off", heal: FaultPowerOn, breaks: true},
-	FaultPowerOn:        {name: "power-on", heal: FaultPowerOn},
+	FaultPowerOff:       {name: "power-off", heal: FaultPowerOn, breaks: true, hw: true},
+	FaultPowerOn:        {name: "power-on", heal: FaultPowerOn, hw: true},
 	FaultHang:           {name: "hang", heal: FaultUnhang, breaks: true},
 	FaultUnhang:         {name: "unhang", heal: FaultUnhang},
-	FaultAPICut:         {name: "api-cut", heal: FaultAPIHeal, breaks: true},
-	FaultAPIHeal:        {name: "api-heal", heal: FaultAPIHeal},
-	FaultPublicCut:      {name: "public-cut", heal: FaultPublicHeal, breaks: true},
-	FaultPublicHeal:     {name: "public-heal", heal: FaultPublicHeal},
-	FaultClusterCut:     {name: "cluster-cut", heal: FaultClusterHeal, breaks: true},
-	FaultClusterHeal:    {name: "cluster-heal", heal: FaultClusterHeal},
-	FaultNICCut:         {name: "nic-cut", heal: FaultNICHeal, breaks: true},
-	FaultNICHeal:        {name: "nic-heal", heal: FaultNICHeal},
+	FaultAPICut:         {name: "api-cut", heal: FaultAPIHeal, breaks: true, hw: true},
+	FaultAPIHeal:        {name: "api-heal", heal: FaultAPIHeal, hw: true},
+	FaultPublicCut:      {name: "public-cut", heal: FaultPublicHeal, breaks: true, hw: true},
+	FaultPublicHeal:     {name: "public-heal", heal: FaultPublicHeal, hw: true},
+	FaultClusterCut:     {name: "cluster-cut", heal: FaultClusterHeal, breaks: true, hw: true},
+	FaultClusterHeal:    {name: "cluster-heal", heal: FaultClusterHeal, hw: true},
+	FaultNICCut:         {name: "nic-cut", heal: FaultNICHeal, breaks: true, hw: true},
+	FaultNICHeal:        {name: "nic-heal", heal: FaultNICHeal, hw: true},
 	FaultOperatorStall:  {name: "operator-stall", heal: FaultOperatorResume, controller: true},
 	FaultOperatorResume: {name: "operator-resume", heal: FaultOperatorResume, controller: true},
 	FaultMHCStall:       {name: "mhc-stall", heal: FaultMHCResume, controller: true},
 	FaultMHCResume:      {name: "mhc-resume", heal: FaultMHCResume, controller: true},
 	// the provider's API reports the instance powered off while it runs (an
 	// imperfect power oracle); the machine itself is unaffected
-	FaultPowerReportOff:   {name: "power-report-off", heal: FaultPowerReportFixed},
-	FaultPowerReportFixed: {name: "power-report-fixed", heal: FaultPowerReportFixed},
+	FaultPowerReportOff:   {name: "power-report-off", heal: FaultPowerReportFixed, hw: true},
+	FaultPowerReportFixed: {name: "power-report-fixed", heal: FaultPowerReportFixed, hw: true},
 	// an administrator sets or clears an OSD map flag (flags.go)
 	FaultSetNoOut:         {name: "set-noout", heal: FaultUnsetNoOut, controller: true},
 	FaultUnsetNoOut:       {name: "unset-noout", heal: FaultUnsetNoOut, controller: true},
@@ -102,6 +108,9 @@ func (k FaultKind) healer() FaultKind { return faultTable[k].heal }
 
 // breaks reports whether the fault starts a machine failure.
 func (k FaultKind) breaks() bool { return faultTable[k].breaks }
+
+// hw reports whether the fault is of the hardware (see faultDesc.hw).
+func (k FaultKind) hw() bool { return faultTable[k].hw }
 
 // controller reports whether the fault concerns a controller, not a machine.
 func (k FaultKind) controller() bool { return faultTable[k].controller }

@@ -73,10 +73,10 @@ func (s *Sim) heal(k FaultKind, i int, gen int32) {
 		return
 	}
 	m := &s.machines[i]
-	if m.gen != gen {
-		return
-	}
 	h := k.healer()
+	if m.gen != gen && !(h.hw() && s.cfg.Cluster.BareMetal) {
+		return // a cloud replacement is another instance: the fault stayed with the old one
+	}
 	if s.rec != nil {
 		s.logf("fault", "%s %s", h, m.Name)
 	}

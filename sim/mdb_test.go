@@ -15,6 +15,7 @@ var mdbVerdictChanges = []struct {
 }{
 	{"api-partition", "rook", "pass", "inv5"},
 	{"fenced-machine-never-returns", "rook", "inv6", "pass"},
+	{"baremetal-power-fault-survives-reprovision", "rook", "inv6", "pass"},
 	{"baremetal-reboot", "rook", "inv6", "pass"},
 	{"controller-lag", "seed", "pass", "inv2"},
 	{"controller-lag", "rook", "inv6", "inv2"},

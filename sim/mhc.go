@@ -173,8 +173,15 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 	}
 	m.gen++
 	m.phase = PhaseRunning
-	m.powered, m.powerLost, m.hung, m.booted = true, false, false, false
-	m.link = [3]bool{true, true, true}
+	m.hung, m.booted = false, false
+	if s.cfg.Cluster.BareMetal {
+		// the same host, reprovisioned: its hardware faults (power, links)
+		// are still there (faults.go, hw)
+		m.powered = !m.powerLost
+	} else {
+		m.powered, m.powerLost, m.reportOff = true, false, false
+		m.link = [3]bool{true, true, true}
+	}
 	m.storageFenced, m.granted, m.remediated, m.everUp = false, false, false, false
 	m.kindOverride = -1
 	m.blocked, m.safeWhy = "", ""
@@ -187,7 +194,9 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 		s.rec.nodeState(s, i)
 	}
 	s.setLabel(i, s.pol.initialLabel(s, i), s.now)
-	s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
+	if m.powered {
+		s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
+	}
 	m.readyLT = s.now
 	m.readyGen++
 	s.schedule(s.unhealthyAt(i)+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
