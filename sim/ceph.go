@@ -26,9 +26,10 @@ type OSD struct {
 	downGen int32
 	failAt  Time
 	pgs     []int32
-	// backfill reservations (recovery.go)
-	backfills int
-	waiting   []pgWait
+	// recovery reservations (recovery.go): remote ones as a target,
+	// local ones as a primary, and the PGs waiting for each
+	backfills, localBackfills int
+	waiting, lwaiting         []pgWait
 	// PGs remapped away from this OSD while it was out, and PGs backfilling
 	// back onto it since it came back in (remap.go)
 	away    []int32
@@ -64,13 +65,15 @@ func (st pgState) active() bool { return st <= stActive }
 type PG struct {
 	slot          [maxSize]int32
 	stale         [maxSize]Time
-	resv          [maxSize]int32 // OSDs holding a backfill reservation for this PG (-1: none)
+	resv          [maxSize]int32 // OSDs holding a remote recovery reservation for this PG (-1: none)
+	homeStale     [maxSize]Time  // since when the home OSD's copy misses writes (remap.go; -1: no data)
 	home          [maxSize]int32 // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
 	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
 	bf            uint8          // slots backfilling onto back[k]
 	rwait         bool           // waits for norebalance to go (flags.go)
 	recMB         float32        // data the running recovery or backfill moves
 	inactiveSince Time
+	lresv         int32 // the primary holding the local reservation (-1: none)
 	gen           uint32
 	cur           uint8 // slots holding the latest writes
 	data          uint8 // slots holding (possibly stale) data
@@ -151,6 +154,7 @@ func (s *Sim) initCeph() {
 		for k := range p.slot {
 			p.slot[k], p.resv[k], p.home[k], p.back[k] = -1, -1, -1, -1
 		}
+		p.lresv = -1
 		for k := 0; k < size; k++ {
 			o := s.chooseOSD(pi, p, k)
 			p.slot[k] = int32(o)
@@ -399,13 +403,14 @@ func (s *Sim) markOut(i int) {
 		if no < 0 || no == i {
 			continue
 		}
+		stale := s.replicaStale(p, k)
 		p.slot[k] = int32(no)
 		p.cur &^= bit
 		p.data &^= bit
 		o.pgs[j] = o.pgs[len(o.pgs)-1]
 		o.pgs = o.pgs[:len(o.pgs)-1]
 		s.osds[no].pgs = append(s.osds[no].pgs, int32(pi))
-		s.noteRemap(pi, k, i, no)
+		s.noteRemap(pi, k, i, no, stale)
 		moved++
 		s.pgChanged(pi)
 	}

@@ -35,6 +35,23 @@ func checkCounters(t *testing.T, s *Sim, what string) {
 		}
 	}
 	checkTopology(t, s, what)
+	remote, local := make([]int, len(s.osds)), make([]int, len(s.osds))
+	for pi := range s.pgs {
+		p := &s.pgs[pi]
+		for _, o := range p.resv {
+			if o >= 0 {
+				remote[o]++
+			}
+		}
+		if p.lresv >= 0 {
+			local[p.lresv]++
+		}
+	}
+	for i := range s.osds {
+		if o := &s.osds[i]; o.backfills != remote[i] || o.localBackfills != local[i] || o.backfills > s.P.OSDMaxBackfills || o.localBackfills > s.P.OSDMaxBackfills {
+			t.Errorf("%s: osd.%d reservations remote/local %d/%d, recounted %d/%d (osd_max_backfills %d)", what, i, o.backfills, o.localBackfills, remote[i], local[i], s.P.OSDMaxBackfills)
+		}
+	}
 	if nState != s.ceph.nState || inactive != s.ceph.nInactive || degraded != s.ceph.nDegraded {
 		t.Errorf("%s: PG counters %v/%d/%d, recomputed %v/%d/%d", what, s.ceph.nState, s.ceph.nInactive, s.ceph.nDegraded, nState, inactive, degraded)
 	}

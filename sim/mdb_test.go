@@ -14,20 +14,13 @@ var mdbVerdictChanges = []struct {
 	mao, mro         string
 }{
 	{"api-partition", "rook", "pass", "inv5"},
-	{"fenced-machine-never-returns", "rook", "inv6", "pass"},
-	{"baremetal-power-fault-survives-reprovision", "rook", "inv6", "pass"},
-	{"baremetal-reboot", "rook", "inv6", "pass"},
 	{"controller-lag", "seed", "pass", "inv2"},
 	{"controller-lag", "rook", "inv6", "inv2"},
 	{"operator-on-failed-node", "seed", "pass", "inv2"},
 	{"operator-on-failed-node", "rook", "inv6", "inv2"},
-	{"norebalance-return", "rook", "inv6", "pass"},
-	{"power-loss", "rook", "inv6", "pass"},
 	{"rook-14832", "rook", "inv6", "pass"},
-	{"rook-16513", "rook", "inv6", "pass"},
 	{"stale-label", "rook", "pass", "inv5"},
 	{"three-zones", "rook", "inv6", "pass"},
-	{"ttr-peering-blip", "rook", "inv6", "pass"},
 }
 
 // TestMDBVariantVerdicts runs every scenario and policy under both MDB

@@ -38,6 +38,9 @@ type Metrics struct {
 	// BackfillMB the data that backfill moved (remap.go).
 	MappedBack int
 	BackfillMB float64
+	// Rejoined counts PGs whose returned home OSD rejoined the acting set
+	// with the copy it kept (remap.go).
+	Rejoined int
 	// MovedMB is the data recovery and backfill moved (completed ones).
 	MovedMB float64
 	// Markdowns counts OSDs marked down; WronglyDown those whose daemon

@@ -93,9 +93,16 @@ type Params struct {
 	PoolMinSize int
 	// PGDataMB is the data held by one PG replica.
 	PGDataMB float64
-	// PGWriteMBps is the client write rate into one active PG; a replica that
-	// misses writes needs that much log-based recovery.
+	// PGWriteMBps is the object data clients dirty per second in one active
+	// PG; a replica that misses writes for t needs t x PGWriteMBps (at most
+	// a whole replica) recovered or backfilled (remap.go).
 	PGWriteMBps float64
+	// PGWriteOps is the PG log entries (writes) per second into one PG.
+	PGWriteOps float64
+	// OSDMinPGLogEntries is osd_min_pg_log_entries (250): the entries a
+	// clean PG's log keeps; a returning OSD that missed more is backfilled
+	// (with the changed objects only) instead of recovered from the log.
+	OSDMinPGLogEntries int
 	// RecoveryMBps is the recovery/backfill bandwidth given to one PG when
 	// OSDMaxBackfills is 0.
 	RecoveryMBps float64
@@ -103,8 +110,9 @@ type Params struct {
 	// holds PoolUsedGB/PGs instead of PGDataMB.
 	PoolUsedGB float64
 	// OSDMaxBackfills is Ceph's osd_max_backfills (1): recoveries and
-	// backfills an OSD takes part in at once. 0 turns reservations off
-	// (every PG recovers at RecoveryMBps, in parallel).
+	// backfills an OSD takes part in at once, as a primary and as a target
+	// (recovery.go). 0 turns reservations off (every PG recovers at
+	// RecoveryMBps, in parallel: the first-generation model).
 	OSDMaxBackfills int
 	// OSDRecoveryMBps is one OSD's recovery bandwidth, shared by its
 	// OSDMaxBackfills slots.
@@ -221,6 +229,9 @@ func DefaultParams() Params {
 		PoolMinSize:               2,
 		PGDataMB:                  10240,
 		PGWriteMBps:               0.05,
+		PGWriteOps:                1,
+		OSDMinPGLogEntries:        250,
+		OSDMaxBackfills:           1,
 		RecoveryMBps:              50,
 		OSDRecoveryMBps:           100,
 		MonOSDDownOutSubtreeLimit: CrushRack,
@@ -287,6 +298,8 @@ var paramTable = []paramDesc{
 	{name: "poolMinSize", kind: pInt, i: func(p *Params) *int { return &p.PoolMinSize }},
 	{name: "pgDataMB", kind: pFloat, f: func(p *Params) *float64 { return &p.PGDataMB }},
 	{name: "pgWriteMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.PGWriteMBps }},
+	{name: "pgWriteOps", kind: pFloat, f: func(p *Params) *float64 { return &p.PGWriteOps }},
+	{name: "osdMinPgLogEntries", kind: pInt, i: func(p *Params) *int { return &p.OSDMinPGLogEntries }},
 	{name: "recoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.RecoveryMBps }},
 	{name: "poolUsedGB", kind: pFloat, f: func(p *Params) *float64 { return &p.PoolUsedGB }},
 	{name: "osdMaxBackfills", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxBackfills }},

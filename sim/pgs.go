@@ -89,7 +89,7 @@ func (s *Sim) pgSettle(pi int) {
 			}
 			mb := s.pgMB()
 			if p.data&(1<<k) != 0 {
-				mb = min(mb, float64(s.now-p.stale[k])/float64(Second)*s.P.PGWriteMBps)
+				mb = s.deltaMB(p.stale[k])
 			}
 			longest = max(longest, mb/s.recoveryRate())
 			total += mb
@@ -163,6 +163,12 @@ func (s *Sim) setPGState(pi int, st pgState, deg bool) {
 func (s *Sim) wipe(i int) {
 	for _, oi := range s.machines[i].osds {
 		s.cancelBack(int(oi))
+		for _, pi := range s.osds[oi].away {
+			p := &s.pgs[pi]
+			if k := homeSlot(p, int(oi)); k >= 0 {
+				p.homeStale[k] = -1
+			}
+		}
 		for _, pi := range s.osds[oi].pgs {
 			p := &s.pgs[pi]
 			bit := uint8(1) << slotOf(p, int(oi))

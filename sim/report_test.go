@@ -21,7 +21,7 @@ func TestTimelineSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := r.SVG()
-	for _, want := range []string{">0%<", ">50%<", ">100%<", "fence (remediation, cut-off or taint)", "invariant violation", "showing 0:05..0:35 of 4:00"} {
+	for _, want := range []string{">0%<", ">50%<", ">100%<", "fence (remediation, cut-off or taint)", "invariant violation", "showing 0:05..0:32 of 4:00"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
