@@ -80,6 +80,7 @@ type PG struct {
 	rec           uint8 // slots being recovered
 	state         pgState
 	degraded      bool
+	blocked       bool // active, but an acting OSD up in the map cannot serve
 	peering       bool
 	stuck         bool
 }
@@ -94,6 +95,7 @@ type cephState struct {
 	healthyHosts int
 	nState       [numPGStates]int
 	nInactive    int
+	nBlocked     int // active PGs whose I/O blocks on an acting OSD up in the map that cannot serve
 	nDegraded    int
 	nStuck       int
 	full         uint8
@@ -248,6 +250,11 @@ func (s *Sim) osdReeval(i int) {
 	o.canUp = c
 	o.gen++
 	s.hostHealth(o, was)
+	if o.up {
+		for _, p := range o.pgs {
+			s.pgBlocked(int(p))
+		}
+	}
 	if !c {
 		o.failAt = s.now
 		if o.up {

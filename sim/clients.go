@@ -107,7 +107,9 @@ func (s *Sim) clientEval(ci int) {
 	if !c.dead && (m.gen != c.gen || m.phase != PhaseRunning || !m.powered) {
 		c.dead = true
 	}
-	w := !c.dead && m.alive() && m.link[linkPublic] && s.ceph.quorum && !s.blocklisted(c)
+	// without quorum a client that has its map and sessions keeps writing
+	// to the PGs that serve (metrics.go counts the others)
+	w := !c.dead && m.alive() && m.link[linkPublic] && !s.blocklisted(c)
 	if w == c.writes {
 		return
 	}
@@ -229,6 +231,11 @@ func (s *Sim) moveWorkloads(i int, why string) {
 func (s *Sim) clientStart(w int, gen int32, h int) {
 	wl := &s.cl.workloads[w]
 	if wl.moveGen != gen || wl.cur >= 0 {
+		return
+	}
+	if !s.ceph.quorum {
+		// a new client needs the mons for its map and its auth ticket
+		s.schedule(s.now+s.P.CephStatusInterval, evClientStart, int32(w), gen, int64(h))
 		return
 	}
 	if h >= 0 {

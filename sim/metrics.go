@@ -6,7 +6,11 @@ package sim
 type Metrics struct {
 	// Fences counts MHC remediations.
 	Fences int
-	// Unavailable is the time some PG was not active or Ceph had no quorum.
+	// Unavailable is the time some PG could not serve I/O: not active in
+	// the OSD map, or active with an acting OSD that is up in the map but
+	// cannot serve (blocked until the map marks it down; for good while a
+	// lost quorum freezes the map). Without quorum, PGs whose acting OSDs
+	// all serve keep serving on the last map.
 	Unavailable Time
 	// FirstFault is the time of the first fault (-1: none).
 	FirstFault Time
@@ -16,7 +20,8 @@ type Metrics struct {
 	// peering when a PG drops its interim copy, does not move it.
 	RecoveredAt Time
 
-	// InactivePG is the time some PG was not active (with mon quorum).
+	// InactivePG is the time some PG could not serve I/O (as Unavailable,
+	// kept as the comparison's column).
 	InactivePG Time
 	// NoQuorum is the time without mon quorum.
 	NoQuorum Time
@@ -71,6 +76,14 @@ func (mt *Metrics) fenceHealth(s *Sim) {
 	}
 }
 
+// unservedFraction is the fraction of PGs that cannot serve I/O now.
+func (s *Sim) unservedFraction() float64 {
+	if len(s.pgs) == 0 {
+		return 0
+	}
+	return float64(s.ceph.nInactive+s.ceph.nBlocked) / float64(len(s.pgs))
+}
+
 // finish closes the metrics at the end of the run.
 func (mt *Metrics) finish(s *Sim) {
 	if mt.unavail {
@@ -122,18 +135,17 @@ func (mt *Metrics) step(s *Sim) {
 	dt := s.now - mt.lastStep
 	if dt > 0 {
 		if mt.unavail {
-			if !mt.lastQuorum {
-				mt.NoQuorum += dt
-			} else {
-				mt.InactivePG += dt
-			}
+			mt.InactivePG += dt
+		}
+		if !mt.lastQuorum {
+			mt.NoQuorum += dt
 		}
 		mt.WritesRefused += float64(dt) * mt.refRate
 		mt.StaleWrites += float64(dt) * mt.staleRate
 		mt.lastStep = s.now
 	}
 	mt.lastQuorum = s.ceph.quorum
-	un := !s.ceph.quorum || s.ceph.nInactive > 0
+	un := s.ceph.nInactive+s.ceph.nBlocked > 0
 	if un != mt.unavail {
 		if mt.unavail {
 			mt.Unavailable += s.now - mt.since
@@ -142,19 +154,12 @@ func (mt *Metrics) step(s *Sim) {
 	}
 	if nw := len(s.cl.workloads); nw > 0 {
 		per := s.P.ClientWriteIOPS / float64(Second)
-		inact := 0.0
-		if len(s.pgs) > 0 {
-			inact = float64(s.ceph.nInactive) / float64(len(s.pgs))
-		}
 		cur := float64(s.cl.nCurWriting)
-		mt.refRate = per * (float64(nw) - cur + cur*inact)
+		mt.refRate = per * (float64(nw) - cur + cur*s.unservedFraction())
 		mt.staleRate = per * float64(s.cl.nStaleWriting)
 	}
 	if s.rec != nil && len(s.pgs) > 0 {
-		v := 1 - float64(s.ceph.nInactive)/float64(len(s.pgs))
-		if !s.ceph.quorum {
-			v = 0
-		}
+		v := 1 - s.unservedFraction()
 		a := s.rec.avail
 		if last := a[len(a)-1]; last.v != v {
 			if last.at == s.now {

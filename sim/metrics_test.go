@@ -29,3 +29,20 @@ func TestTTRIgnoresPeeringBlip(t *testing.T) {
 		t.Errorf("healthBlipTime 0 (every transition counts): recovery %s, want an hour more (the blips count)", long.Recovery.Dur())
 	}
 }
+
+// TestNoQuorumServesLastMap pins Ceph without quorum: the OSD map is
+// frozen, PGs whose acting OSDs all run keep serving (35 of 84 host
+// triples avoid the two lost mon hosts) and clients with sessions keep
+// writing to them; the first-generation model refused every write.
+func TestNoQuorumServesLastMap(t *testing.T) {
+	s := simAt(t, "no-quorum-serves-last-map", "never", 12*Minute, nil)
+	served := 1 - s.unservedFraction()
+	if s.ceph.quorum || served < 0.3 || served > 0.6 || s.cl.nCurWriting == 0 {
+		t.Errorf("no quorum at 12 min: quorum %v, %.0f %% of PGs serve, %d clients write; want no quorum, about 42 %% serving, clients writing", s.ceph.quorum, 100*served, s.cl.nCurWriting)
+	}
+	r := runScenario(t, "no-quorum-serves-last-map", "never", nil)
+	all := 18 * 100.0 * float64(r.Metrics.NoQuorum) / float64(Second)
+	if r.Metrics.NoQuorum < 4*Minute || r.Metrics.WritesRefused > 0.8*all {
+		t.Errorf("%s without quorum: %.0f writes refused, want well under the %.0f of refusing all", r.Metrics.NoQuorum.Dur(), r.Metrics.WritesRefused, all)
+	}
+}

@@ -131,6 +131,31 @@ func (s *Sim) pgStuck(pi int, since uint32) {
 	}
 }
 
+// pgBlocked recomputes whether active PG pi's I/O blocks: an OSD of its
+// acting set is up in the map but cannot serve (dead, cut off, or without
+// a network). With quorum it lasts until the OSD is marked down
+// (osd_heartbeat_grace); without, the frozen map keeps it.
+func (s *Sim) pgBlocked(pi int) {
+	p := &s.pgs[pi]
+	b := false
+	if p.state.active() {
+		for k := 0; k < s.P.PoolSize; k++ {
+			if o := p.slot[k]; o >= 0 && s.osds[o].up && !s.osds[o].canUp {
+				b = true
+				break
+			}
+		}
+	}
+	if b != p.blocked {
+		p.blocked = b
+		if b {
+			s.ceph.nBlocked++
+		} else {
+			s.ceph.nBlocked--
+		}
+	}
+}
+
 func (s *Sim) setPGState(pi int, st pgState, deg bool) {
 	p := &s.pgs[pi]
 	if old := p.state; old != st {
@@ -157,6 +182,7 @@ func (s *Sim) setPGState(pi int, st pgState, deg bool) {
 			s.ceph.nDegraded--
 		}
 	}
+	s.pgBlocked(pi)
 }
 
 // wipe destroys the data on machine i's OSDs (delete-with-wipe fence).
