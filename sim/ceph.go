@@ -88,6 +88,9 @@ type PG struct {
 type cephState struct {
 	quorum       bool
 	mons         []int32
+	monEmpty     []bool // the mon's store was lost: it rejoins only by syncing from a quorum
+	monSyncing   []bool
+	monSyncGen   []int32
 	monsUp       int
 	nOSDs        int
 	nIn          int
@@ -135,6 +138,9 @@ func (s *Sim) initCeph() {
 			h = c.MonsOn[i]
 		}
 		s.ceph.mons = append(s.ceph.mons, int32(h))
+		s.ceph.monEmpty = append(s.ceph.monEmpty, false)
+		s.ceph.monSyncGen = append(s.ceph.monSyncGen, 0)
+		s.ceph.monSyncing = append(s.ceph.monSyncing, false)
 		s.machines[h].mon = i
 	}
 	for i := range s.osds {

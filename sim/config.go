@@ -40,7 +40,25 @@ type Cluster struct {
 	FailureDomain CrushType
 	// MonsOn places the mons on these machines (nil: the first Mons machines).
 	MonsOn []int
+	// MonStore is where a mon keeps its store: on the host (Rook's
+	// dataDirHostPath, the default: lost when the machine is deleted) or
+	// on a volume that follows it like an OSD's (lost only with a wipe).
+	MonStore MonStore
 }
+
+// MonStore is where the mons keep their stores (health.go).
+type MonStore uint8
+
+// Mon store locations.
+const (
+	MonStoreHost MonStore = iota
+	MonStoreVolume
+)
+
+var monStoreNames = []string{"host", "volume"}
+
+// String returns the scenario-file name of the location.
+func (m MonStore) String() string { return monStoreNames[m] }
 
 // Config is everything a run depends on.
 type Config struct {

@@ -46,3 +46,23 @@ func TestNoQuorumServesLastMap(t *testing.T) {
 		t.Errorf("%s without quorum: %.0f writes refused, want well under the %.0f of refusing all", r.Metrics.NoQuorum.Dur(), r.Metrics.WritesRefused, all)
 	}
 }
+
+// TestMonStoreLostWithMachine pins the mon stores: deleting two mon hosts
+// whose stores live on the host leaves empty mons that cannot form a
+// quorum, even after the power returns; with the stores on volumes the
+// replacements bring them back; safe power-cycles mon hosts instead of
+// deleting them and regains quorum.
+func TestMonStoreLostWithMachine(t *testing.T) {
+	host := runScenario(t, "mon-store-lost-with-machine", "mhc-only", nil)
+	vol := runScenario(t, "mon-store-lost-with-machine", "mhc-only", func(c *Config) { c.Cluster.MonStore = MonStoreVolume })
+	safe := runScenario(t, "mon-store-lost-with-machine", "safe", nil)
+	if host.Health != HealthNoAnswer.String() {
+		t.Errorf("host stores deleted: health %s at the end, want no quorum for good", host.Health)
+	}
+	if vol.Health == HealthNoAnswer.String() || vol.Metrics.NoQuorum > Hour {
+		t.Errorf("volume stores: health %s, %s without quorum; want quorum back with the replacements", vol.Health, vol.Metrics.NoQuorum.Dur())
+	}
+	if safe.Health == HealthNoAnswer.String() || safe.Metrics.NoQuorum > 30*Minute {
+		t.Errorf("safe: health %s, %s without quorum; want the power-cycled mons back within 30 min", safe.Health, safe.Metrics.NoQuorum.Dur())
+	}
+}

@@ -102,6 +102,9 @@ func (s *Sim) fence(i int, by string) {
 		if kind == FenceDeleteWipe {
 			s.wipe(i)
 		}
+		if m.mon >= 0 && (kind == FenceDeleteWipe || s.cfg.Cluster.MonStore == MonStoreHost) {
+			s.monStoreLost(m.mon)
+		}
 		m.phase = PhaseDeleting
 		m.hasNode = false
 		s.moveWorkloads(i, "node deleted")
@@ -221,6 +224,12 @@ func (s *Sim) rebootDone(i int, gen int32) {
 	m.phase = PhaseRunning
 	m.hung = false
 	m.powered = false
+	if !s.cfg.Cluster.BareMetal {
+		// a cloud power cycle (stop/start) brings the instance up on other
+		// hardware, with its disks: the old hardware's faults stay behind
+		m.powerLost, m.reportOff = false, false
+		m.link = [3]bool{true, true, true}
+	}
 	if s.pol.Grants {
 		m.block = blockEntry{}
 	}

@@ -343,6 +343,8 @@ func (s *Sim) dispatch(ev event) {
 		s.osdReassert(int(ev.a), ev.b)
 	case evOSDRestart:
 		s.osdRestart(int(ev.a), ev.b)
+	case evMonSynced:
+		s.monSynced(int(ev.a), ev.b)
 	case evEnd:
 		s.endCheck()
 		s.stopped = true

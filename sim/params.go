@@ -167,6 +167,10 @@ type Params struct {
 	// RebootTime is a power cycle through the BMC (reboot fence), before boot.
 	RebootTime Time
 
+	// MonSyncTime is how long a mon recreated with an empty store takes to
+	// sync the store from the quorum and rejoin it.
+	MonSyncTime Time
+
 	// OperatorLag is the reconcile lag of the storage operator's controllers
 	// (labels, MDB, the safe policy): a decision observed at t is written at t+lag.
 	OperatorLag Time
@@ -250,6 +254,7 @@ func DefaultParams() Params {
 		MachineProvisionTime:      4 * Minute,
 		BareMetalReprovisionTime:  20 * Minute,
 		RebootTime:                3 * Minute,
+		MonSyncTime:               Minute,
 		OperatorLag:               5 * Second,
 		OperatorStartTime:         30 * Second,
 		OperatorFailoverTime:      30 * Second,
@@ -319,6 +324,7 @@ var paramTable = []paramDesc{
 	{name: "providerDeleteTime", dur: func(p *Params) *Time { return &p.ProviderDeleteTime }},
 	{name: "machineProvisionTime", dur: func(p *Params) *Time { return &p.MachineProvisionTime }},
 	{name: "bareMetalReprovisionTime", dur: func(p *Params) *Time { return &p.BareMetalReprovisionTime }},
+	{name: "monSyncTime", dur: func(p *Params) *Time { return &p.MonSyncTime }},
 	{name: "rebootTime", dur: func(p *Params) *Time { return &p.RebootTime }},
 	{name: "operatorLag", dur: func(p *Params) *Time { return &p.OperatorLag }},
 	{name: "operatorStartTime", dur: func(p *Params) *Time { return &p.OperatorStartTime }},

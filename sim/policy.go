@@ -406,6 +406,15 @@ func (s *Sim) safeStorageFence(i int) {
 // observation just taken.
 func (s *Sim) safeGrant(i int) {
 	m := &s.machines[i]
+	if k := s.kindOf(i); m.mon >= 0 && k != FenceReboot && (k == FenceDeleteWipe || s.cfg.Cluster.MonStore == MonStoreHost) {
+		// deleting the machine would take the mon's store with it, and an
+		// empty mon cannot rejoin without a quorum: power-cycle it instead
+		// (a BMC cycle, or the provider's stop/start on cloud)
+		m.kindOverride = int8(FenceReboot)
+		if s.rec != nil {
+			s.logf("safe", "%s holds a mon whose store would go with the machine: fence kind reboot (power cycle) instead", m.Name)
+		}
+	}
 	m.granted = true
 	m.grantObs = s.now
 	m.safeWhy = ""

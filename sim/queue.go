@@ -36,6 +36,7 @@ const (
 	evPGBackfilled
 	evOSDReassert
 	evOSDRestart
+	evMonSynced
 	evEnd
 )
 

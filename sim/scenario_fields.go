@@ -99,6 +99,7 @@ var clusterFields = []field[*Cluster]{
 	intField("zones", 0, 100000, func(c *Cluster) *int { return &c.Zones }),
 	enumField("failureDomain", crushTypeNames[:CrushRoot], func(c *Cluster, i int) { c.FailureDomain = CrushType(i) }),
 	machineRefs("monsOn", func(c *Cluster) *[]int { return &c.MonsOn }),
+	enumField("monStore", monStoreNames, func(c *Cluster, i int) { c.MonStore = MonStore(i) }),
 }
 
 // ClusterFieldNames lists the keys accepted under a scenario's `cluster:`.
