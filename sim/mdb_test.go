@@ -32,7 +32,7 @@ func TestMDBVariantVerdicts(t *testing.T) {
 	}
 	for _, sc := range loadAll(t) {
 		if sc.Cluster.MDB != MDBMachineAPI {
-			t.Fatalf("%s: scripted scenarios use the default MDB", sc.File)
+			continue // it pins one implementation's arithmetic
 		}
 		for _, pn := range PolicyNames() {
 			var got [2]string
@@ -53,6 +53,22 @@ func TestMDBVariantVerdicts(t *testing.T) {
 			case !listed && got[0] != got[1]:
 				t.Errorf("%s: verdict changes with the MDB (%s vs %s) but is not listed", key, got[0], got[1])
 			}
+		}
+	}
+}
+
+// TestMDBExpectedIsMachineSetReplicas pins machine-api-operator's expected
+// count (the MachineSet's replicas, not the labelled machines): in
+// mdb-expected-machineset-replicas rook never remediates m4, and with the
+// MachineSet at 5 replicas (as many as the labelled machines) it does.
+func TestMDBExpectedIsMachineSetReplicas(t *testing.T) {
+	for _, c := range []struct {
+		scale int
+		want  string
+	}{{6, "inv6"}, {5, "pass"}} {
+		r := runScenario(t, "mdb-expected-machineset-replicas", "rook", func(cfg *Config) { cfg.Cluster.MachineSetScale = c.scale; cfg.KeepGoing = false })
+		if r.Verdict() != c.want {
+			t.Errorf("MachineSet replicas %d: rook %s, want %s (%d fences)", c.scale, r.Verdict(), c.want, r.Metrics.Fences)
 		}
 	}
 }

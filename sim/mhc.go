@@ -110,12 +110,7 @@ func (s *Sim) fence(i int, by string) {
 		s.moveWorkloads(i, "node deleted")
 		s.schedule(s.now+s.P.ProviderDeleteTime, evMachineTerminated, int32(i), m.gen, 0)
 	}
-	if m.ready {
-		m.ready = false
-		if m.labelled {
-			s.nLabelledRdy--
-		}
-	}
+	m.ready = false
 	if s.rec != nil {
 		s.rec.nodeState(s, i)
 	}

@@ -133,13 +133,11 @@ type Sim struct {
 	topo     topology
 	cl       clientState
 
-	mdbMax       int
-	mdbObs       Time
-	nLabelled    int
-	nLabelledRdy int
-	nUnhealthy   int
-	nTargets     int
-	nFenced      int
+	mdbMax     int
+	mdbObs     Time
+	nUnhealthy int
+	nTargets   int
+	nFenced    int
 
 	opHost    int
 	opUp      bool
@@ -417,13 +415,6 @@ func (s *Sim) setReady(i int, v bool) {
 	m.ready = v
 	m.readyLT = s.now
 	m.readyGen++
-	if m.labelled {
-		if v {
-			s.nLabelledRdy++
-		} else {
-			s.nLabelledRdy--
-		}
-	}
 	if s.rec != nil {
 		st := "Ready"
 		if !v {
