@@ -34,12 +34,14 @@ type client struct {
 	writes  bool  // cached: the client's writes are accepted now
 }
 
-// workload is a pod with a ReadWriteOnce volume.
+// workload is a pod with a ReadWriteOnce volume (pods.go moves it).
 type workload struct {
 	cur     int32 // current client (-1: none running)
 	home    int32 // machine of the latest client
 	prev    int32 // machine it moved away from last (-1: never moved)
 	moveGen int32
+	evicted bool  // its pod on home is marked for deletion (taint-based eviction)
+	staleW  int32 // its old clients whose writes are accepted
 }
 
 // blockEntry is a blocklist entry for one machine's client address.
@@ -54,6 +56,9 @@ type clientState struct {
 	// counters kept incrementally for the metrics
 	nStaleWriting int // stale clients whose writes are accepted
 	nCurWriting   int // current clients whose writes are accepted
+	// stale clients whose writes are accepted while their workload's new
+	// client holds the lock: the writes it never sees (split-brain)
+	nSplit int
 }
 
 // addrGen is the address generation of machine i: a cloud replacement gets
@@ -82,6 +87,7 @@ func (s *Sim) startClient(w, h int) {
 	s.machines[h].clients = append(s.machines[h].clients, ci)
 	wl := &s.cl.workloads[w]
 	wl.cur, wl.home = ci, int32(h)
+	s.cl.nSplit += int(wl.staleW)
 	s.clientEval(int(ci))
 	if s.cl.nStaleWriting > 0 {
 		for k := range s.cl.clients {
@@ -123,8 +129,12 @@ func (s *Sim) clientEval(ci int) {
 		return
 	}
 	s.cl.nStaleWriting += d
+	wl := &s.cl.workloads[c.w]
+	wl.staleW += int32(d)
+	if wl.cur >= 0 {
+		s.cl.nSplit += d
+	}
 	if w {
-		wl := &s.cl.workloads[c.w]
 		if wl.cur >= 0 && s.cl.clients[wl.cur].started {
 			s.violate(7, fmt.Sprintf("split-brain: workload w%d moved to %s but its old client on %s writes (not blocklisted)", c.w, s.machines[s.cl.clients[wl.cur].host].Name, m.Name))
 		}
@@ -155,6 +165,17 @@ func (s *Sim) clientsOn(i int) {
 			}
 		}
 	}
+}
+
+// staleOn reports whether machine i still runs a client whose pod was
+// deleted or evicted.
+func (s *Sim) staleOn(i int) bool {
+	for _, ci := range s.machines[i].clients {
+		if c := &s.cl.clients[ci]; !c.dead && (!c.current || s.cl.workloads[c.w].evicted) {
+			return true
+		}
+	}
+	return false
 }
 
 // allClients re-evaluates every client (a change of mon quorum).
@@ -194,83 +215,10 @@ func (s *Sim) workloadLost(w, ci int) {
 		s.cl.nCurWriting--
 		c.writes = false
 	}
-	s.cl.workloads[w].cur = -1
-	s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), s.cl.workloads[w].moveGen, int64(c.host))
-}
-
-// moveWorkloads force-deletes the pods on machine i (node deleted, or the
-// out-of-service taint): their workloads start elsewhere. Old processes
-// keep running until their host dies or their kubelet kills them.
-func (s *Sim) moveWorkloads(i int, why string) {
-	n := 0
-	for w := range s.cl.workloads {
-		wl := &s.cl.workloads[w]
-		if wl.home != int32(i) {
-			continue
-		}
-		if wl.cur >= 0 {
-			c := &s.cl.clients[wl.cur]
-			if c.writes {
-				s.cl.nCurWriting--
-				s.cl.nStaleWriting++
-			}
-			c.current = false
-		}
-		wl.cur, wl.home, wl.prev = -1, -1, int32(i)
-		wl.moveGen++
-		n++
-		s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, -1)
-	}
-	if n > 0 && s.rec != nil {
-		s.logf("client", "%d pod(s) on %s force-deleted (%s); their workloads move", n, s.machines[i].Name, why)
-	}
-}
-
-// clientStart starts workload w's new client: on machine h if h >= 0 (a
-// restart in place), else on the first Ready machine after its old one.
-func (s *Sim) clientStart(w int, gen int32, h int) {
 	wl := &s.cl.workloads[w]
-	if wl.moveGen != gen || wl.cur >= 0 {
-		return
-	}
-	if !s.ceph.quorum {
-		// a new client needs the mons for its map and its auth ticket
-		s.schedule(s.now+s.P.CephStatusInterval, evClientStart, int32(w), gen, int64(h))
-		return
-	}
-	if h >= 0 {
-		m := &s.machines[h]
-		if m.phase == PhaseRunning && m.alive() && m.ready {
-			s.startClient(w, h)
-			return
-		}
-		// the pod stays on its node until the node is back or deleted
-		return
-	}
-	n := len(s.machines)
-	for k := 1; k <= n; k++ {
-		j := (w + k) % n
-		m := &s.machines[j]
-		if m.phase == PhaseRunning && m.alive() && m.ready && !m.tainted {
-			s.startClient(w, j)
-			if s.rec != nil {
-				s.logf("client", "workload w%d started on %s (takes the exclusive lock)", w, m.Name)
-			}
-			return
-		}
-	}
-	s.schedule(s.now+s.mhcRetry(), evClientStart, int32(w), gen, -1)
-}
-
-// restartLocal restarts, on a machine that is back, the workloads whose
-// current client died with it and whose pod was not deleted.
-func (s *Sim) restartLocal(i int) {
-	for w := range s.cl.workloads {
-		wl := &s.cl.workloads[w]
-		if wl.cur < 0 && wl.home == int32(i) {
-			s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, int64(i))
-		}
-	}
+	wl.cur = -1
+	s.cl.nSplit -= int(wl.staleW)
+	s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, int64(c.host))
 }
 
 // blocklist adds (until > now) or removes (until 0) the blocklist entry of

@@ -40,6 +40,12 @@ type Cluster struct {
 	FailureDomain CrushType
 	// MonsOn places the mons on these machines (nil: the first Mons machines).
 	MonsOn []int
+	// WorkloadKind is the controller of the workloads' pods (pods.go).
+	WorkloadKind WorkloadKind
+	// NoAttach: the CSI driver does not require volume attachment
+	// (CSIDriver attachRequired false), so nothing holds a replacement pod
+	// back while the old one may run (pods.go).
+	NoAttach bool
 	// MonStore is where a mon keeps its store: on the host (Rook's
 	// dataDirHostPath, the default: lost when the machine is deleted) or
 	// on a volume that follows it like an OSD's (lost only with a wipe).

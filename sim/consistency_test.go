@@ -64,6 +64,23 @@ func checkCounters(t *testing.T, s *Sim, what string) {
 			t.Errorf("%s: osd.%d reservations remote/local %d/%d, recounted %d/%d (osd_max_backfills %d)", what, i, o.backfills, o.localBackfills, remote[i], local[i], s.P.OSDMaxBackfills)
 		}
 	}
+	cur, stale, split := 0, 0, 0
+	for ci := range s.cl.clients {
+		c := &s.cl.clients[ci]
+		switch {
+		case !c.writes:
+		case c.current:
+			cur++
+		default:
+			stale++
+			if s.cl.workloads[c.w].cur >= 0 {
+				split++
+			}
+		}
+	}
+	if cur != s.cl.nCurWriting || stale != s.cl.nStaleWriting || split != s.cl.nSplit {
+		t.Errorf("%s: writing clients current/stale/split %d/%d/%d, recounted %d/%d/%d", what, s.cl.nCurWriting, s.cl.nStaleWriting, s.cl.nSplit, cur, stale, split)
+	}
 	if blocked != s.ceph.nBlocked {
 		t.Errorf("%s: %d PGs blocked, recounted %d", what, s.ceph.nBlocked, blocked)
 	}

@@ -20,6 +20,7 @@ var mdbVerdictChanges = []struct {
 	{"operator-on-failed-node", "rook", "inv6", "inv2"},
 	{"rook-14832", "rook", "inv6", "pass"},
 	{"stale-label", "rook", "pass", "inv5"},
+	{"taint-eviction-no-attach", "rook", "inv7", "inv5"},
 	{"three-zones", "rook", "inv6", "pass"},
 }
 

@@ -30,8 +30,8 @@ type Metrics struct {
 	// its write lands on an inactive PG (the inactive fraction).
 	WritesRefused float64
 	// StaleWrites counts writes accepted from clients whose pod was deleted
-	// (the workload moved): writes the workload's current instance never
-	// sees, lost or corrupting.
+	// while the workload's new client holds the lock: writes the current
+	// instance never sees, lost or corrupting (split-brain).
 	StaleWrites float64
 	// FencesNotOK counts fences (remediations, cut-offs, taints) taken
 	// while `ceph status` was not HEALTH_OK; the seed design's rule
@@ -156,7 +156,7 @@ func (mt *Metrics) step(s *Sim) {
 		per := s.P.ClientWriteIOPS / float64(Second)
 		cur := float64(s.cl.nCurWriting)
 		mt.refRate = per * (float64(nw) - cur + cur*s.unservedFraction())
-		mt.staleRate = per * float64(s.cl.nStaleWriting)
+		mt.staleRate = per * float64(s.cl.nSplit)
 	}
 	if s.rec != nil && len(s.pgs) > 0 {
 		v := 1 - s.unservedFraction()

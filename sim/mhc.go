@@ -106,8 +106,6 @@ func (s *Sim) fence(i int, by string) {
 			s.monStoreLost(m.mon)
 		}
 		m.phase = PhaseDeleting
-		m.hasNode = false
-		s.moveWorkloads(i, "node deleted")
 		s.schedule(s.now+s.P.ProviderDeleteTime, evMachineTerminated, int32(i), m.gen, 0)
 	}
 	m.ready = false
@@ -124,6 +122,9 @@ func (s *Sim) machineTerminated(i int, gen int32) {
 	}
 	m.powered, m.booted = false, false
 	m.phase = PhaseProvisioning
+	// machine-api-operator deletes the Node once the instance is gone
+	m.hasNode = false
+	s.nodeDeleted(i)
 	if !m.machineSet || s.inSet() > s.scale() {
 		m.phase = PhaseGone
 		m.machineSet = false
@@ -180,7 +181,7 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 		m.powered, m.powerLost, m.reportOff = true, false, false
 		m.link = [3]bool{true, true, true}
 	}
-	m.storageFenced, m.granted, m.remediated, m.everUp = false, false, false, false
+	m.storageFenced, m.granted, m.remediated, m.everUp, m.clientFenced = false, false, false, false, false
 	m.kindOverride = -1
 	m.blocked, m.safeWhy = "", ""
 	if s.pol.Grants {
@@ -227,6 +228,7 @@ func (s *Sim) rebootDone(i int, gen int32) {
 	}
 	if s.pol.Grants {
 		m.block = blockEntry{}
+		m.clientFenced = false
 	}
 	if s.rec != nil {
 		s.logf("machine", "%s power cycle done", m.Name)

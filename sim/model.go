@@ -105,13 +105,14 @@ type Machine struct {
 	blocked   string
 	safeWhy   string
 
-	clients   []int32    // client processes on this machine (clients.go)
-	block     blockEntry // blocklist entry of its client address
-	tainted   bool       // node.kubernetes.io/out-of-service
-	reportOff bool       // the provider wrongly reports it powered off
-	offAt     Time       // when it lost power
-	oosFenced []int32    // machines whose addresses Rook fenced for this taint
-	oosDone   bool       // Rook reconciled the taint
+	clients      []int32    // client processes on this machine (clients.go)
+	block        blockEntry // blocklist entry of its client address
+	tainted      bool       // node.kubernetes.io/out-of-service
+	clientFenced bool       // safe blocklisted its client address before its pods' eviction
+	reportOff    bool       // the provider wrongly reports it powered off
+	offAt        Time       // when it lost power
+	oosFenced    []int32    // machines whose addresses Rook fenced for this taint
+	oosDone      bool       // Rook reconciled the taint
 }
 
 // Sim is one simulation run.
@@ -343,6 +344,12 @@ func (s *Sim) dispatch(ev event) {
 		s.osdRestart(int(ev.a), ev.b)
 	case evMonSynced:
 		s.monSynced(int(ev.a), ev.b)
+	case evPodEvict:
+		s.podEvict(int(ev.a), ev.b)
+	case evSafeClientFence:
+		s.safeClientFence(int(ev.a), ev.b, ev.c)
+	case evEvictedDeleted:
+		s.evictedDeleted(int(ev.a), ev.b)
 	case evEnd:
 		s.endCheck()
 		s.stopped = true
@@ -427,6 +434,7 @@ func (s *Sim) setReady(i int, v bool) {
 		m.everUp = true
 		m.refused = false
 		s.oosUntaint(i)
+		s.kubeletBack(i)
 		s.restartLocal(i)
 		if m.unhealthy {
 			m.unhealthy = false
@@ -438,6 +446,9 @@ func (s *Sim) setReady(i int, v bool) {
 		}
 		if s.opHost == i && !s.opUp {
 			s.schedule(s.now+s.P.PodEvictionTimeout, evOpEvict, int32(i), m.readyGen, 0)
+		}
+		if len(s.cl.workloads) > 0 {
+			s.schedule(s.now+s.P.PodEvictionTimeout, evPodEvict, int32(i), m.readyGen, 0)
 		}
 	}
 	if s.opHost == i {

@@ -197,6 +197,10 @@ type Params struct {
 	// RBD client holding the volume's lock on another node (schedule, attach,
 	// map, start).
 	WorkloadStartTime Time
+	// MaxWaitForUnmount is the attach-detach controller's
+	// maxWaitForUnmountDuration (6 min): it force-detaches a volume whose
+	// pod is gone from a node that cannot confirm the unmount (pods.go).
+	MaxWaitForUnmount Time
 	// StaleKillTime is how long a kubelet back on the API takes to kill the
 	// containers of pods deleted while it was away (pod sync).
 	StaleKillTime Time
@@ -265,6 +269,7 @@ func DefaultParams() Params {
 		HealthBlipTime:            10 * Second,
 		WorkloadStartTime:         20 * Second,
 		StaleKillTime:             10 * Second,
+		MaxWaitForUnmount:         6 * Minute,
 		BlocklistExpire:           Hour,
 		ClientWriteIOPS:           100,
 	}
@@ -336,6 +341,7 @@ var paramTable = []paramDesc{
 	{name: "healthBlipTime", dur: func(p *Params) *Time { return &p.HealthBlipTime }},
 	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
 	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},
+	{name: "maxWaitForUnmount", dur: func(p *Params) *Time { return &p.MaxWaitForUnmount }},
 	{name: "staleKillTime", dur: func(p *Params) *Time { return &p.StaleKillTime }},
 	{name: "blocklistExpire", dur: func(p *Params) *Time { return &p.BlocklistExpire }},
 	{name: "clientWriteIops", kind: pFloat, f: func(p *Params) *float64 { return &p.ClientWriteIOPS }},

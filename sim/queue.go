@@ -37,6 +37,9 @@ const (
 	evOSDReassert
 	evOSDRestart
 	evMonSynced
+	evPodEvict
+	evEvictedDeleted
+	evSafeClientFence
 	evEnd
 )
 

@@ -103,6 +103,7 @@ type Result struct {
 	Recovery Time
 	// Rec is the recorded timeline and plot series (nil unless recorded).
 	Rec     *Recorder
+	params  Params
 	cluster Cluster
 	faults  []Fault
 }
@@ -112,7 +113,7 @@ func (s *Sim) result() *Result {
 	mt.finish(s)
 	r := &Result{Name: s.cfg.Name, Policy: s.pol.Name, Seed: s.cfg.Seed, Violations: s.inv.viols, End: s.now,
 		Events: s.Events, Health: s.healthText(), Blockers: s.blockers(), Metrics: mt, Rec: s.rec,
-		cluster: s.cfg.Cluster, faults: s.cfg.Faults, Recovery: -1}
+		cluster: s.cfg.Cluster, params: s.P, faults: s.cfg.Faults, Recovery: -1}
 	if mt.RecoveredAt >= 0 && mt.FirstFault >= 0 {
 		r.Recovery = mt.RecoveredAt - mt.FirstFault
 		if r.Recovery < 0 {
@@ -121,6 +122,8 @@ func (s *Sim) result() *Result {
 	}
 	return r
 }
+
+func (r *Result) cfgParams() Params { return r.params }
 
 // Invariants returns the numbers of the violated invariants, sorted, unique.
 func (r *Result) Invariants() []int {

@@ -29,7 +29,7 @@ func (s *Sim) oosTaint(i int) {
 	}
 	s.metrics.Fences++
 	s.metrics.fenceHealth(s)
-	s.moveWorkloads(i, "out-of-service taint")
+	s.moveWorkloads(i, "out-of-service taint: the pod GC force-deleted their pods", s.now)
 	s.livenessUpdate(i)
 	if s.opUp {
 		s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSFence, int32(i), s.opEpoch, 0)

@@ -100,6 +100,8 @@ var clusterFields = []field[*Cluster]{
 	enumField("failureDomain", crushTypeNames[:CrushRoot], func(c *Cluster, i int) { c.FailureDomain = CrushType(i) }),
 	machineRefs("monsOn", func(c *Cluster) *[]int { return &c.MonsOn }),
 	enumField("monStore", monStoreNames, func(c *Cluster, i int) { c.MonStore = MonStore(i) }),
+	enumField("workloads", workloadKindNames, func(c *Cluster, i int) { c.WorkloadKind = WorkloadKind(i) }),
+	enumField("attachRequired", boolNames, func(c *Cluster, i int) { c.NoAttach = i == 0 }),
 }
 
 // ClusterFieldNames lists the keys accepted under a scenario's `cluster:`.
