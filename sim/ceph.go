@@ -203,8 +203,13 @@ func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
 
 func (s *Sim) osdCanUp(o *OSD) bool {
 	m := &s.machines[o.m]
-	return m.alive() && !m.storageFenced && !o.selfStop && m.link[linkPublic] && m.link[linkCluster]
+	return m.alive() && !m.storageFenced && !o.selfStop && m.link[linkPublic] && m.link[linkCluster] && !s.oosEvicted(m)
 }
+
+// oosEvicted reports whether machine m's OSD pods are gone because of the
+// out-of-service taint: its kubelet is back and killed them, and they
+// cannot be scheduled there until the taint is removed (oos.go).
+func (s *Sim) oosEvicted(m *Machine) bool { return m.tainted && m.hbOK }
 
 // serving reports whether OSD i may serve client I/O: its daemon runs, it
 // is not blocklisted, it reaches the public network and the map says up.
@@ -239,7 +244,7 @@ func (s *Sim) osdReeval(i int) {
 	if o.selfStop && !m.alive() {
 		o.selfStop, o.mdN = false, 0 // the host restarts: a new daemon
 	}
-	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop; bc != o.beacon {
+	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop && !s.oosEvicted(m); bc != o.beacon {
 		o.beacon = bc
 		o.silent = s.now
 		if !bc && o.up {

@@ -32,6 +32,8 @@ type client struct {
 	current bool  // the workload's current client (holds the lease)
 	started bool  // has taken the lock (current clients only)
 	writes  bool  // cached: the client's writes are accepted now
+	since   Time  // when writes last changed (its watch times out osdClientWatchTimeout after it lost Ceph)
+	broken  Time  // its lock was broken and this instance blocklisted until then (rbd_blocklist_on_break_lock)
 }
 
 // workload is a pod with a ReadWriteOnce volume (pods.go moves it).
@@ -80,8 +82,58 @@ func (s *Sim) initClients() {
 	}
 }
 
+// lockWait is how long workload w's new client must wait for the
+// exclusive lock: an old client that lost Ceph less than
+// osdClientWatchTimeout ago still has its watch, and librbd breaks the
+// lock of an owner only once its watch is gone (0: no wait).
+func (s *Sim) lockWait(w int) Time {
+	var wait Time
+	for k := range s.cl.clients {
+		if c := &s.cl.clients[k]; c.w == int32(w) && !c.current && !c.dead && !c.writes {
+			wait = max(wait, c.since+s.P.OSDClientWatchTimeout-s.now)
+		}
+	}
+	return wait
+}
+
+// breakLocks: workload w's new client on machine h takes the exclusive
+// lock. An old client whose watch is alive (it runs and reaches Ceph)
+// hands the lock over and asks for it back when it writes again
+// (cooperative: both write). One whose watch expired is a dead owner:
+// librbd breaks its lock and, with rbd_blocklist_on_break_lock (true),
+// blocklists that client instance for rbd_blocklist_expire_seconds (0: the
+// OSD default, mon_osd_blocklist_default_expire, 1 h).
+func (s *Sim) breakLocks(w, h int) {
+	if !s.P.RBDBlocklistOnBreakLock {
+		return
+	}
+	exp := s.P.RBDBlocklistExpire
+	if exp == 0 {
+		exp = s.P.BlocklistExpire
+	}
+	for k := range s.cl.clients {
+		c := &s.cl.clients[k]
+		if c.w != int32(w) || c.current || c.dead || c.writes || c.broken > s.now {
+			continue
+		}
+		c.broken = s.now + exp
+		s.schedule(c.broken, evLockBreakExpire, int32(k), 0, int64(c.broken))
+		if s.rec != nil {
+			s.logf("client", "w%d's new client on %s broke the lock of its old client on %s (watch expired) and blocklisted that client until %s", w, s.machines[h].Name, s.machines[c.host].Name, c.broken)
+		}
+	}
+}
+
+// lockBreakExpire: the blocklist entry of a broken lock's client expired.
+func (s *Sim) lockBreakExpire(ci int, until Time) {
+	if c := &s.cl.clients[ci]; c.broken == until {
+		s.clientsOn(int(c.host))
+	}
+}
+
 // startClient starts workload w's client on machine h; it holds the lock.
 func (s *Sim) startClient(w, h int) {
+	s.breakLocks(w, h)
 	ci := int32(len(s.cl.clients))
 	s.cl.clients = append(s.cl.clients, client{w: int32(w), host: int32(h), gen: s.machines[h].gen, addr: s.addrGen(h), current: true, started: true})
 	s.machines[h].clients = append(s.machines[h].clients, ci)
@@ -115,11 +167,11 @@ func (s *Sim) clientEval(ci int) {
 	}
 	// without quorum a client that has its map and sessions keeps writing
 	// to the PGs that serve (metrics.go counts the others)
-	w := !c.dead && m.alive() && m.link[linkPublic] && !s.blocklisted(c)
+	w := !c.dead && m.alive() && m.link[linkPublic] && !s.blocklisted(c) && c.broken <= s.now
 	if w == c.writes {
 		return
 	}
-	c.writes = w
+	c.writes, c.since = w, s.now
 	d := 1
 	if !w {
 		d = -1
@@ -238,8 +290,8 @@ func (s *Sim) blocklist(i int, until Time, by string) {
 	if until > s.now && until < forever {
 		s.schedule(until, evBlockExpire, int32(i), 0, int64(until))
 	}
-	if until > s.now && m.ready {
-		s.violate(8, fmt.Sprintf("%s blocklisted the client address of %s, a Ready node", by, m.Name))
+	if until > s.now && m.ready && !m.tainted {
+		s.violate(8, fmt.Sprintf("%s blocklisted the client address of %s, a Ready node that may run workloads", by, m.Name))
 	}
 	s.clientsOn(i)
 }

@@ -28,6 +28,7 @@ const (
 	FaultUnsetNoOut
 	FaultSetNoRebalance
 	FaultUnsetNoRebalance
+	FaultRemoveOOSTaint
 	numFaultKinds
 )
 
@@ -79,6 +80,9 @@ var faultTable = [numFaultKinds]faultDesc{
 	FaultUnsetNoOut:       {name: "unset-noout", heal: FaultUnsetNoOut, controller: true},
 	FaultSetNoRebalance:   {name: "set-norebalance", heal: FaultUnsetNoRebalance, controller: true},
 	FaultUnsetNoRebalance: {name: "unset-norebalance", heal: FaultUnsetNoRebalance, controller: true},
+	// an administrator removes the node.kubernetes.io/out-of-service taint
+	// (oos.go); Kubernetes never does
+	FaultRemoveOOSTaint: {name: "remove-oos-taint", heal: FaultRemoveOOSTaint},
 }
 
 // FaultNames lists the scenario-file names of the fault kinds, in table order.

@@ -54,6 +54,8 @@ func (s *Sim) applyFault(k FaultKind, i int) {
 	case FaultNICCut, FaultNICHeal:
 		v := k == FaultNICHeal
 		m.link = [3]bool{v, v, v}
+	case FaultRemoveOOSTaint:
+		s.oosUntaint(i)
 	}
 	s.machineChanged(i)
 }

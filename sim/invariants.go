@@ -42,7 +42,7 @@ var InvariantDocs = map[int]string{
 	5: "no node whose OSDs may still serve is deleted before it is cut off from storage",
 	6: "bounded liveness: a dead NotReady node is fenced within the bound",
 	7: "split-brain: no write accepted from a client whose workload has moved",
-	8: "no fence blocklists the client address of a Ready node",
+	8: "no fence blocklists the client address of a Ready node that may run workloads (without the out-of-service taint)",
 }
 
 // numInvariants is one more than the highest invariant number.

@@ -113,6 +113,7 @@ type Machine struct {
 	offAt        Time       // when it lost power
 	oosFenced    []int32    // machines whose addresses Rook fenced for this taint
 	oosDone      bool       // Rook reconciled the taint
+	csiFenceAt   Time       // when ceph-csi fenced its address for the taint (-1: not fenced)
 }
 
 // Sim is one simulation run.
@@ -200,6 +201,7 @@ func New(cfg Config) (*Sim, error) {
 		m.mon = -1
 		m.kindOverride = -1
 		m.faultAt = -1
+		m.csiFenceAt = -1
 	}
 	for _, i := range c.Standalone {
 		s.machines[i].machineSet = false
@@ -346,6 +348,16 @@ func (s *Sim) dispatch(ev event) {
 		s.monSynced(int(ev.a), ev.b)
 	case evPodEvict:
 		s.podEvict(int(ev.a), ev.b)
+	case evCSIUnpublish:
+		s.csiUnpublish(int(ev.a), ev.b)
+	case evCSIUnfence:
+		s.csiUnfence(int(ev.a), ev.b)
+	case evOOSRemoval:
+		if m := &s.machines[ev.a]; m.readyGen == ev.b && m.ready {
+			s.oosUntaint(int(ev.a))
+		}
+	case evLockBreakExpire:
+		s.lockBreakExpire(int(ev.a), Time(ev.c))
 	case evSafeClientFence:
 		s.safeClientFence(int(ev.a), ev.b, ev.c)
 	case evEvictedDeleted:
@@ -433,7 +445,7 @@ func (s *Sim) setReady(i int, v bool) {
 	if v {
 		m.everUp = true
 		m.refused = false
-		s.oosUntaint(i)
+		s.oosReady(i)
 		s.kubeletBack(i)
 		s.restartLocal(i)
 		if m.unhealthy {

@@ -207,6 +207,30 @@ type Params struct {
 	// BlocklistExpire is the expiry of a blocklist entry a fencer adds
 	// without its own (Ceph's mon_osd_blocklist_default_expire, 1 h).
 	BlocklistExpire Time
+	// OSDClientWatchTimeout is osd_client_watch_timeout (30 s): a client
+	// that stopped pinging loses its watch on the image header this long
+	// after; only then may another client break its exclusive lock.
+	OSDClientWatchTimeout Time
+	// RBDBlocklistOnBreakLock is rbd_blocklist_on_break_lock (true): the
+	// client that breaks a dead owner's lock blocklists it.
+	RBDBlocklistOnBreakLock bool
+	// RBDBlocklistExpire is rbd_blocklist_expire_seconds (0: the OSD
+	// default, blocklistExpire).
+	RBDBlocklistExpire Time
+	// NetworkFenceExpire is the expiry ceph-csi gives the blocklist
+	// entries of a NetworkFence (157784760 s, 5 years).
+	NetworkFenceExpire Time
+	// CSIAutoFenceExpire is the expiry of the blocklist entry ceph-csi's
+	// ControllerUnpublishVolume adds for a node with the out-of-service
+	// taint (its AutoBlocklistTime, a year).
+	CSIAutoFenceExpire Time
+	// CSIUnfenceCooldown is how long after that fence ceph-csi's node
+	// plugin, back on a node without the taint, lifts it (5 min).
+	CSIUnfenceCooldown Time
+	// OOSTaintRemovalDelay is how long after a tainted node is Ready again
+	// an operator removes the out-of-service taint (0: only a scripted
+	// remove-oos-taint; Kubernetes never removes it by itself).
+	OOSTaintRemovalDelay Time
 	// ClientWriteIOPS is each workload's write rate, for the counts of
 	// writes refused and writes accepted from stale clients.
 	ClientWriteIOPS float64
@@ -272,6 +296,11 @@ func DefaultParams() Params {
 		MaxWaitForUnmount:         6 * Minute,
 		BlocklistExpire:           Hour,
 		ClientWriteIOPS:           100,
+		OSDClientWatchTimeout:     30 * Second,
+		RBDBlocklistOnBreakLock:   true,
+		NetworkFenceExpire:        157784760 * Second,
+		CSIAutoFenceExpire:        365 * Day,
+		CSIUnfenceCooldown:        5 * Minute,
 	}
 }
 
@@ -282,6 +311,7 @@ const (
 	pInt
 	pFloat
 	pCrush
+	pBool
 )
 
 type paramDesc struct {
@@ -291,6 +321,7 @@ type paramDesc struct {
 	i    func(*Params) *int
 	f    func(*Params) *float64
 	c    func(*Params) *CrushType
+	b    func(*Params) *bool
 }
 
 // paramTable maps scenario `params:` keys to fields.
@@ -344,6 +375,13 @@ var paramTable = []paramDesc{
 	{name: "maxWaitForUnmount", dur: func(p *Params) *Time { return &p.MaxWaitForUnmount }},
 	{name: "staleKillTime", dur: func(p *Params) *Time { return &p.StaleKillTime }},
 	{name: "blocklistExpire", dur: func(p *Params) *Time { return &p.BlocklistExpire }},
+	{name: "osdClientWatchTimeout", dur: func(p *Params) *Time { return &p.OSDClientWatchTimeout }},
+	{name: "rbdBlocklistOnBreakLock", kind: pBool, b: func(p *Params) *bool { return &p.RBDBlocklistOnBreakLock }},
+	{name: "rbdBlocklistExpire", dur: func(p *Params) *Time { return &p.RBDBlocklistExpire }},
+	{name: "networkFenceExpire", dur: func(p *Params) *Time { return &p.NetworkFenceExpire }},
+	{name: "csiAutoFenceExpire", dur: func(p *Params) *Time { return &p.CSIAutoFenceExpire }},
+	{name: "csiUnfenceCooldown", dur: func(p *Params) *Time { return &p.CSIUnfenceCooldown }},
+	{name: "oosTaintRemovalDelay", dur: func(p *Params) *Time { return &p.OOSTaintRemovalDelay }},
 	{name: "clientWriteIops", kind: pFloat, f: func(p *Params) *float64 { return &p.ClientWriteIOPS }},
 }
 
@@ -382,6 +420,12 @@ func (p *Params) SetParam(name, val string) error {
 				return fmt.Errorf("%s: want host, rack, zone or root, got %q", name, val)
 			}
 			*d.c(p) = t
+		case pBool:
+			v, err := strconv.ParseBool(val)
+			if err != nil {
+				return fmt.Errorf("%s: want true or false, got %q", name, val)
+			}
+			*d.b(p) = v
 		case pFloat:
 			f, err := strconv.ParseFloat(val, 64)
 			if err != nil || f < 0 {
@@ -441,6 +485,10 @@ func (p *Params) diff(d Params) []string {
 		case pCrush:
 			if v := *pd.c(p); v != *pd.c(&d) {
 				out = append(out, pd.name+": "+v.String())
+			}
+		case pBool:
+			if v := *pd.b(p); v != *pd.b(&d) {
+				out = append(out, fmt.Sprintf("%s: %v", pd.name, v))
 			}
 		}
 	}

@@ -166,6 +166,10 @@ func (s *Sim) clientStart(w int, gen int32, h int) {
 		// the pod stays on its node until the node is back or deleted
 		return
 	}
+	if wait := s.lockWait(w); wait > 0 {
+		s.schedule(s.now+wait, evClientStart, int32(w), gen, -1)
+		return
+	}
 	n := len(s.machines)
 	for k := 1; k <= n; k++ {
 		j := (w + k) % n

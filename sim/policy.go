@@ -51,6 +51,10 @@ type Policy struct {
 	// shutdown: pods force-deleted, volumes force-detached) and Rook's
 	// operator creates a NetworkFence for the node's client addresses.
 	OOSTaint bool
+	// CSIFence: with the taint, ceph-csi's ControllerUnpublishVolume fences
+	// the client address stored in the image metadata (oos.go); Rook's
+	// NetworkFence is not used.
+	CSIFence bool
 
 	// The safe policy's checks. Tests switch one off to show that the
 	// invariants catch the resulting policy.
@@ -72,6 +76,8 @@ var Policies = map[string]*Policy{
 		Label: labelNone, Gate: gateNone},
 	"rook-oos": {Name: "rook-oos", Doc: "today's Rook path: out-of-service taint on a NotReady node (pods force-deleted, volumes force-detached), Rook fences the clients it finds as the volumes' watchers",
 		Label: labelNone, Gate: gateNone, OOSTaint: true},
+	"csi-oos": {Name: "csi-oos", Doc: "the newest ceph-csi path: out-of-service taint on a NotReady node; ceph-csi's ControllerUnpublishVolume blocklists the client address it stored in the image metadata before the volume detaches",
+		Label: labelNone, Gate: gateNone, OOSTaint: true, CSIFence: true},
 	"never": {Name: "never", Doc: "never fences: the MachineHealthCheck only reports",
 		Label: labelNone, Gate: gateNone, NoRemediation: true},
 	"safe": {Name: "safe", Doc: "MHC external remediation: one OSD machine at a time, on a fresh observation, cut off from storage (mark down + blocklist) before the fence; never wipe a last current replica",
@@ -80,7 +86,7 @@ var Policies = map[string]*Policy{
 
 // PolicyNames lists the policies in a fixed order.
 func PolicyNames() []string {
-	return []string{"seed", "rook", "mhc-only", "rook-oos", "never", "safe"}
+	return []string{"seed", "rook", "mhc-only", "rook-oos", "csi-oos", "never", "safe"}
 }
 
 // LookupPolicy returns the named policy.
@@ -129,7 +135,7 @@ func (p *Policy) initialLabel(s *Sim, i int) bool {
 // usesOperator reports whether the policy needs the storage operator's
 // controllers to fence.
 func (p *Policy) usesOperator() bool {
-	return p.Label == labelPodReady || p.Label == labelPodScheduled || p.Gate == gateHealthOK || p.Gate == gateAllClean || p.Grants || p.OOSTaint
+	return p.Label == labelPodReady || p.Label == labelPodScheduled || p.Gate == gateHealthOK || p.Gate == gateAllClean || p.Grants || (p.OOSTaint && !p.CSIFence)
 }
 
 func (p *Policy) initialMDB() int {
@@ -225,10 +231,10 @@ func (p *Policy) resync(s *Sim) {
 				s.labelTrigger(i)
 			}
 		}
-		if p.OOSTaint && m.tainted && !m.oosDone {
+		if p.OOSTaint && !p.CSIFence && m.tainted && !m.oosDone {
 			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSFence, int32(i), s.opEpoch, 0)
 		}
-		if p.OOSTaint && !m.tainted && len(m.oosFenced) > 0 {
+		if p.OOSTaint && !p.CSIFence && !m.tainted && len(m.oosFenced) > 0 {
 			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSUnfence, int32(i), s.opEpoch, 0)
 		}
 		if p.Grants {

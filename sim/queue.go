@@ -40,6 +40,10 @@ const (
 	evPodEvict
 	evEvictedDeleted
 	evSafeClientFence
+	evLockBreakExpire
+	evCSIUnpublish
+	evCSIUnfence
+	evOOSRemoval
 	evEnd
 )
 
