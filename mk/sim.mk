@@ -9,7 +9,7 @@
 
 SIM_SCENARIOS ?= fixtures/scenarios
 SIM_SEED      ?= 1
-SIM_POLICIES  := seed rook mhc-only rook-oos never safe
+SIM_POLICIES  := seed rook mhc-only rook-oos csi-oos never safe
 
 BENCH_TARGETS += bench-sim
 # The rehearsal takes seconds and checks the CLI end to end against every
