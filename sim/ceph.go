@@ -39,7 +39,16 @@ type OSD struct {
 	mdN      uint8
 	selfStop bool // stopped itself after too many markdowns
 	stopGen  int32
-	held     bool // down but kept in (noout or subtree limit)
+	// the daemon process: it dies with its host; one marked down while it
+	// ran but could not reach the mons sees the markdown when it does
+	// (mdPending); the mon's laggy stats of the OSD (flags.go)
+	procDead      bool
+	mdPending     bool
+	downSame      bool // marked down while this process ran
+	laggyProb     float64
+	laggyInterval float64 // seconds
+	downStamp     Time
+	held          bool // down but kept in (noout or subtree limit)
 	// blocksPeering: a PG could not peer because this up OSD was unreachable
 	blocksPeering bool
 }
@@ -241,8 +250,11 @@ func (s *Sim) hostHealth(o *OSD, was bool) {
 func (s *Sim) osdReeval(i int) {
 	o := &s.osds[i]
 	m := &s.machines[o.m]
-	if o.selfStop && !m.alive() {
-		o.selfStop, o.mdN = false, 0 // the host restarts: a new daemon
+	if !m.alive() {
+		// the daemon dies with its host; a new one starts when it is back
+		o.selfStop, o.procDead, o.mdPending = false, true, false
+	} else if o.procDead {
+		o.procDead, o.mdN, o.downSame = false, 0, false
 	}
 	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop && !s.oosEvicted(m); bc != o.beacon {
 		o.beacon = bc
@@ -255,6 +267,7 @@ func (s *Sim) osdReeval(i int) {
 	}
 	c := s.osdCanUp(o)
 	if c == o.canUp {
+		s.seeMarkdown(i)
 		return
 	}
 	was := o.up && o.canUp
@@ -281,6 +294,7 @@ func (s *Sim) osdReeval(i int) {
 			}
 		}
 	}
+	s.seeMarkdown(i)
 }
 
 // osdGraceExpired: peers have missed heartbeats for osd_heartbeat_grace. The
@@ -289,6 +303,11 @@ func (s *Sim) osdReeval(i int) {
 func (s *Sim) osdGraceExpired(i int, gen int32, again bool) {
 	o := &s.osds[i]
 	if o.gen != gen || !o.up || o.canUp || !s.ceph.quorum {
+		return
+	}
+	if ff := s.now - o.failAt; ff < s.heartbeatGrace(o, ff) {
+		// a laggy OSD gets a longer grace (flags.go)
+		s.schedule(o.failAt+s.heartbeatGrace(o, ff), evOSDMarkDown, int32(i), gen, b2i(again))
 		return
 	}
 	m := &s.machines[o.m]
@@ -361,8 +380,12 @@ func (s *Sim) markDown(i int, why string) {
 	}
 	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
 	s.metrics.Markdowns++
-	if o.beacon && s.P.OSDMaxMarkdownCount > 0 {
-		s.wronglyDown(i)
+	o.downStamp, o.downSame = s.now, !o.procDead
+	if s.P.OSDMaxMarkdownCount > 0 && !o.procDead && m.alive() && !o.selfStop {
+		// the daemon runs: it sees the markdown now, or when it reaches
+		// the mons again (seeMarkdown)
+		o.mdPending = true
+		s.seeMarkdown(i)
 	}
 	s.livenessUpdate(int(o.m))
 }
@@ -370,6 +393,7 @@ func (s *Sim) markDown(i int, why string) {
 func (s *Sim) markUp(i int) {
 	o := &s.osds[i]
 	o.up = true
+	s.laggyBoot(o)
 	s.countUp(i, 1)
 	s.hostHealth(o, false)
 	if o.in {
@@ -435,6 +459,13 @@ func (s *Sim) markOut(i int) {
 	if s.rec != nil {
 		s.logf("ceph", "osd.%d out after mon_osd_down_out_interval; %d PGs remapped", i, moved)
 	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func slotOf(p *PG, o int) int {

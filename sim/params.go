@@ -128,6 +128,15 @@ type Params struct {
 	OSDMaxMarkdownCount int
 	// OSDMaxMarkdownPeriod is osd_max_markdown_period (600 s).
 	OSDMaxMarkdownPeriod Time
+	// MonOSDAdjustHeartbeatGrace is mon_osd_adjust_heartbeat_grace (true):
+	// the mon lengthens a laggy OSD's grace (flags.go).
+	MonOSDAdjustHeartbeatGrace bool
+	// MonOSDLaggyHalflife is mon_osd_laggy_halflife (3600 s).
+	MonOSDLaggyHalflife Time
+	// MonOSDLaggyWeight is mon_osd_laggy_weight (0.3).
+	MonOSDLaggyWeight float64
+	// MonOSDLaggyMaxInterval is mon_osd_laggy_max_interval (300 s).
+	MonOSDLaggyMaxInterval Time
 	// OSDRestartBackoff is how long a self-stopped OSD daemon stays down
 	// before its container restarts (the kubelet's CrashLoopBackOff cap, 5 min).
 	OSDRestartBackoff Time
@@ -248,59 +257,63 @@ type Params struct {
 // DefaultParams returns the documented defaults.
 func DefaultParams() Params {
 	return Params{
-		OSDHeartbeatGrace:         20 * Second,
-		MonOSDMinDownReporters:    2,
-		MonOSDReportTimeout:       900 * Second,
-		MonOSDDownOutInterval:     600 * Second,
-		MonOSDMinInRatio:          0.75,
-		MonTickInterval:           5 * Second,
-		MonPGStuckThreshold:       60 * Second,
-		OSDBootTime:               10 * Second,
-		PeeringTime:               2 * Second,
-		PoolSize:                  3,
-		PoolMinSize:               2,
-		PGDataMB:                  10240,
-		PGWriteMBps:               0.05,
-		PGWriteOps:                1,
-		OSDMinPGLogEntries:        250,
-		OSDMaxBackfills:           1,
-		RecoveryMBps:              50,
-		OSDRecoveryMBps:           100,
-		MonOSDDownOutSubtreeLimit: CrushRack,
-		OSDMaxMarkdownCount:       5,
-		OSDMaxMarkdownPeriod:      600 * Second,
-		OSDRestartBackoff:         5 * Minute,
-		NodeMonitorGracePeriod:    40 * Second,
-		PodEvictionTimeout:        300 * Second,
-		NodeBootTime:              60 * Second,
-		MHCUnhealthyTimeout:       300 * Second,
-		MHCNodeStartupTimeout:     10 * Minute,
-		MHCMaxUnhealthyPct:        100,
-		MHCRetryInterval:          0,
-		MHCLag:                    1 * Second,
-		ProviderDeleteTime:        30 * Second,
-		MachineProvisionTime:      4 * Minute,
-		BareMetalReprovisionTime:  20 * Minute,
-		RebootTime:                3 * Minute,
-		MonSyncTime:               Minute,
-		OperatorLag:               5 * Second,
-		OperatorStartTime:         30 * Second,
-		OperatorFailoverTime:      30 * Second,
-		CephStatusInterval:        15 * Second,
-		RookMDBRequeue:            60 * Second,
-		Jitter:                    0.1,
-		LivenessBound:             30 * Minute,
-		HealthBlipTime:            10 * Second,
-		WorkloadStartTime:         20 * Second,
-		StaleKillTime:             10 * Second,
-		MaxWaitForUnmount:         6 * Minute,
-		BlocklistExpire:           Hour,
-		ClientWriteIOPS:           100,
-		OSDClientWatchTimeout:     30 * Second,
-		RBDBlocklistOnBreakLock:   true,
-		NetworkFenceExpire:        157784760 * Second,
-		CSIAutoFenceExpire:        365 * Day,
-		CSIUnfenceCooldown:        5 * Minute,
+		OSDHeartbeatGrace:          20 * Second,
+		MonOSDMinDownReporters:     2,
+		MonOSDReportTimeout:        900 * Second,
+		MonOSDDownOutInterval:      600 * Second,
+		MonOSDMinInRatio:           0.75,
+		MonTickInterval:            5 * Second,
+		MonPGStuckThreshold:        60 * Second,
+		OSDBootTime:                10 * Second,
+		PeeringTime:                2 * Second,
+		PoolSize:                   3,
+		PoolMinSize:                2,
+		PGDataMB:                   10240,
+		PGWriteMBps:                0.05,
+		PGWriteOps:                 1,
+		OSDMinPGLogEntries:         250,
+		OSDMaxBackfills:            1,
+		RecoveryMBps:               50,
+		OSDRecoveryMBps:            100,
+		MonOSDDownOutSubtreeLimit:  CrushRack,
+		OSDMaxMarkdownCount:        5,
+		OSDMaxMarkdownPeriod:       600 * Second,
+		OSDRestartBackoff:          5 * Minute,
+		MonOSDAdjustHeartbeatGrace: true,
+		MonOSDLaggyHalflife:        Hour,
+		MonOSDLaggyWeight:          0.3,
+		MonOSDLaggyMaxInterval:     300 * Second,
+		NodeMonitorGracePeriod:     40 * Second,
+		PodEvictionTimeout:         300 * Second,
+		NodeBootTime:               60 * Second,
+		MHCUnhealthyTimeout:        300 * Second,
+		MHCNodeStartupTimeout:      10 * Minute,
+		MHCMaxUnhealthyPct:         100,
+		MHCRetryInterval:           0,
+		MHCLag:                     1 * Second,
+		ProviderDeleteTime:         30 * Second,
+		MachineProvisionTime:       4 * Minute,
+		BareMetalReprovisionTime:   20 * Minute,
+		RebootTime:                 3 * Minute,
+		MonSyncTime:                Minute,
+		OperatorLag:                5 * Second,
+		OperatorStartTime:          30 * Second,
+		OperatorFailoverTime:       30 * Second,
+		CephStatusInterval:         15 * Second,
+		RookMDBRequeue:             60 * Second,
+		Jitter:                     0.1,
+		LivenessBound:              30 * Minute,
+		HealthBlipTime:             10 * Second,
+		WorkloadStartTime:          20 * Second,
+		StaleKillTime:              10 * Second,
+		MaxWaitForUnmount:          6 * Minute,
+		BlocklistExpire:            Hour,
+		ClientWriteIOPS:            100,
+		OSDClientWatchTimeout:      30 * Second,
+		RBDBlocklistOnBreakLock:    true,
+		NetworkFenceExpire:         157784760 * Second,
+		CSIAutoFenceExpire:         365 * Day,
+		CSIUnfenceCooldown:         5 * Minute,
 	}
 }
 
@@ -348,6 +361,10 @@ var paramTable = []paramDesc{
 	{name: "monOsdDownOutSubtreeLimit", kind: pCrush, c: func(p *Params) *CrushType { return &p.MonOSDDownOutSubtreeLimit }},
 	{name: "osdMaxMarkdownCount", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxMarkdownCount }},
 	{name: "osdMaxMarkdownPeriod", dur: func(p *Params) *Time { return &p.OSDMaxMarkdownPeriod }},
+	{name: "monOsdAdjustHeartbeatGrace", kind: pBool, b: func(p *Params) *bool { return &p.MonOSDAdjustHeartbeatGrace }},
+	{name: "monOsdLaggyHalflife", dur: func(p *Params) *Time { return &p.MonOSDLaggyHalflife }},
+	{name: "monOsdLaggyWeight", kind: pFloat, f: func(p *Params) *float64 { return &p.MonOSDLaggyWeight }},
+	{name: "monOsdLaggyMaxInterval", dur: func(p *Params) *Time { return &p.MonOSDLaggyMaxInterval }},
 	{name: "osdRestartBackoff", dur: func(p *Params) *Time { return &p.OSDRestartBackoff }},
 	{name: "nodeMonitorGracePeriod", dur: func(p *Params) *Time { return &p.NodeMonitorGracePeriod }},
 	{name: "podEvictionTimeout", dur: func(p *Params) *Time { return &p.PodEvictionTimeout }},
@@ -449,6 +466,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("recoveryMBps must be > 0")
 	case p.OSDMaxBackfills > 0 && p.OSDRecoveryMBps <= 0:
 		return fmt.Errorf("osdRecoveryMBps must be > 0 when osdMaxBackfills is set")
+	case p.MonOSDLaggyWeight > 1 || (p.MonOSDAdjustHeartbeatGrace && p.MonOSDLaggyHalflife <= 0):
+		return fmt.Errorf("monOsdLaggyWeight must be <= 1 and monOsdLaggyHalflife > 0")
 	case p.MonOSDMinInRatio > 1:
 		return fmt.Errorf("monOsdMinInRatio must be <= 1")
 	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.RookMDBRequeue <= 0:
