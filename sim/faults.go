@@ -29,6 +29,10 @@ const (
 	FaultSetNoRebalance
 	FaultUnsetNoRebalance
 	FaultRemoveOOSTaint
+	FaultStatusHang
+	FaultStatusAnswers
+	FaultMgrStale
+	FaultMgrFresh
 	numFaultKinds
 )
 
@@ -83,6 +87,14 @@ var faultTable = [numFaultKinds]faultDesc{
 	// an administrator removes the node.kubernetes.io/out-of-service taint
 	// (oos.go); Kubernetes never does
 	FaultRemoveOOSTaint: {name: "remove-oos-taint", heal: FaultRemoveOOSTaint},
+	// the operators' ceph commands (ceph status, rbd status) hang while the
+	// cluster itself is fine (health.go, observed)
+	FaultStatusHang:    {name: "ceph-status-hang", heal: FaultStatusAnswers, controller: true},
+	FaultStatusAnswers: {name: "ceph-status-answers", heal: FaultStatusAnswers, controller: true},
+	// the active mgr stops updating PG stats without failing over: the PG
+	// health checks `ceph status` reports stay as they were (health.go)
+	FaultMgrStale: {name: "mgr-stale", heal: FaultMgrFresh, controller: true},
+	FaultMgrFresh: {name: "mgr-fresh", heal: FaultMgrFresh, controller: true},
 }
 
 // FaultNames lists the scenario-file names of the fault kinds, in table order.

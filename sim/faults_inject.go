@@ -94,6 +94,10 @@ func (s *Sim) controllerFault(k FaultKind, on bool) {
 		s.setFlag(flagNoOut, on && k == FaultSetNoOut)
 	case FaultSetNoRebalance, FaultUnsetNoRebalance:
 		s.setFlag(flagNoRebalance, on && k == FaultSetNoRebalance)
+	case FaultStatusHang, FaultStatusAnswers:
+		s.statusHang = on && k == FaultStatusHang
+	case FaultMgrStale, FaultMgrFresh:
+		s.setMgrStale(on && k == FaultMgrStale)
 	case FaultMHCStall, FaultMHCResume:
 		s.mhcStall = on && k == FaultMHCStall
 		if !s.mhcStall {

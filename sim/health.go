@@ -178,3 +178,42 @@ func (s *Sim) healthText() string {
 	}
 	return b.String()
 }
+
+// pgStats are the PG counters the mgr reports to the mons.
+type pgStats struct {
+	degraded, inactive, stuck, clean int
+}
+
+func (s *Sim) pgStatsNow() pgStats {
+	return pgStats{s.ceph.nDegraded, s.ceph.nInactive, s.ceph.nStuck, s.ceph.nState[stClean]}
+}
+
+// setMgrStale freezes (or thaws) the PG stats `ceph status` reports.
+func (s *Sim) setMgrStale(on bool) {
+	if on && !s.mgrStale {
+		s.pgSnap = s.pgStatsNow()
+	}
+	s.mgrStale = on
+}
+
+// cephAnswers reports whether the operators' ceph commands get an answer.
+func (s *Sim) cephAnswers() bool { return s.ceph.quorum && !s.statusHang }
+
+// observed is `ceph status` as a controller sees it: no answer without
+// quorum or while its commands hang; the PG checks (PG_DEGRADED,
+// PG_AVAILABILITY) from the mgr's last stats, frozen while the mgr is
+// stale; the mon's own checks (OSD_DOWN, MON_DOWN, OSDMAP_FLAGS) live.
+// Invariants and metrics use the true health.
+func (s *Sim) observed() (Health, pgStats) {
+	if !s.cephAnswers() {
+		return HealthNoAnswer, pgStats{}
+	}
+	pg := s.pgStatsNow()
+	if s.mgrStale {
+		pg = s.pgSnap
+	}
+	if s.ceph.nDownIn > 0 || pg.degraded > 0 || pg.inactive > 0 || s.ceph.monsUp < len(s.ceph.mons) || s.ceph.flags != 0 {
+		return HealthWarn, pg
+	}
+	return HealthOK, pg
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,35 @@ func TestMonStoreLostWithMachine(t *testing.T) {
 	}
 	if safe.Health == HealthNoAnswer.String() || safe.Metrics.NoQuorum > 30*Minute {
 		t.Errorf("safe: health %s, %s without quorum; want the power-cycled mons back within 30 min", safe.Health, safe.Metrics.NoQuorum.Dur())
+	}
+}
+
+// TestCephStatusFaults pins the two observation faults: while the
+// operators' ceph commands hang, Rook cannot list the watchers and fences
+// the node the workloads moved to (inv8; without the hang it fences m4 and
+// passes); a stale mgr's PG stats are no ground for a wipe - safe
+// power-cycles instead, and the broken variant that trusts them loses the
+// latest writes (inv4).
+func TestCephStatusFaults(t *testing.T) {
+	hang := runScenario(t, "ceph-status-hang", "rook-oos", nil)
+	noHang := runScenario(t, "ceph-status-hang", "rook-oos", func(c *Config) { c.Faults = c.Faults[:1] })
+	if hang.Verdict() != "inv8" || noHang.Verdict() != "pass" {
+		t.Errorf("rook-oos: with the hang %s, without %s; want inv8, pass", hang.Verdict(), noHang.Verdict())
+	}
+	safe := runScenario(t, "mgr-stale-wipe", "safe", nil)
+	p := *Policies["safe"]
+	p.Name, p.TrustStalePGStats = "safe-broken", true
+	sc, err := LoadScenario(filepath.Join(scenarioDir, "mgr-stale-wipe.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sc.Config(&p, sc.Seed)
+	cfg.KeepGoing = true
+	broken, err := RunConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if safe.Verdict() != "pass" || !strings.Contains(broken.Verdict(), "inv4") {
+		t.Errorf("mgr-stale-wipe: safe %s, safe trusting stale PG stats %s; want pass, inv4", safe.Verdict(), broken.Verdict())
 	}
 }

@@ -147,6 +147,11 @@ type Sim struct {
 	opStalled bool
 	opEpoch   int32
 	mhcStall  bool
+	// statusHang: the operators' ceph commands hang; mgrStale: the PG
+	// stats `ceph status` reports are frozen at pgSnap (health.go)
+	statusHang bool
+	mgrStale   bool
+	pgSnap     pgStats
 
 	inv     invState
 	metrics Metrics

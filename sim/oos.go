@@ -82,7 +82,7 @@ func (s *Sim) oosFence(i int, epoch int32) {
 	if !s.opLive(epoch) || !m.tainted || m.oosDone {
 		return
 	}
-	if !s.ceph.quorum {
+	if !s.cephAnswers() {
 		// `rbd status` and the blocklist need the mons: Rook requeues
 		s.schedule(s.now+s.P.CephStatusInterval, evOOSFence, int32(i), epoch, 0)
 		return

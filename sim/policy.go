@@ -64,6 +64,7 @@ type Policy struct {
 	NoUpOSDCheck      bool // cut off and fence a node whose OSDs are up in the map
 	NoClientBlocklist bool // cut off the OSDs but not the node's clients
 	TrustPowerReport  bool // without quorum, trust the provider's power report alone
+	TrustStalePGStats bool // decide a wipe on the PG stats of a stale mgr
 }
 
 // Policies are the selectable policies, by name.
@@ -177,7 +178,7 @@ func (s *Sim) mdbPoll() {
 	if !s.opUp {
 		return
 	}
-	h, _ := s.health()
+	h, pg := s.observed()
 	v := 0
 	switch {
 	case h == HealthNoAnswer:
@@ -189,7 +190,7 @@ func (s *Sim) mdbPoll() {
 			v = 1
 		}
 	case s.pol.Gate == gateAllClean:
-		if s.allClean() {
+		if pg.clean == len(s.pgs) {
 			v = 1
 		}
 	}

@@ -72,20 +72,22 @@ func (s *Sim) safeStep(i int) string {
 	if s.otherFencedDoms(i) > 0 && !pol.NoSerialize {
 		return "another OSD machine is fenced and not back"
 	}
-	if !s.ceph.quorum {
+	if !s.cephAnswers() {
 		// The provider's power report alone can be late or wrong: it counts
 		// only when the surviving OSDs confirm that the machine's OSDs
 		// stopped heartbeating (TrustPowerReport is the first-generation
 		// rule, kept to show what the power-report-wrong scenario catches).
+		// Without quorum the last OSD map is frozen and still valid; while
+		// the commands hang safe cannot read it.
 		off := s.providerOff(i) && (pol.TrustPowerReport || s.peersSeeDead(i))
-		if off || m.upOSDs == 0 {
+		if off || (!s.ceph.quorum && m.upOSDs == 0) {
 			if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
 				s.safeNoWipe(i, "Ceph does not answer, so the replicas cannot be checked")
 			}
 			s.safeGrant(i)
 			return ""
 		}
-		return "Ceph does not answer (no mon quorum), its OSDs were up in the last OSD map and the instance is not both reported powered off and silent to its OSD peers"
+		return "Ceph does not answer (no mon quorum, or its commands hang), its OSDs may be up and the instance is not both reported powered off and silent to its OSD peers"
 	}
 	if m.upOSDs > 0 && !pol.NoUpOSDCheck {
 		return "its OSDs are up in the OSD map: Ceph still counts it as a storage host, so it is not fenced"
@@ -99,8 +101,19 @@ func (s *Sim) safeStep(i int) string {
 		return "waiting for the OSD map to show its OSDs down"
 	}
 	if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
-		if pi := s.pgWithoutCurrentElsewhere(i); pi >= 0 {
-			s.safeNoWipe(i, fmt.Sprintf("wiping would leave PG %d with fewer than min_size current replicas", pi))
+		switch {
+		case s.mgrStale && !pol.TrustStalePGStats:
+			s.safeNoWipe(i, "the mgr's PG stats are stale, so the replicas cannot be checked")
+		case s.mgrStale:
+			// the broken variant: stale stats that said all PGs
+			// active+clean are taken for the truth
+			if s.pgSnap.clean != len(s.pgs) {
+				s.safeNoWipe(i, "the (stale) PG stats show PGs not active+clean")
+			}
+		default:
+			if pi := s.pgWithoutCurrentElsewhere(i); pi >= 0 {
+				s.safeNoWipe(i, fmt.Sprintf("wiping would leave PG %d with fewer than min_size current replicas", pi))
+			}
 		}
 	}
 	s.safeGrant(i)
@@ -222,7 +235,7 @@ func (s *Sim) safeClientFence(i int, gen int32, c int64) {
 		s.schedule(s.now+s.jit(s.P.OperatorLag), evSafeClientFence, int32(i), gen, int64(epoch)<<1|1)
 		return
 	}
-	if !s.ceph.quorum {
+	if !s.cephAnswers() {
 		s.schedule(s.now+s.P.CephStatusInterval, evSafeClientFence, int32(i), gen, int64(epoch)<<1|1)
 		return
 	}
