@@ -10,7 +10,9 @@ import (
 type PolicyStats struct {
 	Policy        string             // policy name
 	Runs          int                // runs (scenarios + random schedules)
-	ViolatingRuns int                // runs that broke an invariant
+	ViolatingRuns int                // runs that broke an invariant (going on after the first)
+	SafetyRuns    int                // runs that broke a safety invariant (all but 6)
+	LivenessRuns  int                // runs that broke invariant 6 (liveness)
 	ByInvariant   [numInvariants]int // runs that broke invariant n, at index n
 	UnavailMin    float64            // minutes with some PG not active or no quorum, summed
 	RecoverySum   Time               // time to recovery, summed over recovered runs
@@ -100,10 +102,18 @@ func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(s
 				return "", err
 			}
 			st.Runs++
-			if len(r.Violations) > 0 {
+			if len(m.Violations) > 0 {
 				st.ViolatingRuns++
-				for _, n := range uniqueInts(r.Invariants()) {
+				safety := false
+				for _, n := range uniqueInts(m.Invariants()) {
 					st.ByInvariant[n]++
+					safety = safety || n != 6
+				}
+				if safety {
+					st.SafetyRuns++
+				}
+				if containsInt(m.Invariants(), 6) {
+					st.LivenessRuns++
 				}
 			}
 			st.UnavailMin += float64(m.Metrics.Unavailable) / float64(Minute)
@@ -167,6 +177,15 @@ func Compare(scenarios []*Scenario, randomRuns int, seed uint64, progress func(s
 func withRecording(c Config) Config {
 	c.Record = true
 	return c
+}
+
+func containsInt(a []int, v int) bool {
+	for _, x := range a {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 func uniqueInts(a []int) []int {

@@ -86,6 +86,8 @@ type Config struct {
 	Record bool
 	// KeepGoing continues after a violation (benchmarks, metrics).
 	KeepGoing bool
+	// SafetyOnly checks only the safety invariants (all but 6).
+	SafetyOnly bool
 	// RandomFailureEvery, when > 0, injects a random machine failure on
 	// average this often (exponential inter-arrival), each healing after
 	// RandomFailureFor on average.

@@ -2,7 +2,22 @@ package sim
 
 // Fault injection and repair: applies the fault table (faults.go) to machines and controllers.
 
-func (s *Sim) injectFault(f Fault) {
+// injectFault applies occurrence k of scheduled fault fi; hw is the
+// hardware generation the series started on (repeats of a hardware fault
+// stop when the machine runs on other hardware).
+func (s *Sim) injectFault(fi, k int, hw int32) {
+	f := s.cfg.Faults[fi]
+	if f.Machine >= 0 {
+		m := &s.machines[f.Machine]
+		if k == 0 {
+			hw = m.hw
+		} else if f.Kind.hw() && m.hw != hw {
+			return
+		}
+	}
+	if k+1 < f.Repeat {
+		s.schedule(f.At+Time(k+1)*f.Every, evFault, int32(fi), int32(k+1), int64(hw))
+	}
 	if f.Kind.controller() {
 		s.controllerFault(f.Kind, true)
 		if f.For > 0 {

@@ -112,3 +112,28 @@ func TestFaultsFollowHardware(t *testing.T) {
 		t.Errorf("cloud: the replacement of m4 back at %s, want within minutes of the fence", at)
 	}
 }
+
+// TestDefaultParamsSet: every parameter has a default except those whose
+// documented default is 0 (a forgotten default would silently be 0).
+func TestDefaultParamsSet(t *testing.T) {
+	zero := map[string]bool{"mhcRetryInterval": true, "powerReportLag": true, "poolUsedGB": true, "rbdBlocklistExpire": true, "oosTaintRemovalDelay": true}
+	d := DefaultParams()
+	for _, pd := range paramTable {
+		var isZero bool
+		switch pd.kind {
+		case pDur:
+			isZero = *pd.dur(&d) == 0
+		case pInt:
+			isZero = *pd.i(&d) == 0
+		case pFloat:
+			isZero = *pd.f(&d) == 0
+		case pCrush:
+			isZero = *pd.c(&d) == 0
+		case pBool:
+			isZero = false
+		}
+		if isZero != zero[pd.name] {
+			t.Errorf("%s: default is zero %v, want %v", pd.name, isZero, zero[pd.name])
+		}
+	}
+}

@@ -180,6 +180,7 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 	} else {
 		m.powered, m.powerLost, m.reportOff = true, false, false
 		m.link = [3]bool{true, true, true}
+		m.hw++
 	}
 	m.storageFenced, m.granted, m.remediated, m.everUp, m.clientFenced = false, false, false, false, false
 	m.kindOverride = -1
@@ -220,11 +221,21 @@ func (s *Sim) rebootDone(i int, gen int32) {
 	m.phase = PhaseRunning
 	m.hung = false
 	m.powered = false
+	m.remediated = false
 	if !s.cfg.Cluster.BareMetal {
 		// a cloud power cycle (stop/start) brings the instance up on other
 		// hardware, with its disks: the old hardware's faults stay behind
 		m.powerLost, m.reportOff = false, false
 		m.link = [3]bool{true, true, true}
+		m.hw++
+	}
+	if m.machineSet && !m.ready {
+		// still unhealthy after the remediation: the MHC looks again one
+		// unhealthy timeout later
+		s.schedule(s.now+s.P.MHCUnhealthyTimeout+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
+		if s.pol.Grants {
+			s.schedule(s.now+s.P.MHCUnhealthyTimeout+s.jit(s.P.OperatorLag), evSafeCheck, int32(i), m.readyGen, int64(s.opEpoch))
+		}
 	}
 	if s.pol.Grants {
 		m.block = blockEntry{}
@@ -248,9 +259,7 @@ func (s *Sim) setFenced(i int) {
 	}
 	m.fenced = true
 	s.nFenced++
-	if s.fencedDom(i, 1) {
-		s.livenessAll()
-	}
+	s.fencedDom(i, 1)
 }
 
 // clearFenced drops machine i from "fenced or not yet back" (invariant 1).
@@ -261,9 +270,7 @@ func (s *Sim) clearFenced(i int) {
 	}
 	m.fenced = false
 	s.nFenced--
-	if s.fencedDom(i, -1) {
-		s.livenessAll()
-	}
+	s.fencedDom(i, -1)
 	if s.rec != nil {
 		s.logf("machine", "%s gone for good: no longer counted as fenced and not back", m.Name)
 	}
@@ -278,9 +285,7 @@ func (s *Sim) backCheck(i int) {
 	}
 	m.fenced = false
 	s.nFenced--
-	if s.fencedDom(i, -1) {
-		s.livenessAll()
-	}
+	s.fencedDom(i, -1)
 	if s.rec != nil {
 		s.logf("machine", "%s back: node Ready, all OSDs up", m.Name)
 	}

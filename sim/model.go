@@ -66,6 +66,7 @@ type Machine struct {
 	// Name is the Machine's name; a replacement gets a suffix (m4.1).
 	Name       string
 	gen        int32
+	hw         int32 // hardware generation: a cloud replacement or power cycle runs on other hardware
 	machineSet bool
 	phase      Phase
 	powered    bool
@@ -93,17 +94,15 @@ type Machine struct {
 	grantObs      Time
 	kindOverride  int8
 
-	fenced    bool
-	faultAt   Time
-	osds      []int32
-	upOSDs    int
-	healthy   int
-	mon       int
-	liveElig  bool
-	liveGen   int32
-	liveStall Time
-	blocked   string
-	safeWhy   string
+	fenced  bool
+	faultAt Time
+	osds    []int32
+	upOSDs  int
+	healthy int
+	mon     int
+	downEp  episode // invariant 6 (liveness.go)
+	blocked string
+	safeWhy string
 
 	clients      []int32    // client processes on this machine (clients.go)
 	block        blockEntry // blocklist entry of its client address
@@ -216,6 +215,7 @@ func New(cfg Config) (*Sim, error) {
 			s.nTargets++
 		}
 	}
+	s.initLiveness()
 	s.initTopology()
 	s.initCeph()
 	s.initClients()
@@ -267,7 +267,7 @@ func (s *Sim) Run() *Result {
 func (s *Sim) dispatch(ev event) {
 	switch ev.kind {
 	case evFault:
-		s.injectFault(s.cfg.Faults[ev.a])
+		s.injectFault(int(ev.a), int(ev.b), int32(ev.c))
 	case evHeal:
 		s.heal(FaultKind(ev.b), int(ev.a), int32(ev.c))
 	case evNodeNotReady:
@@ -330,7 +330,9 @@ func (s *Sim) dispatch(ev event) {
 			s.opRecompute()
 		}
 	case evLiveness:
-		s.livenessExpired(int(ev.a), ev.b)
+		s.livenessDue(int(ev.a), ev.b, int32(ev.c))
+	case evLivenessEnd:
+		s.livenessEnd(int(ev.a), ev.b, int32(ev.c))
 	case evRandomFault:
 		s.randomFault()
 	case evClientStart:
@@ -368,7 +370,6 @@ func (s *Sim) dispatch(ev event) {
 	case evEvictedDeleted:
 		s.evictedDeleted(int(ev.a), ev.b)
 	case evEnd:
-		s.endCheck()
 		s.stopped = true
 	}
 }

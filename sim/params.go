@@ -249,9 +249,16 @@ type Params struct {
 	// shorter states rarely reach `ceph status`).
 	HealthBlipTime Time
 
-	// LivenessBound is invariant 6's bound: a NotReady node with all OSDs down
-	// must be fenced within this time.
+	// LivenessBound is invariant 6's bound for a machine down and unfenced
+	// (liveness.go).
 	LivenessBound Time
+	// NoQuorumBound is invariant 6's bound for the cluster without mon quorum.
+	NoQuorumBound Time
+	// DegradedBound is invariant 6's bound for degraded or unavailable PGs.
+	DegradedBound Time
+	// LivenessStable is how long a condition of invariant 6 must stay away
+	// for its episode to end (shorter interruptions do not reset the clock).
+	LivenessStable Time
 }
 
 // DefaultParams returns the documented defaults.
@@ -303,6 +310,9 @@ func DefaultParams() Params {
 		RookMDBRequeue:             60 * Second,
 		Jitter:                     0.1,
 		LivenessBound:              30 * Minute,
+		NoQuorumBound:              30 * Minute,
+		DegradedBound:              3 * Hour,
+		LivenessStable:             10 * Minute,
 		HealthBlipTime:             10 * Second,
 		WorkloadStartTime:          20 * Second,
 		StaleKillTime:              10 * Second,
@@ -387,6 +397,9 @@ var paramTable = []paramDesc{
 	{name: "powerReportLag", dur: func(p *Params) *Time { return &p.PowerReportLag }},
 	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
 	{name: "healthBlipTime", dur: func(p *Params) *Time { return &p.HealthBlipTime }},
+	{name: "noQuorumBound", dur: func(p *Params) *Time { return &p.NoQuorumBound }},
+	{name: "degradedBound", dur: func(p *Params) *Time { return &p.DegradedBound }},
+	{name: "livenessStable", dur: func(p *Params) *Time { return &p.LivenessStable }},
 	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
 	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},
 	{name: "maxWaitForUnmount", dur: func(p *Params) *Time { return &p.MaxWaitForUnmount }},

@@ -62,7 +62,7 @@ func (s *Sim) podEvict(i int, gen int32) {
 		s.logf("client", "%d pod(s) on %s evicted after %s NotReady (Terminating: the kubelet cannot confirm)", n, m.Name, s.P.PodEvictionTimeout.Dur())
 	}
 	if s.cfg.Cluster.WorkloadKind == WorkloadDeployment && s.cfg.Cluster.NoAttach {
-		s.moveWorkloads(i, "their ReplicaSets' new pods need no volume attachment", s.now)
+		s.moveEvicted(i, "their ReplicaSets' new pods need no volume attachment", s.now)
 	}
 }
 
@@ -92,7 +92,7 @@ func (s *Sim) evictedDeleted(i int, hbGen int32) {
 		}
 	}
 	s.clientsOn(i)
-	s.moveWorkloads(i, "its kubelet killed and deleted the evicted pods", s.now)
+	s.moveEvicted(i, "its kubelet killed and deleted the evicted pods", s.now)
 }
 
 // nodeDeleted: machine i's Node object is deleted (after its instance is
@@ -114,11 +114,17 @@ func (s *Sim) detachWait() Time {
 // moveWorkloads deletes the pods on machine i from the API: their
 // workloads start elsewhere once their volumes are free (free). Old
 // processes keep running until their host dies or their kubelet kills them.
-func (s *Sim) moveWorkloads(i int, why string, free Time) {
+func (s *Sim) moveWorkloads(i int, why string, free Time) { s.move(i, why, free, false) }
+
+// moveEvicted is moveWorkloads for the pods evicted from machine i only
+// (pods started there since are not).
+func (s *Sim) moveEvicted(i int, why string, free Time) { s.move(i, why, free, true) }
+
+func (s *Sim) move(i int, why string, free Time, evicted bool) {
 	n := 0
 	for w := range s.cl.workloads {
 		wl := &s.cl.workloads[w]
-		if wl.home != int32(i) {
+		if wl.home != int32(i) || (evicted && !wl.evicted) {
 			continue
 		}
 		if wl.cur >= 0 {

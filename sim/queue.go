@@ -27,6 +27,7 @@ const (
 	evOpEvict
 	evOpStart
 	evLiveness
+	evLivenessEnd
 	evRandomFault
 	evClientStart
 	evStaleKill

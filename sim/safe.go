@@ -8,7 +8,11 @@ import "fmt"
 // machines unhealthy and the safe controller performs the fence, so the
 // decision and the action happen on one observation. Every OSD machine is
 // also labelled with the MDB at maxUnavailable 0, so the MHC cannot fence
-// one on its own. For a machine the MHC reports unhealthy, on an
+// one on its own. safe does not depend on the MHC to see a failed machine:
+// it reads the Node's Ready condition itself with the MHC's timeout (a
+// stalled MHC stalls nothing), and it counts a flapping machine - down,
+// with short returns that restart the MHC's timer, for half the liveness
+// bound (liveness.go) - as unhealthy too. For an unhealthy machine, on an
 // observation taken when it acts (never a cached one) it:
 //  1. waits while another OSD machine is fenced and not back (invariant 1);
 //  2. without mon quorum, grants only if all its OSDs are down in the last
@@ -36,13 +40,21 @@ import "fmt"
 // OSD-map-epoch precondition), so the operator's lag delays but never
 // staleness.
 
-func (s *Sim) safeTrigger(i int) {
+// safeDue is when safe deems NotReady machine i unhealthy: the MHC's
+// timeout after the Ready condition's last transition, or half the
+// liveness bound into a down episode that keeps flapping.
+func (s *Sim) safeDue(i int) Time {
 	m := &s.machines[i]
 	at := s.unhealthyAt(i)
-	if at < s.now {
-		at = s.now
+	if e := &m.downEp; e.start >= 0 {
+		at = min(at, e.start+s.P.LivenessBound/2)
 	}
-	s.schedule(at+s.jit(s.P.OperatorLag), evSafeCheck, int32(i), m.readyGen, int64(s.opEpoch))
+	return at
+}
+
+func (s *Sim) safeTrigger(i int) {
+	m := &s.machines[i]
+	s.schedule(max(s.safeDue(i), s.now)+s.jit(s.P.OperatorLag), evSafeCheck, int32(i), m.readyGen, int64(s.opEpoch))
 }
 
 func (s *Sim) safeCheck(i int, gen int32) {
@@ -66,8 +78,8 @@ func (s *Sim) safeCheck(i int, gen int32) {
 func (s *Sim) safeStep(i int) string {
 	m := &s.machines[i]
 	pol := s.pol
-	if !m.unhealthy {
-		return "no remediation request from the MachineHealthCheck yet"
+	if !m.unhealthy && s.now < s.safeDue(i) {
+		return "not unhealthy yet"
 	}
 	if s.otherFencedDoms(i) > 0 && !pol.NoSerialize {
 		return "another OSD machine is fenced and not back"

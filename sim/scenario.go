@@ -18,9 +18,15 @@ type Fault struct {
 	Kind FaultKind
 	// Machine is the machine's index (m1 is 0).
 	Machine int
-	// For, when > 0, repairs the fault after this long (on the same machine
-	// incarnation: a replacement machine does not inherit it).
+	// For, when > 0, repairs the fault after this long (faults follow the
+	// hardware: faults.go, hw).
 	For Time
+	// Repeat, when > 1, injects the fault this many times, Every apart
+	// (a flapping link): one hardware fault, so on cloud the repeats stop
+	// once the machine runs on other hardware (a replacement or a power
+	// cycle).
+	Repeat int
+	Every  Time
 }
 
 // Scenario is a scripted fault schedule with expected verdicts per policy.
@@ -39,7 +45,7 @@ type Scenario struct {
 	Seed uint64
 	// Duration is the simulated time of a run.
 	Duration Time
-	// Faults is the fault schedule, sorted by time, repeats expanded.
+	// Faults is the fault schedule, sorted by time.
 	Faults []Fault
 	// Expect maps a policy name to its expected verdict ("pass" or "inv1,inv4").
 	Expect map[string]string
@@ -65,6 +71,9 @@ func FaultString(c Cluster, f Fault) string {
 	}
 	if f.For > 0 {
 		fmt.Fprintf(&b, ", for: %s", f.For.Dur())
+	}
+	if f.Repeat > 1 {
+		fmt.Fprintf(&b, ", repeat: %d, every: %s", f.Repeat, f.Every.Dur())
 	}
 	b.WriteString("}")
 	return b.String()

@@ -135,13 +135,8 @@ func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
 		}
 		return nil, p.errf(where, "repeat needs every > for")
 	}
-	out := make([]Fault, 0, repeat)
-	for r := 0; r < repeat; r++ {
-		g := f
-		g.At = f.At + Time(r)*every
-		if g.At < dur {
-			out = append(out, g)
-		}
+	if repeat > 1 {
+		f.Repeat, f.Every = repeat, every
 	}
-	return out, nil
+	return []Fault{f}, nil
 }

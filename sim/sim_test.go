@@ -122,12 +122,15 @@ func TestReplayIdentical(t *testing.T) {
 
 func withRecord(c Config) Config { c.Record = true; return c }
 
-// randomRuns is the number of random schedules TestSafeNeverViolates runs.
-var randomRuns = flag.Int("sim.runs", 1000, "random schedules for TestSafeNeverViolates")
+// randomRuns is the number of random schedules TestSafeKeepsSafety runs.
+var randomRuns = flag.Int("sim.runs", 1000, "random schedules for TestSafeKeepsSafety")
 
-// TestSafeNeverViolates: the safe policy breaks no invariant in any scenario
-// nor in N random fault schedules.
-func TestSafeNeverViolates(t *testing.T) {
+// TestSafeKeepsSafety: the safe policy breaks no safety invariant (all but
+// 6) in any scenario nor in N random fault schedules. Liveness it cannot
+// always keep - a stalled operator, mon hosts hung without quorum, a
+// cluster network cut for good on a Ready node - and the scenario files
+// say where (TestGolden), the comparison counts how often.
+func TestSafeKeepsSafety(t *testing.T) {
 	seed := testSeed(t)
 	safe := Policies["safe"]
 	for _, sc := range loadAll(t) {
@@ -135,17 +138,18 @@ func TestSafeNeverViolates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Violations) > 0 {
-			t.Errorf("safe breaks %s in %s (seed %d): %v", r.Verdict(), sc.Name, sc.Seed, r.Violations)
+		for _, v := range r.Violations {
+			if v.Inv != 6 {
+				t.Errorf("safe breaks %s in %s (seed %d): %v", r.Verdict(), sc.Name, sc.Seed, r.Violations)
+			}
 		}
 	}
-	n := *randomRuns
-	found, err := Explore(safe, n, seed, nil)
+	found, err := ExploreShard(safe, *randomRuns, seed, Shard{}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range found {
-		t.Errorf("safe breaks %s with random schedule seed %d (replay: fenceproof sim explore --policy safe --runs 1 --seed %d)\n%s",
+		t.Errorf("safe breaks %s with random schedule seed %d (replay: fenceproof sim explore --policy safe --safety --runs 1 --seed %d)\n%s",
 			f.Minimal.Verdict(), f.Seed, f.Seed, f.Minimal.Text())
 	}
 }

@@ -99,7 +99,7 @@ func TestSimRunWritesReplayableReports(t *testing.T) {
 func TestSimCompareFindsUnsafePolicies(t *testing.T) {
 	dir := t.TempDir()
 	if got := simMain([]string{"compare", "--scenarios", filepath.Join("..", "..", "fixtures", "scenarios"), "--random", "5", "--reports", dir}); got != 0 {
-		t.Fatalf("compare exit %d, want 0 (every scripted verdict as expected, safe never violates)", got)
+		t.Fatalf("compare exit %d, want 0 (every scripted verdict as expected, safe breaks no safety invariant)", got)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "sim-compare.md"))
 	if err != nil {
