@@ -221,7 +221,10 @@ func (s *Sim) rebootDone(i int, gen int32) {
 	m.phase = PhaseRunning
 	m.hung = false
 	m.powered = false
-	m.remediated = false
+	m.reboots++
+	// a host that does not come back is rebooted again at most
+	// rebootRetryLimit times; then it stays fenced, for a person
+	m.remediated = m.reboots > s.P.RebootRetryLimit
 	if !s.cfg.Cluster.BareMetal {
 		// a cloud power cycle (stop/start) brings the instance up on other
 		// hardware, with its disks: the old hardware's faults stay behind
@@ -229,7 +232,7 @@ func (s *Sim) rebootDone(i int, gen int32) {
 		m.link = [3]bool{true, true, true}
 		m.hw++
 	}
-	if m.machineSet && !m.ready {
+	if m.machineSet && !m.ready && !m.remediated {
 		// still unhealthy after the remediation: the MHC looks again one
 		// unhealthy timeout later
 		s.schedule(s.now+s.P.MHCUnhealthyTimeout+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)

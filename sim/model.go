@@ -67,6 +67,7 @@ type Machine struct {
 	Name       string
 	gen        int32
 	hw         int32 // hardware generation: a cloud replacement or power cycle runs on other hardware
+	reboots    int   // reboot remediations since it was last Ready
 	machineSet bool
 	phase      Phase
 	powered    bool
@@ -450,6 +451,7 @@ func (s *Sim) setReady(i int, v bool) {
 	}
 	if v {
 		m.everUp = true
+		m.reboots = 0
 		m.refused = false
 		s.oosReady(i)
 		s.kubeletBack(i)

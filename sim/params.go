@@ -176,6 +176,10 @@ type Params struct {
 	// RebootTime is a power cycle through the BMC (reboot fence), before boot.
 	RebootTime Time
 
+	// RebootRetryLimit is how often a host that stays NotReady after a
+	// reboot remediation is rebooted again (a Metal3 remediation's
+	// retryLimit); then it stays fenced for a person to look at.
+	RebootRetryLimit int
 	// MonSyncTime is how long a mon recreated with an empty store takes to
 	// sync the store from the quorum and rejoin it.
 	MonSyncTime Time
@@ -303,6 +307,7 @@ func DefaultParams() Params {
 		BareMetalReprovisionTime:   20 * Minute,
 		RebootTime:                 3 * Minute,
 		MonSyncTime:                Minute,
+		RebootRetryLimit:           1,
 		OperatorLag:                5 * Second,
 		OperatorStartTime:          30 * Second,
 		OperatorFailoverTime:       30 * Second,
@@ -387,6 +392,7 @@ var paramTable = []paramDesc{
 	{name: "providerDeleteTime", dur: func(p *Params) *Time { return &p.ProviderDeleteTime }},
 	{name: "machineProvisionTime", dur: func(p *Params) *Time { return &p.MachineProvisionTime }},
 	{name: "bareMetalReprovisionTime", dur: func(p *Params) *Time { return &p.BareMetalReprovisionTime }},
+	{name: "rebootRetryLimit", kind: pInt, i: func(p *Params) *int { return &p.RebootRetryLimit }},
 	{name: "monSyncTime", dur: func(p *Params) *Time { return &p.MonSyncTime }},
 	{name: "rebootTime", dur: func(p *Params) *Time { return &p.RebootTime }},
 	{name: "operatorLag", dur: func(p *Params) *Time { return &p.OperatorLag }},
