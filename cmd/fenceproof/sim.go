@@ -386,7 +386,7 @@ func simCompare(args []string) int {
 	}
 	md, txt, svg := cmp.Markdown(), cmp.Text(), cmp.SVG()
 	html := cmp.HTML()
-	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare.html": html} {
+	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare-frontier.svg": cmp.FrontierSVG(), "sim-compare.html": html} {
 		if _, err := writeReport(*reports, name, c); err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
 			return 2
@@ -403,7 +403,7 @@ func simCompare(args []string) int {
 	} else {
 		fmt.Print(txt)
 	}
-	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html}, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports)
+	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html}, %s/sim-compare-frontier.svg, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports, *reports)
 	bad := false
 	for _, sc := range cmp.Scenarios {
 		for p, want := range cmp.Expected[sc] {
