@@ -51,7 +51,9 @@ var policyTables = []policyTable{
 			{"no quorum (min)", func(s *PolicyStats, _ *FrontierPoint) string { return fmt.Sprintf("%.0f", s.NoQuorumMin) }},
 			{"writes refused (k)", func(s *PolicyStats, _ *FrontierPoint) string { return fmt.Sprintf("%.0f", s.WritesRefused/1000) }},
 			{"stale writes (k)", func(s *PolicyStats, _ *FrontierPoint) string { return fmt.Sprintf("%.0f", s.StaleWrites/1000) }},
-			{"HEALTH_OK before fence", func(s *PolicyStats, _ *FrontierPoint) string { return fmt.Sprintf("%d/%d", s.HealthOKKept, s.FencingRuns) }},
+			{"HEALTH_OK before fence", func(s *PolicyStats, _ *FrontierPoint) string {
+				return fmt.Sprintf("%d/%d", s.HealthOKKept, s.FencingRuns)
+			}},
 			{"mean time to recovery (min)", func(s *PolicyStats, _ *FrontierPoint) string { return fmt.Sprintf("%.1f", s.MeanRecoveryMin()) }},
 			{"fences", func(s *PolicyStats, _ *FrontierPoint) string { return fmt.Sprint(s.Fences) }},
 			{"data moved (GB)", func(s *PolicyStats, _ *FrontierPoint) string { return fmt.Sprintf("%.0f", s.MovedGB) }},
