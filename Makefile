@@ -48,8 +48,8 @@ define apt_install
 	if [ -n "$$missing" ]; then \
 	  if [ "$(IS_ROOT)" = 1 ]; then \
 	    echo "deps: apt-get install$$missing"; \
-	    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null 2>&1 || \
-	     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing)) ; \
+	    (DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $$missing >/dev/null 2>&1 || \
+	     (apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $$missing)) ; \
 	  else echo "deps: not root, cannot install:$$missing (what needs them will skip or fail and say so)"; fi; \
 	fi
 endef
