@@ -212,7 +212,7 @@ func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
 
 func (s *Sim) osdCanUp(o *OSD) bool {
 	m := &s.machines[o.m]
-	return m.alive() && !m.storageFenced && !o.selfStop && m.link[linkPublic] && m.link[linkCluster] && !s.oosEvicted(m)
+	return m.alive() && !m.storageFenced && !o.selfStop && !m.osdCrashed && m.link[linkPublic] && m.link[linkCluster] && !s.oosEvicted(m)
 }
 
 // oosEvicted reports whether machine m's OSD pods are gone because of the
@@ -250,13 +250,14 @@ func (s *Sim) hostHealth(o *OSD, was bool) {
 func (s *Sim) osdReeval(i int) {
 	o := &s.osds[i]
 	m := &s.machines[o.m]
-	if !m.alive() {
-		// the daemon dies with its host; a new one starts when it is back
+	if !m.alive() || m.osdCrashed {
+		// the daemon dies with its host, or crashed; a new one starts when
+		// it is back
 		o.selfStop, o.procDead, o.mdPending = false, true, false
 	} else if o.procDead {
 		o.procDead, o.mdN, o.downSame = false, 0, false
 	}
-	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop && !s.oosEvicted(m); bc != o.beacon {
+	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop && !m.osdCrashed && !s.oosEvicted(m); bc != o.beacon {
 		o.beacon = bc
 		o.silent = s.now
 		if !bc && o.up {
@@ -281,7 +282,13 @@ func (s *Sim) osdReeval(i int) {
 	}
 	if !c {
 		o.failAt = s.now
-		if o.up {
+		switch {
+		case o.up && s.connRefused(o):
+			// the daemon died on a live host: its peers' next heartbeat
+			// is refused and they report it at once
+			// (osd_fast_fail_on_connection_refused)
+			s.schedule(s.now+s.jit(s.P.OSDHeartbeatInterval), evOSDMarkDown, int32(i), o.gen, fastFail)
+		case o.up:
 			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
 		}
 	} else if !o.up {
@@ -300,21 +307,25 @@ func (s *Sim) osdReeval(i int) {
 // osdGraceExpired: peers have missed heartbeats for osd_heartbeat_grace. The
 // mon marks the OSD down when reporters on enough distinct hosts exist;
 // otherwise it waits for mon_osd_report_timeout if the OSD cannot reach it.
-func (s *Sim) osdGraceExpired(i int, gen int32, again bool) {
+func (s *Sim) osdGraceExpired(i int, gen int32, how int64) {
 	o := &s.osds[i]
 	if o.gen != gen || !o.up || o.canUp || !s.ceph.quorum {
 		return
+	}
+	again := how == 1
+	if how == fastFail {
+		if s.healthyReporters(o) >= s.P.MonOSDMinDownReporters {
+			s.markDown(i, "peers' heartbeats refused: the daemon is gone")
+			return
+		}
+		again = false
 	}
 	if ff := s.now - o.failAt; ff < s.heartbeatGrace(o, ff) {
 		// a laggy OSD gets a longer grace (flags.go)
 		s.schedule(o.failAt+s.heartbeatGrace(o, ff), evOSDMarkDown, int32(i), gen, b2i(again))
 		return
 	}
-	m := &s.machines[o.m]
-	rep := s.ceph.healthyHosts
-	if m.healthy > 0 {
-		rep--
-	}
+	rep := s.healthyReporters(o)
 	if rep >= s.P.MonOSDMinDownReporters {
 		s.markDown(i, "reported failed by peers")
 		return
@@ -329,6 +340,26 @@ func (s *Sim) osdGraceExpired(i int, gen int32, again bool) {
 	// Peers keep reporting; re-check when more reporters may exist. An OSD
 	// without beacons is also caught by the report timeout.
 	s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), gen, 1)
+}
+
+// fastFail marks a failure report made on a refused connection.
+const fastFail = 2
+
+// connRefused reports whether OSD o's peers get their connections refused:
+// its daemon is gone but its host runs and reaches both networks.
+func (s *Sim) connRefused(o *OSD) bool {
+	m := &s.machines[o.m]
+	return s.P.OSDFastFailOnConnectionRefused && m.alive() && m.link[linkPublic] && m.link[linkCluster] && (m.osdCrashed || o.selfStop || s.oosEvicted(m))
+}
+
+// healthyReporters is the hosts other than OSD o's with an OSD up and
+// reachable (the reporters of its failure).
+func (s *Sim) healthyReporters(o *OSD) int {
+	rep := s.ceph.healthyHosts
+	if s.machines[o.m].healthy > 0 {
+		rep--
+	}
+	return rep
 }
 
 func (s *Sim) osdReportTimeout(i int, downGen int32) {

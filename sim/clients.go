@@ -89,7 +89,9 @@ func (s *Sim) initClients() {
 func (s *Sim) lockWait(w int) Time {
 	var wait Time
 	for k := range s.cl.clients {
-		if c := &s.cl.clients[k]; c.w == int32(w) && !c.current && !c.dead && !c.writes {
+		// the OSDs drop a blocklisted client's watch at once
+		// (check_blocklisted_watchers)
+		if c := &s.cl.clients[k]; c.w == int32(w) && !c.current && !c.dead && !c.writes && !s.blocklisted(c) && c.broken <= s.now {
 			wait = max(wait, c.since+s.P.OSDClientWatchTimeout-s.now)
 		}
 	}

@@ -33,6 +33,8 @@ const (
 	FaultStatusAnswers
 	FaultMgrStale
 	FaultMgrFresh
+	FaultOSDCrash
+	FaultOSDStart
 	numFaultKinds
 )
 
@@ -95,6 +97,12 @@ var faultTable = [numFaultKinds]faultDesc{
 	// health checks `ceph status` reports stay as they were (health.go)
 	FaultMgrStale: {name: "mgr-stale", heal: FaultMgrFresh, controller: true},
 	FaultMgrFresh: {name: "mgr-fresh", heal: FaultMgrFresh, controller: true},
+	// the machine's OSD daemons crash while the host runs: their peers'
+	// connections are refused, so the failure is seen within one
+	// heartbeat (osd_fast_fail_on_connection_refused); osd-start restarts
+	// them (a container restart)
+	FaultOSDCrash: {name: "osd-crash", heal: FaultOSDStart, breaks: true},
+	FaultOSDStart: {name: "osd-start", heal: FaultOSDStart},
 }
 
 // FaultNames lists the scenario-file names of the fault kinds, in table order.

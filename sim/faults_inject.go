@@ -71,6 +71,8 @@ func (s *Sim) applyFault(k FaultKind, i int) {
 		m.link = [3]bool{v, v, v}
 	case FaultRemoveOOSTaint:
 		s.oosUntaint(i)
+	case FaultOSDCrash, FaultOSDStart:
+		m.osdCrashed = k == FaultOSDCrash
 	}
 	s.machineChanged(i)
 }

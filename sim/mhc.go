@@ -172,7 +172,7 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 	}
 	m.gen++
 	m.phase = PhaseRunning
-	m.hung, m.booted = false, false
+	m.hung, m.booted, m.osdCrashed = false, false, false
 	if s.cfg.Cluster.BareMetal {
 		// the same host, reprovisioned: its hardware faults (power, links)
 		// are still there (faults.go, hw)

@@ -73,6 +73,7 @@ type Machine struct {
 	powered    bool
 	powerLost  bool
 	hung       bool
+	osdCrashed bool // its OSD daemons crashed (the osd-crash fault); the host runs
 	booted     bool
 	link       [3]bool
 
@@ -285,7 +286,7 @@ func (s *Sim) dispatch(ev event) {
 	case evOSDBoot:
 		s.osdBoot(int(ev.a), ev.b)
 	case evOSDMarkDown:
-		s.osdGraceExpired(int(ev.a), ev.b, ev.c == 1)
+		s.osdGraceExpired(int(ev.a), ev.b, ev.c)
 	case evOSDReportTimeout:
 		s.osdReportTimeout(int(ev.a), int32(ev.c))
 	case evOSDOut:
