@@ -17,7 +17,7 @@ BENCH_TARGETS += bench-sim
 # scenario's expected verdicts, so `make test` runs it too.
 TEST_TARGETS += rehearse
 
-.PHONY: rehearse bench-sim
+.PHONY: rehearse bench-sim calibrate
 rehearse: $(FENCEPROOF) ## DR rehearsal: scenarios x policies, explore, compare (reports/sim-*)
 	@mkdir -p $(REPORTS); fail=0; \
 	for s in $(sort $(wildcard $(SIM_SCENARIOS)/*.yaml)); do \
@@ -86,3 +86,14 @@ endif
 .PHONY: report-index
 report-index: $(FENCEPROOF) ## write reports/index.html: every report of the run (sanity, sim, e2e) with its verdict
 	@mkdir -p $(REPORTS); $(FENCEPROOF) report-index --reports $(REPORTS)
+
+# calibrate runs the simulator against a real Ceph (ceph/cluster: a
+# single-node Ceph from Debian's packages, as root): one OSD of three is
+# killed with shortened intervals and comes back; the real timeline (down,
+# degraded, out, up, in, HEALTH_OK, objects recovered) and the simulator's
+# run of the same experiment go side by side into reports/calibration.md,
+# with the replay of a kind fencing run (fixtures/sim-calibration). It fails
+# when the order of events differs or a phase differs beyond its stated
+# tolerance (sim/calibrate). About 2 minutes; not part of make test.
+calibrate: deps $(FENCEPROOF) ## the simulator against a real single-node Ceph and a kind fencing run (root): reports/calibration.md
+	@mkdir -p $(REPORTS); $(FENCEPROOF) sim calibrate --reports $(REPORTS)

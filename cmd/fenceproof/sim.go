@@ -23,6 +23,7 @@ var simUsage = `usage:
   fenceproof sim explore --shard I/N --json FILE [--policy P] [--runs N] [--seed S] [--safety]
   fenceproof sim merge [--reports DIR] [--quiet] SHARD.json...
   fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR] [--quiet]
+  fenceproof sim calibrate [--reports DIR] [--fencing TIMELINE] [--quiet]   (root: a real Ceph)
 
 policies: ` + strings.Join(sim.PolicyNames(), ", ") + `
 exit codes: 0 as expected, 1 a violation the scenario does not expect (or an
@@ -79,6 +80,8 @@ func simMain(args []string) int {
 		return simCompare(args[1:])
 	case "merge":
 		return simMerge(args[1:])
+	case "calibrate":
+		return simCalibrate(args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Println(simUsage)
 		return 0

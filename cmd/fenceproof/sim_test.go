@@ -56,6 +56,8 @@ func TestSimRunExitCodes(t *testing.T) {
 		{"merge without shards", []string{"merge"}, 2},
 		{"merge a missing file", []string{"merge", "/nonexistent.json"}, 2},
 		{"compare missing directory", []string{"compare", "--scenarios", "/nonexistent", "--random", "0"}, 2},
+		{"calibrate without a fencing timeline", []string{"calibrate", "--fencing", "/nonexistent"}, 2},
+		{"calibrate stray argument", []string{"calibrate", "extra"}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
