@@ -36,13 +36,15 @@ rehearse: $(FENCEPROOF) ## DR rehearsal: scenarios x policies, explore, compare 
 	exit $$fail
 
 # bench-sim runs the 1,000-node benchmark of this checkout and of
-# SIM_BENCH_BASE (the commit before the second-generation model) alternately
+# SIM_BENCH_BASE (main before the third-generation model: the second
+# generation, afd0a6c) alternately
 # in the same run, compares them with benchstat, and fails unless this
 # checkout keeps >= 0.5x the base's events/s with < 0.05 allocs/event, and
-# prints how much more the model simulates per month (events/run). It then
+# prints the events per simulated month of both. It then
 # prints the simulated recovery time for 1 vs 10 TiB and 6 vs 12 OSDs, and
-# the time the PGs take to map back (backfill) onto the host when it returns.
-SIM_BENCH_BASE  ?= 73b13b543c5f0c3324c726e0c99769168bdb35e6
+# the time the PGs take to map back onto the host when it returns three
+# days later (the objects written meanwhile backfill onto it).
+SIM_BENCH_BASE  ?= afd0a6c9d20d9a305cc9f45264127b95a774d606
 SIM_BENCH_COUNT ?= 3
 BENCHSTAT       := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
@@ -61,12 +63,12 @@ bench-sim: ## simulator speed vs SIM_BENCH_BASE (benchstat), allocs/event, recov
 	     END { if (n[1] == 0 || n[2] == 0) { print "bench-sim: benchmark did not run"; exit 1 } \
 	           b = ev[1] / n[1]; h = ev[2] / n[2]; a = al[2] / n[2]; \
 	           printf "bench-sim: 1,000 nodes x 10 OSDs, 2,000 clients, 30 simulated days: %.2fM events/s vs %.2fM at base = %.2fx; %.4f allocs/event (goal >= 0.5x, < 0.05)\n", h / 1e6, b / 1e6, h / b, a; \
-	           printf "bench-sim: the model does more per simulated month: %.1fM events/run vs %.1fM at base (%.1fx; OSD flapping, map-back), %.1f s vs %.1f s wall per run\n", er[2] / n[2] / 1e6, er[1] / n[1] / 1e6, er[2] / er[1], ws[2] / n[2], ws[1] / n[1]; \
+	           printf "bench-sim: events per simulated month: %.1fM vs %.1fM at base (%.1fx: deltas recovered instead of whole replicas, blocked I/O, reservations, laggy grace, workloads), %.1f s vs %.1f s wall per run\n", er[2] / n[2] / 1e6, er[1] / n[1] / 1e6, er[2] / er[1], ws[2] / n[2], ws[1] / n[1]; \
 	           if (h / b < 0.5 || a >= 0.05) exit 1 }' $$tmp/base.txt $$tmp/head.txt; \
 	$(GO) test -run '^$$' -bench '^BenchmarkRecoveryScaling$$' -benchtime 1x ./sim/ | \
 	  awk '/sim-recovery-min/ { split($$1, a, "/"); sub(/-[0-9]+$$/, "", a[2]); \
 	    for (i = 2; i < NF; i++) { if ($$(i+1) == "sim-recovery-min") r = $$i; if ($$(i+1) == "sim-mapback-min") b = $$i } \
-	    printf "bench-sim: one of 6 hosts lost (osd_max_backfills 1, 100 MB/s per OSD), %-13s recovery %6.1f min; after it returns, PGs map back to it: %6.1f min\n", a[2], r, b }'
+	    printf "bench-sim: one of 6 hosts lost (osd_max_backfills 1, 100 MB/s per OSD), %-13s recovery %6.1f min; back 3 days later, the changed objects backfill onto it: %6.1f min\n", a[2], r, b }'
 
 # e2e-sim-shards proves the sharded exploration on the kind cluster: an
 # Indexed Job (fixtures/sim-explore/job.yaml) runs 3 shards of
