@@ -122,26 +122,14 @@ func (c *Comparison) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("## Scripted scenarios (verdict; `!` marks a verdict that differs from the scenario's expectation)\n\n| scenario |")
-	for _, p := range PolicyNames() {
-		fmt.Fprintf(&b, " %s |", p)
-	}
-	b.WriteString("\n|---|")
-	for range PolicyNames() {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, sc := range c.Scenarios {
-		fmt.Fprintf(&b, "| %s |", sc)
-		for _, p := range PolicyNames() {
-			v := c.Verdicts[sc][p]
-			if e, ok := c.Expected[sc][p]; ok && e != v {
-				v += " !"
-			}
-			fmt.Fprintf(&b, " %s |", v)
+	b.WriteString("## Scripted scenarios (verdict; `!` marks a verdict that differs from the scenario's expectation)\n\n")
+	b.WriteString(verdictTable(c.Scenarios, func(sc, p string) string {
+		v := c.Verdicts[sc][p]
+		if e, ok := c.Expected[sc][p]; ok && e != v {
+			v += " !"
 		}
-		b.WriteString("\n")
-	}
+		return v
+	}))
 	b.WriteString("\n## Where each policy breaks (scripted scenarios; full traces in sim-compare-traces/)\n\n| scenario | policy | first violation | trace |\n|---|---|---|---|\n")
 	for _, sc := range c.Scenarios {
 		for _, p := range PolicyNames() {
@@ -210,6 +198,28 @@ func (c *Comparison) Text() string {
 				v += "!"
 			}
 			fmt.Fprintf(&b, " %-12s", v)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// verdictTable is a Markdown table of a verdict per scenario and policy.
+func verdictTable(scenarios []string, verdict func(scenario, policy string) string) string {
+	var b strings.Builder
+	b.WriteString("| scenario |")
+	for _, p := range PolicyNames() {
+		fmt.Fprintf(&b, " %s |", p)
+	}
+	b.WriteString("\n|---|")
+	for range PolicyNames() {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, sc := range scenarios {
+		fmt.Fprintf(&b, "| %s |", sc)
+		for _, p := range PolicyNames() {
+			fmt.Fprintf(&b, " %s |", verdict(sc, p))
 		}
 		b.WriteString("\n")
 	}

@@ -13,24 +13,13 @@ import (
 // rewrites them; otherwise they must match.
 
 func scenarioTable(t *testing.T) string {
-	var b strings.Builder
-	b.WriteString("| scenario |")
-	for _, p := range PolicyNames() {
-		fmt.Fprintf(&b, " %s |", p)
+	scs := loadAll(t)
+	names := make([]string, len(scs))
+	expect := map[string]map[string]string{}
+	for i, sc := range scs {
+		names[i], expect[sc.Name] = sc.Name, sc.Expect
 	}
-	b.WriteString("\n|---|")
-	for range PolicyNames() {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, sc := range loadAll(t) {
-		fmt.Fprintf(&b, "| %s |", sc.Name)
-		for _, p := range PolicyNames() {
-			fmt.Fprintf(&b, " %s |", sc.Expect[p])
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return verdictTable(names, func(sc, p string) string { return expect[sc][p] })
 }
 
 func mdbTable() string {
