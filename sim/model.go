@@ -1,17 +1,23 @@
 // Package sim is a deterministic discrete-event model of Ceph health, OSD
-// failure, PG availability, MachineHealthCheck fencing and
-// MachineDisruptionBudget gating. One seeded RNG, a virtual clock, no
-// goroutines: the same configuration and seed give the same trace.
+// failure, PG availability, MachineHealthCheck fencing, MachineDisruptionBudget
+// gating, the out-of-service taint and the RBD clients fencing protects. One
+// seeded RNG, a virtual clock, no goroutines: the same configuration and seed
+// give the same trace.
 //
-// Ceph's rules live in ceph.go (OSD failure detection, down/out),
-// health.go (quorum, health checks), pgs.go and recovery.go (peering,
-// recovery, reservations), remap.go (PGs mapping back to returning OSDs),
-// domains.go (the CRUSH hierarchy, failure domains, the down→out subtree
-// limit) and flags.go (noout/norebalance, OSD flapping); the cluster and
-// run configuration in config.go; the clients and the blocklist in clients.go, the controllers' rules (the policies) in
-// policy.go and rookoos.go, the MachineHealthCheck in mhc.go, the operator's
-// pod in operator.go, the fault table in faults.go, the invariants in
-// invariants.go; this file holds the machines, the Node and the event loop.
+// Ceph's rules live in ceph.go (OSD state, down/out), detect.go (failure
+// detection), health.go (quorum, mon stores, health checks as they are and
+// as controllers observe them), pgs.go and recovery.go (peering, blocked
+// I/O, recovery, reservations), remap.go (returning OSDs), domains.go (the
+// CRUSH hierarchy, failure domains, the subtree limit) and flags.go
+// (noout/norebalance, flapping, laggy grace). Kubernetes' in pods.go
+// (eviction, replacement pods, the attach-detach controller), mhc.go (the
+// MachineHealthCheck, remediation, the MachineSet) and mdb.go; the RBD
+// clients, exclusive lock and blocklist in clients.go; the policies in
+// policy.go, safe.go and oos.go (the out-of-service taint, Rook's and
+// ceph-csi's fences); the operator's pod in operator.go; the fault table in
+// faults.go; the invariants in invariants.go and liveness.go; the metrics
+// in metrics.go and the comparison in compare*.go and frontier.go. This file
+// holds the machines, the Node and the event loop.
 package sim
 
 import (

@@ -5,10 +5,11 @@ import (
 	"sort"
 )
 
-// This file holds every controller rule that differs between policies: who
-// gets the fencing label (the MDB selector), what the MDB controller writes,
-// and the safe policy's storage-fence-then-grant controller. The
-// MachineHealthCheck itself is the same for all policies (model.go).
+// This file holds the policies and the controller rules that differ between
+// them: who gets the fencing label (the MDB selector) and what the MDB
+// controller writes. The safe policy's controller is in safe.go, the
+// out-of-service paths in oos.go; the MachineHealthCheck is the same for
+// all policies (mhc.go).
 
 type labelRule uint8
 

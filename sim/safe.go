@@ -15,24 +15,26 @@ import "fmt"
 // bound (liveness.go) - as unhealthy too. For an unhealthy machine, on an
 // observation taken when it acts (never a cached one) it:
 //  1. waits while another OSD machine is fenced and not back (invariant 1);
-//  2. without mon quorum, grants only if all its OSDs are down in the last
-//     OSD map (a frozen map cannot mark them up again), or the provider
-//     reports the instance powered off and its OSDs' peers confirm they
-//     stopped heartbeating (a power report alone can be late or wrong),
-//     else waits and names the blocker;
+//  2. without an answer from Ceph (no quorum, or its commands hang), grants
+//     only if all its OSDs are down in the last OSD map (a frozen map
+//     cannot mark them up again; not while the commands hang: the map
+//     cannot be read), or the provider reports the instance powered off
+//     and its OSDs' peers confirm they stopped heartbeating (a power report
+//     alone can be late or wrong), else waits and names the blocker;
 //  3. waits while any of its OSDs is up in the OSD map: Ceph still counts
 //     it as a storage host (a kubelet/API partition, a stale label), and
 //     cutting serving OSDs off can take a PG below min_size when another
-//     failure is not detected yet (invariants 3 and 5); liveness only asks
-//     for nodes whose OSDs are all down;
+//     failure is not detected yet (invariants 3 and 5);
 //  4. cuts the machine off from storage (blocklists its OSDs and its
 //     clients' address, without expiry) so that it cannot come back and
 //     serve or write between the decision and the deletion (invariants 5
 //     and 7), then re-checks;
 //  5. for a delete-with-wipe fence, falls back to reboot (bare metal) or a
 //     disk-keeping delete (cloud) unless every PG on the machine keeps
-//     min_size current replicas elsewhere (invariant 4);
-//  6. fences (the machine's remediation kind), recording the observation
+//     min_size current replicas elsewhere (invariant 4) - and always while
+//     the mgr's PG stats are stale;
+//  6. power-cycles a machine holding a mon whose store would go with it;
+//  7. fences (the machine's remediation kind), recording the observation
 //     time (invariant 2).
 // If the node turns Ready before the fence, it lifts the cut-off. The
 // operator has the same availability as every other policy's
