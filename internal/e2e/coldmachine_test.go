@@ -128,3 +128,40 @@ func TestClusterScriptsReadModulesOnlyAfterDownload(t *testing.T) {
 		}
 	}
 }
+
+// TestStartedDockerdInheritsNoLock pins the bug that held a machine-wide
+// lock for good: ensure_docker (fixtures/cluster/lib.sh) started dockerd
+// from inside `flock LOCK make ...`, dockerd and its containerd inherited
+// the lock's descriptor, and every later run waited on it forever. The
+// dockerd here is a stand-in on PATH that records its open descriptors.
+func TestStartedDockerdInheritsNoLock(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("ensure_docker starts dockerd only as root")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	fds := filepath.Join(dir, "dockerd-fds")
+	// docker info fails until the stand-in dockerd has run.
+	os.WriteFile(filepath.Join(bin, "docker"), []byte("#!/bin/sh\n[ -e "+fds+" ]\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "dockerd"), []byte("#!/bin/sh\nls /proc/$$/fd > "+fds+".tmp; mv "+fds+".tmp "+fds+"\n"), 0o755)
+	lock := filepath.Join(dir, "lock")
+	script := `exec 7> "$1"; exec 9> "$1.build"; source "$2" && ensure_docker`
+	cmd := exec.Command("bash", "-c", script, "t", lock, filepath.Join(clusterDir(t), "lib.sh"))
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FENCEPROOF_CACHE="+filepath.Join(dir, "cache"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ensure_docker: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(fds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in is a shell script: its shell holds descriptors of its
+	// own (the script file); the caller's locks are 7 and 9.
+	for _, fd := range strings.Fields(string(b)) {
+		if fd == "7" || fd == "9" {
+			t.Errorf("the started dockerd inherited the caller's lock descriptor %s (open: %s)", fd, strings.Fields(string(b)))
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package netpolmodel
+package isolation
 
 import (
 	"net/netip"
@@ -18,8 +18,8 @@ const (
 
 var namespaces = map[string]map[string]string{"x": {}, "y": {"team": "a"}}
 
-func pod(ns, name, ip string, ports ...NamedPort) Endpoint {
-	return Endpoint{Namespace: ns, Name: name, Labels: map[string]string{"pod": name}, IP: netip.MustParseAddr(ip), Ports: ports}
+func pod(ns, name, ip string, ports ...NamedPort) Peer {
+	return Peer{Namespace: ns, Name: name, Labels: map[string]string{"pod": name}, IP: netip.MustParseAddr(ip), Ports: ports}
 }
 
 var (
@@ -27,17 +27,9 @@ var (
 	xb  = pod("x", "b", "10.0.0.200")
 	ya  = pod("y", "a", "10.0.1.5")
 	yb  = pod("y", "b", "10.0.1.6")
-	ext = Endpoint{Name: "ext", IP: netip.MustParseAddr("192.0.2.10")}
-	in  = Endpoint{Name: "in-cidr", IP: netip.MustParseAddr("10.0.0.9")}
+	ext = Peer{Name: "ext", IP: netip.MustParseAddr("192.0.2.10")}
+	in  = Peer{Name: "in-cidr", IP: netip.MustParseAddr("10.0.0.9")}
 )
-
-func sel(kv ...string) *metav1.LabelSelector {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return &metav1.LabelSelector{MatchLabels: m}
-}
 
 func ports(specs ...any) []networkingv1.NetworkPolicyPort {
 	var out []networkingv1.NetworkPolicyPort
@@ -74,7 +66,7 @@ func from(peers ...networkingv1.NetworkPolicyPeer) networkingv1.NetworkPolicyIng
 }
 
 type probe struct {
-	src, dst Endpoint
+	src, dst Peer
 	port     int32
 	proto    corev1.Protocol
 	want     bool
@@ -143,7 +135,7 @@ func TestAllowed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(namespaces, tc.policies)
+			m, err := NewModel(namespaces, tc.policies)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +168,7 @@ func TestNewRejectsMalformedPolicies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := New(namespaces, []networkingv1.NetworkPolicy{tc.policy})
+			_, err := NewModel(namespaces, []networkingv1.NetworkPolicy{tc.policy})
 			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
 				t.Errorf("error %v, want one mentioning %q", err, tc.errHas)
 			}
@@ -189,13 +181,13 @@ func TestCiliumProfileIPBlockMatchesOnlyExternalPeers(t *testing.T) {
 		ingress("y", sel(), from(networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8"}})),
 		egress("x", sel("pod", "a"), networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0"}}}}),
 	}
-	up, err := New(namespaces, pols)
+	up, err := NewModel(namespaces, pols)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ci := up.WithProfile(Cilium)
 	tests := []struct {
-		src, dst     Endpoint
+		src, dst     Peer
 		upstream, ci bool
 	}{
 		{xb, ya, true, false},

@@ -1,4 +1,4 @@
-package netpolmodel
+package isolation
 
 import "fmt"
 

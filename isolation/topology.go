@@ -1,4 +1,4 @@
-package reach
+package isolation
 
 import (
 	"bytes"
@@ -9,8 +9,6 @@ import (
 	"text/template"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/fenceproof/fenceproof/internal/netpolmodel"
 )
 
 // Topology is the set of namespaces and probe pods a suite deploys, and the
@@ -120,7 +118,7 @@ func (t Topology) PeerNames() []string {
 	return out
 }
 
-// NamespaceLabels maps each namespace to its labels, for netpolmodel.New.
+// NamespaceLabels maps each namespace to its labels, for NewModel.
 func (t Topology) NamespaceLabels() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, ns := range t.Namespaces {
@@ -129,17 +127,18 @@ func (t Topology) NamespaceLabels() map[string]map[string]string {
 	return out
 }
 
-// Endpoints returns the model endpoints of every peer in PeerNames order,
+// Peers returns the model peers of every pod and external workload, in
+// PeerNames order,
 // with the addresses in ips (keyed by peer name).
-func (t Topology) Endpoints(ips map[string]netip.Addr) ([]netpolmodel.Endpoint, error) {
-	var out []netpolmodel.Endpoint
+func (t Topology) Peers(ips map[string]netip.Addr) ([]Peer, error) {
+	var out []Peer
 	for _, ns := range t.Namespaces {
 		for _, p := range ns.Pods {
 			ip, ok := ips[ns.Name+"/"+p.Name]
 			if !ok {
 				return nil, fmt.Errorf("no address for pod %s/%s", ns.Name, p.Name)
 			}
-			out = append(out, netpolmodel.Endpoint{Namespace: ns.Name, Name: p.Name, Labels: p.Labels, IP: ip})
+			out = append(out, Peer{Namespace: ns.Name, Name: p.Name, Labels: p.Labels, IP: ip})
 		}
 	}
 	for _, e := range t.External {
@@ -149,15 +148,15 @@ func (t Topology) Endpoints(ips map[string]netip.Addr) ([]netpolmodel.Endpoint, 
 			return nil, fmt.Errorf("no address for external workload %s", name)
 		}
 		// No namespace: outside the cluster.
-		out = append(out, netpolmodel.Endpoint{Name: name, IP: ip})
+		out = append(out, Peer{Name: name, IP: ip})
 	}
 	return out, nil
 }
 
-// Render expands a spec template against pod addresses: {{ip "ns/pod"}} is
+// RenderSpec expands a spec template against pod addresses: {{ip "ns/pod"}} is
 // the pod's address and {{cidr "ns/pod" 16}} the prefix of that length
 // holding it.
-func Render(tmpl []byte, ips map[string]netip.Addr) ([]byte, error) {
+func RenderSpec(tmpl []byte, ips map[string]netip.Addr) ([]byte, error) {
 	lookup := func(name string) (netip.Addr, error) {
 		ip, ok := ips[name]
 		if !ok {

@@ -1,4 +1,4 @@
-package probing
+package isolation
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 )
 
 // DockerProber runs `probe connect` in a Docker container outside the
-// cluster (Endpoint.Container) with `docker exec`: one fresh connection per
+// cluster (ProbeEndpoint.Container) with `docker exec`: one fresh connection per
 // probe, from the container's own address.
 type DockerProber struct {
 	// Command is the probe binary's path in the container's image.
@@ -22,21 +22,21 @@ type DockerProber struct {
 }
 
 // Probe execs the probe client in req.From's container.
-func (p *DockerProber) Probe(ctx context.Context, req Request) (Result, error) {
+func (p *DockerProber) Probe(ctx context.Context, req ProbeRequest) (ProbeResult, error) {
 	e := ExecProber{Command: p.Command, Timeout: p.Timeout}
 	stdout, err := p.run(ctx, req.From, e.Args(req), p.Timeout+20*time.Second)
 	if err != nil {
-		return Result{}, err
+		return ProbeResult{}, err
 	}
 	res, err := ParseConnect(stdout)
 	if err != nil {
-		return Result{}, fmt.Errorf("docker exec in %s: %w", req.From.Container, err)
+		return ProbeResult{}, fmt.Errorf("docker exec in %s: %w", req.From.Container, err)
 	}
 	return res, nil
 }
 
 // ProbeBatch runs `probe connect-all` in from's container once for all reqs.
-func (p *DockerProber) ProbeBatch(ctx context.Context, from Endpoint, reqs []Request) ([]Result, error) {
+func (p *DockerProber) ProbeBatch(ctx context.Context, from ProbeEndpoint, reqs []ProbeRequest) ([]ProbeResult, error) {
 	stdout, err := p.run(ctx, from, batchArgs(p.Command, p.Timeout, reqs), p.Timeout+30*time.Second)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (p *DockerProber) ProbeBatch(ctx context.Context, from Endpoint, reqs []Req
 // run execs command in from's container. A non-zero exit with output is
 // the probe's verdict (unreachable), not an error; no output with a failed
 // exec is.
-func (p *DockerProber) run(ctx context.Context, from Endpoint, command []string, timeout time.Duration) ([]byte, error) {
+func (p *DockerProber) run(ctx context.Context, from ProbeEndpoint, command []string, timeout time.Duration) ([]byte, error) {
 	if from.Container == "" {
 		return nil, fmt.Errorf("docker prober: %s is not a container", from.Name)
 	}
@@ -73,16 +73,16 @@ func (p *DockerProber) run(ctx context.Context, from Endpoint, command []string,
 }
 
 // ByRunner sends a probe to Container when its source is a container
-// outside the cluster (Endpoint.Container set) and to Pod otherwise.
+// outside the cluster (ProbeEndpoint.Container set) and to Pod otherwise.
 type ByRunner struct {
 	Pod, Container Prober
 }
 
 // Probe dispatches on req.From.
-func (b ByRunner) Probe(ctx context.Context, req Request) (Result, error) {
+func (b ByRunner) Probe(ctx context.Context, req ProbeRequest) (ProbeResult, error) {
 	if req.From.Container != "" {
 		if b.Container == nil {
-			return Result{}, fmt.Errorf("%s runs in container %s but no container prober is set", req.From.Name, req.From.Container)
+			return ProbeResult{}, fmt.Errorf("%s runs in container %s but no container prober is set", req.From.Name, req.From.Container)
 		}
 		return b.Container.Probe(ctx, req)
 	}

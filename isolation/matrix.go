@@ -1,8 +1,8 @@
-// Package reach holds reachability matrices (source x destination x
-// port/protocol), predicts one from a NetworkPolicy model, diffs an expected
-// matrix against an observed one and renders both as cyclonus-style tables
-// with one character per cell.
-package reach
+package isolation
+
+// The reachability matrix: source x destination x port/protocol, one
+// verdict per cell, predicted from the policy model (Predict) or measured
+// by the probes (Runner.Run); diff.go compares and renders matrices.
 
 import (
 	"fmt"
@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/fenceproof/fenceproof/internal/netpolmodel"
 )
 
 // PortProto is one port and protocol probed between every pair of peers.
@@ -73,8 +71,8 @@ func (v Verdict) String() string {
 	return "unknown"
 }
 
-// Of returns Allowed for true and Blocked for false.
-func Of(allowed bool) Verdict {
+// VerdictOf returns Allowed for true and Blocked for false.
+func VerdictOf(allowed bool) Verdict {
 	if allowed {
 		return Allowed
 	}
@@ -146,12 +144,12 @@ func (m *Matrix) Count(v Verdict) int {
 func (m *Matrix) Size() int { return len(m.cells) }
 
 // Predict fills a matrix from a model: peers[i] is named names[i].
-func Predict(model *netpolmodel.Model, names []string, peers []netpolmodel.Endpoint, cases []PortProto) *Matrix {
+func Predict(model *Model, names []string, peers []Peer, cases []PortProto) *Matrix {
 	m := NewMatrix(names, cases)
 	for c, pc := range cases {
 		for i, src := range peers {
 			for j, dst := range peers {
-				m.SetAt(c, i, j, Of(model.Allowed(src, dst, pc.Port, pc.Protocol)))
+				m.SetAt(c, i, j, VerdictOf(model.Allowed(src, dst, pc.Port, pc.Protocol)))
 			}
 		}
 	}

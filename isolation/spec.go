@@ -1,18 +1,14 @@
-// Package isolation generates the NetworkPolicies that isolate an
-// application's data plane: the entry module admits only the application's
-// workload locations, each chained module admits only its predecessor, and
-// every module egresses only to its successor, its allowed datasets and DNS.
-//
-// The input follows the data-plane isolation design (seed 002): workload
-// locations are OR'ed; the legacy workloadSelector is a pod selector plus a
-// namespace selector on kubernetes.io/metadata.name = the application's
-// namespace; an application with neither gets no policies.
 package isolation
 
+// The application spec: the input of the generator (generate.go).
+
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Labels set on every generated policy, so the applier can find and prune the
@@ -120,4 +116,14 @@ type DNS struct {
 // included, deploys it.
 func DefaultDNS() DNS {
 	return DNS{Namespace: "kube-system", PodSelector: map[string]string{"k8s-app": "kube-dns"}, Port: 53}
+}
+
+// Parse reads an application spec from YAML or JSON. Unknown fields are an
+// error, so a misspelt selector cannot silently drop a restriction.
+func Parse(data []byte) (Application, error) {
+	var app Application
+	if err := yaml.UnmarshalStrict(data, &app); err != nil {
+		return Application{}, fmt.Errorf("application spec: %w", err)
+	}
+	return app, nil
 }

@@ -1,4 +1,4 @@
-package probing
+package isolation
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fenceproof/fenceproof/internal/probeline"
+	"github.com/fenceproof/fenceproof/isolation/probeline"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -32,7 +32,7 @@ type ExecProber struct {
 }
 
 // Args are the probe's arguments for a request.
-func (p *ExecProber) Args(req Request) []string {
+func (p *ExecProber) Args(req ProbeRequest) []string {
 	return []string{p.Command, "connect",
 		"--proto", strings.ToLower(string(req.Case.Protocol)),
 		"--to", net.JoinHostPort(req.To.IP.String(), strconv.Itoa(int(req.Case.Port))),
@@ -40,17 +40,17 @@ func (p *ExecProber) Args(req Request) []string {
 }
 
 // Probe execs the probe client in req.From's pod.
-func (p *ExecProber) Probe(ctx context.Context, req Request) (Result, error) {
+func (p *ExecProber) Probe(ctx context.Context, req ProbeRequest) (ProbeResult, error) {
 	stdout, stderr, execErr := p.exec(ctx, req.From, p.Args(req), p.Timeout+20*time.Second)
 	res, perr := ParseConnect(stdout)
 	if perr != nil {
-		return Result{}, execFailure(req.From, execErr, perr, stderr)
+		return ProbeResult{}, execFailure(req.From, execErr, perr, stderr)
 	}
 	return res, nil
 }
 
 // ProbeBatch execs `probe connect-all` in from's pod once for all reqs.
-func (p *ExecProber) ProbeBatch(ctx context.Context, from Endpoint, reqs []Request) ([]Result, error) {
+func (p *ExecProber) ProbeBatch(ctx context.Context, from ProbeEndpoint, reqs []ProbeRequest) ([]ProbeResult, error) {
 	stdout, stderr, execErr := p.exec(ctx, from, batchArgs(p.Command, p.Timeout, reqs), p.Timeout+30*time.Second)
 	res, perr := parseBatch(stdout, reqs)
 	if perr != nil {
@@ -59,7 +59,7 @@ func (p *ExecProber) ProbeBatch(ctx context.Context, from Endpoint, reqs []Reque
 	return res, nil
 }
 
-func (p *ExecProber) exec(ctx context.Context, from Endpoint, command []string, timeout time.Duration) (stdout, stderr []byte, err error) {
+func (p *ExecProber) exec(ctx context.Context, from ProbeEndpoint, command []string, timeout time.Duration) (stdout, stderr []byte, err error) {
 	u := p.Client.CoreV1().RESTClient().Post().
 		Resource("pods").Namespace(from.Namespace).Name(from.Pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: p.Container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec).
@@ -77,7 +77,7 @@ func (p *ExecProber) exec(ctx context.Context, from Endpoint, command []string, 
 
 // execFailure explains output that could not be read: the exec's own error
 // (with stderr) when it failed, else the parse error.
-func execFailure(from Endpoint, execErr, parseErr error, stderr []byte) error {
+func execFailure(from ProbeEndpoint, execErr, parseErr error, stderr []byte) error {
 	if execErr != nil {
 		return fmt.Errorf("exec in %s/%s: %w (stderr: %s)", from.Namespace, from.Pod, execErr, strings.TrimSpace(string(stderr)))
 	}
@@ -85,10 +85,10 @@ func execFailure(from Endpoint, execErr, parseErr error, stderr []byte) error {
 }
 
 // ParseConnect reads the last JSON line `probe connect` printed.
-func ParseConnect(out []byte) (Result, error) {
+func ParseConnect(out []byte) (ProbeResult, error) {
 	l, err := probeline.Parse(out)
 	if err != nil {
-		return Result{}, err
+		return ProbeResult{}, err
 	}
-	return Result{Reachable: l.OK, Reply: l.Reply, Error: l.Error}, nil
+	return ProbeResult{Reachable: l.OK, Reply: l.Reply, Error: l.Error}, nil
 }

@@ -1,13 +1,16 @@
-// Package netpolmodel predicts whether Kubernetes NetworkPolicies (v1) allow
-// a connection: pod selectors, namespace selectors, ipBlock with except,
-// numbered and named ports, endPort ranges, protocols and policy types.
+package isolation
+
+// The policy model: it predicts whether Kubernetes NetworkPolicies (v1)
+// allow a connection: pod selectors, namespace selectors, ipBlock with
+// except, numbered and named ports, endPort ranges, protocols and policy
+// types.
 //
 // Traffic from A to B is allowed when A's egress allows it and B's ingress
-// allows it, or when A and B are the same pod. A direction is allowed when no policy of that type selects the
-// pod, or when at least one rule of a policy selecting it matches the peer
-// and the port. Peers outside the cluster (no namespace) are never selected
-// by a policy and match only ipBlock peers.
-package netpolmodel
+// allows it, or when A and B are the same pod. A direction is allowed when
+// no policy of that type selects the pod, or when at least one rule of a
+// policy selecting it matches the peer and the port. Peers outside the
+// cluster (no namespace) are never selected by a policy and match only
+// ipBlock peers.
 
 import (
 	"fmt"
@@ -20,12 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// NamespaceNameLabel is set by Kubernetes on every namespace; the model adds
-// it to every namespace it knows, as the API server does.
-const NamespaceNameLabel = "kubernetes.io/metadata.name"
-
-// Endpoint is a pod or an address outside the cluster.
-type Endpoint struct {
+// Peer is a pod or an address outside the cluster.
+type Peer struct {
 	// Namespace of the pod; empty for an address outside the cluster.
 	Namespace string
 	// Name of the pod, for messages.
@@ -46,7 +45,8 @@ type NamedPort struct {
 	Protocol corev1.Protocol
 }
 
-// Model evaluates a fixed set of policies against endpoints.
+// Model evaluates a fixed set of policies against peers. It adds
+// NamespaceNameLabel to every namespace it knows, as the API server does.
 type Model struct {
 	namespaces map[string]labels.Set
 	policies   []policy
@@ -63,11 +63,11 @@ type policy struct {
 
 // rule is one ingress or egress rule; nil peers or nil ports mean all.
 type rule struct {
-	peers []peer
+	peers []peerRule
 	ports []portMatch
 }
 
-type peer struct {
+type peerRule struct {
 	pods       labels.Selector
 	namespaces labels.Selector
 	ipBlock    *ipBlock
@@ -85,10 +85,10 @@ type portMatch struct {
 	name     string
 }
 
-// New compiles policies under the Upstream profile; namespaces maps every
+// NewModel compiles policies under the Upstream profile; namespaces maps every
 // namespace the endpoints live in to its labels. Malformed policies (bad
 // selector, CIDR, port range) are errors rather than guesses.
-func New(namespaces map[string]map[string]string, policies []networkingv1.NetworkPolicy) (*Model, error) {
+func NewModel(namespaces map[string]map[string]string, policies []networkingv1.NetworkPolicy) (*Model, error) {
 	m := &Model{namespaces: map[string]labels.Set{}, profile: Upstream}
 	for ns, l := range namespaces {
 		s := labels.Set{}
@@ -176,38 +176,38 @@ func compileRule(peers []networkingv1.NetworkPolicyPeer, ports []networkingv1.Ne
 	return r, nil
 }
 
-func compilePeer(p networkingv1.NetworkPolicyPeer) (peer, error) {
+func compilePeer(p networkingv1.NetworkPolicyPeer) (peerRule, error) {
 	if p.IPBlock != nil {
 		if p.PodSelector != nil || p.NamespaceSelector != nil {
-			return peer{}, fmt.Errorf("ipBlock cannot be combined with selectors")
+			return peerRule{}, fmt.Errorf("ipBlock cannot be combined with selectors")
 		}
 		cidr, err := netip.ParsePrefix(p.IPBlock.CIDR)
 		if err != nil {
-			return peer{}, fmt.Errorf("ipBlock cidr: %w", err)
+			return peerRule{}, fmt.Errorf("ipBlock cidr: %w", err)
 		}
 		b := &ipBlock{cidr: cidr.Masked()}
 		for _, e := range p.IPBlock.Except {
 			x, err := netip.ParsePrefix(e)
 			if err != nil {
-				return peer{}, fmt.Errorf("ipBlock except: %w", err)
+				return peerRule{}, fmt.Errorf("ipBlock except: %w", err)
 			}
 			b.except = append(b.except, x.Masked())
 		}
-		return peer{ipBlock: b}, nil
+		return peerRule{ipBlock: b}, nil
 	}
 	if p.PodSelector == nil && p.NamespaceSelector == nil {
-		return peer{}, fmt.Errorf("empty peer: set podSelector, namespaceSelector or ipBlock")
+		return peerRule{}, fmt.Errorf("empty peer: set podSelector, namespaceSelector or ipBlock")
 	}
-	var c peer
+	var c peerRule
 	var err error
 	if p.PodSelector != nil {
 		if c.pods, err = metav1.LabelSelectorAsSelector(p.PodSelector); err != nil {
-			return peer{}, fmt.Errorf("podSelector: %w", err)
+			return peerRule{}, fmt.Errorf("podSelector: %w", err)
 		}
 	}
 	if p.NamespaceSelector != nil {
 		if c.namespaces, err = metav1.LabelSelectorAsSelector(p.NamespaceSelector); err != nil {
-			return peer{}, fmt.Errorf("namespaceSelector: %w", err)
+			return peerRule{}, fmt.Errorf("namespaceSelector: %w", err)
 		}
 	}
 	return c, nil
@@ -245,7 +245,7 @@ func compilePort(p networkingv1.NetworkPolicyPort) (portMatch, error) {
 // allowed by both src's egress and dst's ingress. A pod always reaches
 // itself: loopback follows no policy, as the upstream netpol e2e tests
 // expect (Reachability.AllowLoopback) and network plugins behave.
-func (m *Model) Allowed(src, dst Endpoint, port int32, proto corev1.Protocol) bool {
+func (m *Model) Allowed(src, dst Peer, port int32, proto corev1.Protocol) bool {
 	if src.Namespace != "" && src.Namespace == dst.Namespace && src.Name == dst.Name {
 		return true
 	}
@@ -254,19 +254,19 @@ func (m *Model) Allowed(src, dst Endpoint, port int32, proto corev1.Protocol) bo
 
 // IngressAllowed reports whether dst's ingress policies admit the
 // connection.
-func (m *Model) IngressAllowed(src, dst Endpoint, port int32, proto corev1.Protocol) bool {
+func (m *Model) IngressAllowed(src, dst Peer, port int32, proto corev1.Protocol) bool {
 	return m.direction(dst, src, dst, port, proto, func(p policy) *[]rule { return p.ingress })
 }
 
 // EgressAllowed reports whether src's egress policies let the connection
 // out.
-func (m *Model) EgressAllowed(src, dst Endpoint, port int32, proto corev1.Protocol) bool {
+func (m *Model) EgressAllowed(src, dst Peer, port int32, proto corev1.Protocol) bool {
 	return m.direction(src, dst, dst, port, proto, func(p policy) *[]rule { return p.egress })
 }
 
 // direction evaluates the policies of one type selecting subject against
 // the other end (peer); ports resolve against the destination.
-func (m *Model) direction(subject, other, dst Endpoint, port int32, proto corev1.Protocol, rules func(policy) *[]rule) bool {
+func (m *Model) direction(subject, other, dst Peer, port int32, proto corev1.Protocol, rules func(policy) *[]rule) bool {
 	if subject.Namespace == "" {
 		return true
 	}
@@ -286,7 +286,7 @@ func (m *Model) direction(subject, other, dst Endpoint, port int32, proto corev1
 	return !selected
 }
 
-func (m *Model) ruleMatches(policyNS string, r rule, other, dst Endpoint, port int32, proto corev1.Protocol) bool {
+func (m *Model) ruleMatches(policyNS string, r rule, other, dst Peer, port int32, proto corev1.Protocol) bool {
 	portOK := len(r.ports) == 0
 	for _, pm := range r.ports {
 		if pm.matches(dst, port, proto) {
@@ -308,7 +308,7 @@ func (m *Model) ruleMatches(policyNS string, r rule, other, dst Endpoint, port i
 	return false
 }
 
-func (m *Model) peerMatches(policyNS string, p peer, e Endpoint) bool {
+func (m *Model) peerMatches(policyNS string, p peerRule, e Peer) bool {
 	if p.ipBlock != nil {
 		if e.Namespace != "" && !m.profile.IPBlockMatchesPods {
 			return false
@@ -343,7 +343,7 @@ func (m *Model) namespaceLabels(ns string) labels.Set {
 	return labels.Set{NamespaceNameLabel: ns}
 }
 
-func (pm portMatch) matches(dst Endpoint, port int32, proto corev1.Protocol) bool {
+func (pm portMatch) matches(dst Peer, port int32, proto corev1.Protocol) bool {
 	if pm.protocol != proto {
 		return false
 	}

@@ -1,4 +1,4 @@
-package probing
+package isolation
 
 import (
 	"context"
@@ -8,20 +8,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/fenceproof/fenceproof/internal/reach"
 )
 
 // batchFake is fake with batches: one call per batch, which fails as a
 // whole when any of its probes fails (an exec that could not run).
 type batchFake struct {
-	*fake
+	*fakeProber
 	batches atomic.Int64
 }
 
-func (b *batchFake) ProbeBatch(ctx context.Context, from Endpoint, reqs []Request) ([]Result, error) {
+func (b *batchFake) ProbeBatch(ctx context.Context, from ProbeEndpoint, reqs []ProbeRequest) ([]ProbeResult, error) {
 	b.batches.Add(1)
-	out := make([]Result, len(reqs))
+	out := make([]ProbeResult, len(reqs))
 	for i, r := range reqs {
 		if r.From.Name != from.Name {
 			return nil, errors.New("a batch mixes sources")
@@ -37,9 +35,9 @@ func (b *batchFake) ProbeBatch(ctx context.Context, from Endpoint, reqs []Reques
 
 func TestBatchRunMatchesWithOneExecPerSource(t *testing.T) {
 	ps := peers(9)
-	f := &batchFake{fake: &fake{answer: func(r Request, _ int) (bool, error) { return truth(r), nil }, delay: time.Millisecond}}
+	f := &batchFake{fakeProber: &fakeProber{answer: func(r ProbeRequest, _ int) (bool, error) { return truth(r), nil }, delay: time.Millisecond}}
 	obs, st := Runner{Prober: f, Parallel: 4}.Run(context.Background(), ps, cases, expectedAll(ps))
-	if ms, err := reach.Diff(expectedAll(ps), obs); err != nil || len(ms) != 0 {
+	if ms, err := Diff(expectedAll(ps), obs); err != nil || len(ms) != 0 {
 		t.Fatalf("diff %v %v", ms, err)
 	}
 	if st.Probes != 9*9*2 || st.Retries != 0 || st.Execs != 9 || f.batches.Load() != 9 {
@@ -49,10 +47,10 @@ func TestBatchRunMatchesWithOneExecPerSource(t *testing.T) {
 
 func TestBatchRunRetriesOnlyTheDisagreeingCells(t *testing.T) {
 	ps := peers(3)
-	f := &batchFake{fake: &fake{answer: transientAndPersistent}}
+	f := &batchFake{fakeProber: &fakeProber{answer: transientAndPersistent}}
 	exp := expectedAll(ps)
 	obs, st := Runner{Prober: f, Parallel: 2}.Run(context.Background(), ps, cases, exp)
-	ms, _ := reach.Diff(exp, obs)
+	ms, _ := Diff(exp, obs)
 	if len(ms) != 1 || ms[0].From != "ns/p2" || ms[0].To != "ns/p1" {
 		t.Fatalf("mismatches %v, want only ns/p2 -> ns/p1 tcp/80", ms)
 	}
@@ -66,17 +64,17 @@ func TestBatchRunRetriesOnlyTheDisagreeingCells(t *testing.T) {
 
 func TestBatchRunAFailedExecMakesItsRowUnknown(t *testing.T) {
 	ps := peers(2)
-	f := &batchFake{fake: &fake{answer: func(r Request, _ int) (bool, error) {
+	f := &batchFake{fakeProber: &fakeProber{answer: func(r ProbeRequest, _ int) (bool, error) {
 		if r.From.Pod == "p1" {
 			return false, errors.New("exec: pod gone")
 		}
 		return truth(r), nil
 	}}}
 	obs, st := Runner{Prober: f, Parallel: 2}.Run(context.Background(), ps, cases, nil)
-	if n := obs.Count(reach.Unknown); n != 4 {
+	if n := obs.Count(Unknown); n != 4 {
 		t.Errorf("%d unknown cells, want p1's 4", n)
 	}
-	if v, _ := obs.Get(cases[1], "ns/p0", "ns/p1"); v != reach.Allowed {
+	if v, _ := obs.Get(cases[1], "ns/p0", "ns/p1"); v != Allowed {
 		t.Errorf("p0's row is %v, want allowed", v)
 	}
 	if st.Errors != 8 || st.Retries != 4 || !strings.Contains(st.LastError, "ns/p1 (a batch of 4 probes)") {
@@ -87,19 +85,19 @@ func TestBatchRunAFailedExecMakesItsRowUnknown(t *testing.T) {
 func TestBatchRunSettles(t *testing.T) {
 	ps := peers(3)
 	var converged atomic.Bool
-	f := &batchFake{fake: &fake{answer: func(r Request, _ int) (bool, error) { return !converged.Load() || truth(r), nil }}}
+	f := &batchFake{fakeProber: &fakeProber{answer: func(r ProbeRequest, _ int) (bool, error) { return !converged.Load() || truth(r), nil }}}
 	time.AfterFunc(50*time.Millisecond, func() { converged.Store(true) })
 	exp := expectedAll(ps)
 	obs, st := Runner{Prober: f, Parallel: 4, Settle: 2 * time.Second, Interval: 20 * time.Millisecond}.Run(context.Background(), ps, cases, exp)
-	if ms, _ := reach.Diff(exp, obs); len(ms) != 0 {
+	if ms, _ := Diff(exp, obs); len(ms) != 0 {
 		t.Fatalf("did not converge: %v (stats %+v)", ms, st)
 	}
 }
 
 func TestBatchArgsAndParse(t *testing.T) {
-	reqs := []Request{
-		{To: Endpoint{IP: netip.MustParseAddr("10.244.0.7")}, Case: cases[0]},
-		{To: Endpoint{IP: netip.MustParseAddr("fd00::7")}, Case: cases[1]},
+	reqs := []ProbeRequest{
+		{To: ProbeEndpoint{IP: netip.MustParseAddr("10.244.0.7")}, Case: cases[0]},
+		{To: ProbeEndpoint{IP: netip.MustParseAddr("fd00::7")}, Case: cases[1]},
 	}
 	got := strings.Join(batchArgs("/probe", time.Second, reqs), " ")
 	if want := "/probe connect-all --timeout 1s --parallel 2 tcp:10.244.0.7:80 udp:[fd00::7]:80"; got != want {
@@ -125,7 +123,7 @@ func TestDockerProberBatch(t *testing.T) {
 	out := `{"to":"10.244.1.7:80","proto":"tcp","ok":false,"error":"i/o timeout"}`
 	bin, argsFile := fakeDocker(t, out, 1)
 	p := &DockerProber{Command: "/usr/local/bin/probe", Timeout: time.Second, Docker: bin}
-	res, err := ByRunner{Container: p}.ProbeBatch(context.Background(), extReq.From, []Request{extReq})
+	res, err := ByRunner{Container: p}.ProbeBatch(context.Background(), extReq.From, []ProbeRequest{extReq})
 	if err != nil || len(res) != 1 || res[0].Reachable {
 		t.Fatalf("result %+v, err %v: want one unreachable cell (exit 1 with a line is a verdict)", res, err)
 	}

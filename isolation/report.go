@@ -1,7 +1,8 @@
-// Package reachreport writes the results of reachability cases as JUnit XML
-// (one testcase per case) and as a Markdown page with the expected,
-// observed and difference tables of every case.
-package reachreport
+package isolation
+
+// The report: the results of the matrix cases as JUnit XML (one testcase
+// per case) and as a Markdown page with the expected, observed and
+// difference tables of every case.
 
 import (
 	"encoding/xml"
@@ -12,16 +13,17 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/fenceproof/fenceproof/internal/reach"
 )
 
-// Case is the outcome of one case.
-type Case struct {
+// CaseResult is the outcome of one matrix case.
+type CaseResult struct {
+	// ID is the e2e case's stable ID (a case may measure several
+	// matrices); empty outside a suite.
+	ID          string
 	Name        string
 	Description string
 	// Expected and Observed matrices; Observed is nil if probing never ran.
-	Expected, Observed *reach.Matrix
+	Expected, Observed *Matrix
 	// WantMismatches, when not nil, makes the case one that must show
 	// exactly these mismatches (Mismatch.String()), e.g. a deliberately
 	// wrong policy.
@@ -37,15 +39,15 @@ type Case struct {
 
 // Mismatches diffs Expected against Observed; a shape error is reported
 // as a failure by Passed.
-func (c Case) Mismatches() ([]reach.Mismatch, error) {
+func (c CaseResult) Mismatches() ([]Mismatch, error) {
 	if c.Expected == nil || c.Observed == nil {
 		return nil, nil
 	}
-	return reach.Diff(c.Expected, c.Observed)
+	return Diff(c.Expected, c.Observed)
 }
 
 // Problems lists why the case failed; empty when it passed.
-func (c Case) Problems() []string {
+func (c CaseResult) Problems() []string {
 	out := slices.Clone(c.Failures)
 	if c.Expected == nil || c.Observed == nil {
 		return append(out, "no matrix measured")
@@ -71,7 +73,7 @@ func (c Case) Problems() []string {
 }
 
 // Passed reports whether the case has no problem.
-func (c Case) Passed() bool { return len(c.Problems()) == 0 }
+func (c CaseResult) Passed() bool { return len(c.Problems()) == 0 }
 
 // Report is a suite run.
 type Report struct {
@@ -81,7 +83,7 @@ type Report struct {
 	// Notes about the whole run, shown under the target (e.g. which source
 	// address each side of a connection from outside the cluster saw).
 	Notes []string
-	Cases []Case
+	Cases []CaseResult
 }
 
 type junitSuites struct {
@@ -118,7 +120,7 @@ func (r Report) WriteJUnit(w io.Writer) error {
 	var total time.Duration
 	for _, c := range r.Cases {
 		total += c.Duration
-		jc := junitCase{Name: c.Name + ": " + c.Description, Classname: r.Suite, Time: seconds(c.Duration), SystemOut: c.tables()}
+		jc := junitCase{Name: c.title(), Classname: r.Suite, Time: seconds(c.Duration), SystemOut: c.tables()}
 		if p := c.Problems(); len(p) > 0 {
 			s.Failures++
 			jc.Failure = &junitFailure{Message: p[0], Text: strings.Join(p, "\n") + "\n\n" + c.diffTables()}
@@ -159,10 +161,10 @@ func (r Report) WriteMarkdown(w io.Writer) error {
 	b.WriteString("Cells: `.` allowed, `X` blocked, `?` not measured; in a difference table `.` same, `X` differs. Rows are sources, columns destinations.\n\n")
 	b.WriteString("| case | result | matrix time | case time |\n| --- | --- | --- | --- |\n")
 	for _, c := range r.Cases {
-		fmt.Fprintf(&b, "| [%s](#%s) %s | %s | %s | %s |\n", c.Name, c.Name, c.Description, verdict(c), c.MatrixTime.Round(time.Millisecond), c.Duration.Round(time.Millisecond))
+		fmt.Fprintf(&b, "| %s[%s](#%s) %s | %s | %s | %s |\n", idPrefix(c), c.Name, c.Name, c.Description, verdict(c), c.MatrixTime.Round(time.Millisecond), c.Duration.Round(time.Millisecond))
 	}
 	for _, c := range r.Cases {
-		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n## %s: %s\n\n**%s**\n\n", c.Name, c.Name, c.Description, verdict(c))
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n## %s\n\n**%s**\n\n", c.Name, c.title(), verdict(c))
 		for _, p := range c.Problems() {
 			fmt.Fprintf(&b, "- %s\n", p)
 		}
@@ -204,7 +206,17 @@ func (r Report) WriteFiles(dir, base string) ([]string, error) {
 	return paths, nil
 }
 
-func (c Case) tables() string {
+// title is "[ID ]name: description".
+func (c CaseResult) title() string { return idPrefix(c) + c.Name + ": " + c.Description }
+
+func idPrefix(c CaseResult) string {
+	if c.ID == "" {
+		return ""
+	}
+	return c.ID + " "
+}
+
+func (c CaseResult) tables() string {
 	var b strings.Builder
 	if c.Expected != nil {
 		b.WriteString("EXPECTED\n" + c.Expected.Tables() + "\n")
@@ -215,17 +227,17 @@ func (c Case) tables() string {
 	return b.String()
 }
 
-func (c Case) diffTables() string {
+func (c CaseResult) diffTables() string {
 	if c.Expected == nil || c.Observed == nil {
 		return ""
 	}
-	if _, err := reach.Diff(c.Expected, c.Observed); err != nil {
+	if _, err := Diff(c.Expected, c.Observed); err != nil {
 		return ""
 	}
-	return "DIFFERENCE\n" + reach.DiffTables(c.Expected, c.Observed)
+	return "DIFFERENCE\n" + DiffTables(c.Expected, c.Observed)
 }
 
-func verdict(c Case) string {
+func verdict(c CaseResult) string {
 	switch {
 	case !c.Passed():
 		return "FAIL"

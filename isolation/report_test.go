@@ -1,4 +1,4 @@
-package reachreport
+package isolation
 
 import (
 	"bytes"
@@ -10,21 +10,19 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/fenceproof/fenceproof/internal/reach"
 )
 
-func matrices() (*reach.Matrix, *reach.Matrix) {
-	cases := []reach.PortProto{{Port: 80, Protocol: corev1.ProtocolTCP}}
-	e := reach.NewMatrix([]string{"a/x", "b/y"}, cases)
-	o := reach.NewMatrix([]string{"a/x", "b/y"}, cases)
+func matrices() (*Matrix, *Matrix) {
+	cases := []PortProto{{Port: 80, Protocol: corev1.ProtocolTCP}}
+	e := NewMatrix([]string{"a/x", "b/y"}, cases)
+	o := NewMatrix([]string{"a/x", "b/y"}, cases)
 	for i := range 2 {
 		for j := range 2 {
-			e.SetAt(0, i, j, reach.Blocked)
-			o.SetAt(0, i, j, reach.Blocked)
+			e.SetAt(0, i, j, Blocked)
+			o.SetAt(0, i, j, Blocked)
 		}
 	}
-	o.SetAt(0, 1, 0, reach.Allowed)
+	o.SetAt(0, 1, 0, Allowed)
 	return e, o
 }
 
@@ -34,16 +32,16 @@ func TestPassed(t *testing.T) {
 	e, o := matrices()
 	tests := []struct {
 		name string
-		c    Case
+		c    CaseResult
 		pass bool
 	}{
-		{"equal", Case{Expected: e, Observed: e}, true},
-		{"mismatch", Case{Expected: e, Observed: o}, false},
-		{"expected mismatch caught", Case{Expected: e, Observed: o, WantMismatches: []string{wrongCell}}, true},
-		{"expected mismatch missed", Case{Expected: e, Observed: e, WantMismatches: []string{wrongCell}}, false},
-		{"not measured", Case{Expected: e}, false},
-		{"other failure", Case{Expected: e, Observed: e, Failures: []string{"pinned cell"}}, false},
-		{"shape", Case{Expected: e, Observed: reach.NewMatrix([]string{"a/x"}, e.Cases)}, false},
+		{"equal", CaseResult{Expected: e, Observed: e}, true},
+		{"mismatch", CaseResult{Expected: e, Observed: o}, false},
+		{"expected mismatch caught", CaseResult{Expected: e, Observed: o, WantMismatches: []string{wrongCell}}, true},
+		{"expected mismatch missed", CaseResult{Expected: e, Observed: e, WantMismatches: []string{wrongCell}}, false},
+		{"not measured", CaseResult{Expected: e}, false},
+		{"other failure", CaseResult{Expected: e, Observed: e, Failures: []string{"pinned cell"}}, false},
+		{"shape", CaseResult{Expected: e, Observed: NewMatrix([]string{"a/x"}, e.Cases)}, false},
 	}
 	for _, tc := range tests {
 		if got := tc.c.Passed(); got != tc.pass {
@@ -54,7 +52,7 @@ func TestPassed(t *testing.T) {
 
 func TestWriteFiles(t *testing.T) {
 	e, o := matrices()
-	r := Report{Suite: "isolation", Target: "kind-test", Started: time.Unix(0, 0), Notes: []string{"source seen: 172.18.0.5"}, Cases: []Case{
+	r := Report{Suite: "isolation", Target: "kind-test", Started: time.Unix(0, 0), Notes: []string{"source seen: 172.18.0.5"}, Cases: []CaseResult{
 		{Name: "ok", Description: "fine", Expected: e, Observed: e, Duration: time.Second},
 		{Name: "bad", Description: "one pod too many", Expected: e, Observed: o, Duration: 2 * time.Second},
 	}}
@@ -88,6 +86,26 @@ func TestWriteFiles(t *testing.T) {
 	for _, want := range []string{"**1/2 cases passed.**", "EXPECTED", "OBSERVED", "DIFFERENCE", wrongCell, "| [bad](#bad) one pod too many | FAIL |", "- source seen: 172.18.0.5\n"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestReportNamesCaseIDs(t *testing.T) {
+	e, _ := matrices()
+	r := Report{Suite: "isolation", Cases: []CaseResult{{ID: "ISOLATION-014", Name: "legacy", Description: "the legacy selector", Expected: e, Observed: e}}}
+	var x, md bytes.Buffer
+	if err := r.WriteJUnit(&x); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(x.String(), `name="ISOLATION-014 legacy: the legacy selector"`) {
+		t.Errorf("JUnit testcase does not carry the case ID:\n%s", x.String())
+	}
+	for _, want := range []string{"| ISOLATION-014 [legacy](#legacy) the legacy selector | PASS |", "## ISOLATION-014 legacy: the legacy selector"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
 	}
 }

@@ -1,9 +1,52 @@
-package reach
+package isolation
 
 import (
 	"fmt"
+	"os"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
+
+// MatrixCase is one matrix case of a suite: an application spec and the
+// cells that pin what the case is about.
+type MatrixCase struct {
+	// ID is the case's stable ID (e.g. ISOLATION-003).
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Spec        string   `json:"spec"`
+	RawCells    []string `json:"cells"`
+	Cells       []Cell   `json:"-"`
+}
+
+// LoadCases reads a case file strictly and parses its cells.
+func LoadCases(path string) ([]MatrixCase, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var cs []MatrixCase
+	if err := yaml.UnmarshalStrict(data, &cs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	seen := map[string]bool{}
+	for i := range cs {
+		c := &cs[i]
+		if c.ID == "" || c.Name == "" || c.Spec == "" || seen["id "+c.ID] || seen[c.Name] {
+			return nil, fmt.Errorf("%s: case %d: id and name (both unique) and spec are required", path, i)
+		}
+		seen["id "+c.ID], seen[c.Name] = true, true
+		for _, s := range c.RawCells {
+			cell, err := ParseCell(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: case %s: %w", path, c.Name, err)
+			}
+			c.Cells = append(c.Cells, cell)
+		}
+	}
+	return cs, nil
+}
 
 // Cell pins the verdict of one cell.
 type Cell struct {
@@ -11,7 +54,7 @@ type Cell struct {
 	Case     PortProto
 	Verdict  Verdict
 	// Profile, when set, limits the pin to one network plugin profile
-	// (netpolmodel.Profile.Name), for what the API leaves open.
+	// (Profile.Name), for what the API leaves open.
 	Profile string
 }
 
@@ -50,9 +93,9 @@ func (c Cell) String() string {
 	return s
 }
 
-// Check returns one message per cell pinned for profile (cells without a
+// CheckCells returns one message per cell pinned for profile (cells without a
 // profile always apply) whose verdict in m differs, or that m lacks.
-func Check(m *Matrix, cells []Cell, profile string) []string {
+func CheckCells(m *Matrix, cells []Cell, profile string) []string {
 	var out []string
 	for _, c := range cells {
 		if c.Profile != "" && c.Profile != profile {

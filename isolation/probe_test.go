@@ -1,4 +1,4 @@
-package probing
+package isolation
 
 import (
 	"context"
@@ -11,22 +11,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/fenceproof/fenceproof/internal/reach"
 )
 
 // fake answers from a function of the request and the attempt number of
 // that cell, counting concurrency.
-type fake struct {
+type fakeProber struct {
 	mu       sync.Mutex
 	attempts map[string]int
-	answer   func(req Request, attempt int) (bool, error)
+	answer   func(req ProbeRequest, attempt int) (bool, error)
 	inflight atomic.Int64
 	peak     atomic.Int64
 	delay    time.Duration
 }
 
-func (f *fake) Probe(ctx context.Context, req Request) (Result, error) {
+func (f *fakeProber) Probe(ctx context.Context, req ProbeRequest) (ProbeResult, error) {
 	n := f.inflight.Add(1)
 	defer f.inflight.Add(-1)
 	for {
@@ -45,44 +43,44 @@ func (f *fake) Probe(ctx context.Context, req Request) (Result, error) {
 	a := f.attempts[key]
 	f.mu.Unlock()
 	ok, err := f.answer(req, a)
-	return Result{Reachable: ok}, err
+	return ProbeResult{Reachable: ok}, err
 }
 
-var cases = []reach.PortProto{{Port: 80, Protocol: corev1.ProtocolTCP}, {Port: 80, Protocol: corev1.ProtocolUDP}}
+var cases = []PortProto{{Port: 80, Protocol: corev1.ProtocolTCP}, {Port: 80, Protocol: corev1.ProtocolUDP}}
 
-func peers(n int) []Endpoint {
-	var out []Endpoint
+func peers(n int) []ProbeEndpoint {
+	var out []ProbeEndpoint
 	for i := range n {
-		out = append(out, Endpoint{Name: fmt.Sprintf("ns/p%d", i), Namespace: "ns", Pod: fmt.Sprintf("p%d", i), IP: netip.MustParseAddr(fmt.Sprintf("10.0.0.%d", i+1))})
+		out = append(out, ProbeEndpoint{Name: fmt.Sprintf("ns/p%d", i), Namespace: "ns", Pod: fmt.Sprintf("p%d", i), IP: netip.MustParseAddr(fmt.Sprintf("10.0.0.%d", i+1))})
 	}
 	return out
 }
 
 // expectedAll returns a matrix where only TCP from p0 is blocked.
-func expectedAll(ps []Endpoint) *reach.Matrix {
+func expectedAll(ps []ProbeEndpoint) *Matrix {
 	names := make([]string, len(ps))
 	for i, p := range ps {
 		names[i] = p.Name
 	}
-	m := reach.NewMatrix(names, cases)
+	m := NewMatrix(names, cases)
 	for c := range cases {
 		for i := range ps {
 			for j := range ps {
-				m.SetAt(c, i, j, reach.Of(!(c == 0 && i == 0)))
+				m.SetAt(c, i, j, VerdictOf(!(c == 0 && i == 0)))
 			}
 		}
 	}
 	return m
 }
 
-func truth(req Request) bool {
+func truth(req ProbeRequest) bool {
 	return !(req.Case.Protocol == corev1.ProtocolTCP && req.From.Pod == "p0")
 }
 
 // transientAndPersistent answers truthfully except p1->p2 tcp, wrong on
 // its first attempt only (a transient), and p2->p1 tcp, wrong on every
 // attempt (a real mismatch).
-func transientAndPersistent(r Request, a int) (bool, error) {
+func transientAndPersistent(r ProbeRequest, a int) (bool, error) {
 	if r.Case.Protocol == corev1.ProtocolTCP && r.From.Pod == "p1" && r.To.Pod == "p2" && a == 1 {
 		return false, nil
 	}
@@ -94,9 +92,9 @@ func transientAndPersistent(r Request, a int) (bool, error) {
 
 func TestRunMatchesAndRunsInParallel(t *testing.T) {
 	ps := peers(9)
-	f := &fake{answer: func(r Request, _ int) (bool, error) { return truth(r), nil }, delay: 5 * time.Millisecond}
+	f := &fakeProber{answer: func(r ProbeRequest, _ int) (bool, error) { return truth(r), nil }, delay: 5 * time.Millisecond}
 	obs, st := Runner{Prober: f, Parallel: 16}.Run(context.Background(), ps, cases, expectedAll(ps))
-	ms, err := reach.Diff(expectedAll(ps), obs)
+	ms, err := Diff(expectedAll(ps), obs)
 	if err != nil || len(ms) != 0 {
 		t.Fatalf("diff %v %v", ms, err)
 	}
@@ -110,11 +108,11 @@ func TestRunMatchesAndRunsInParallel(t *testing.T) {
 
 func TestRunRetriesAMismatchOnceAndTheSecondResultCounts(t *testing.T) {
 	ps := peers(3)
-	f := &fake{answer: transientAndPersistent}
+	f := &fakeProber{answer: transientAndPersistent}
 	exp := expectedAll(ps)
 	obs, st := Runner{Prober: f, Parallel: 4}.Run(context.Background(), ps, cases, exp)
-	ms, _ := reach.Diff(exp, obs)
-	if len(ms) != 1 || ms[0].From != "ns/p2" || ms[0].To != "ns/p1" || ms[0].Observed != reach.Blocked {
+	ms, _ := Diff(exp, obs)
+	if len(ms) != 1 || ms[0].From != "ns/p2" || ms[0].To != "ns/p1" || ms[0].Observed != Blocked {
 		t.Fatalf("mismatches %v, want only ns/p2 -> ns/p1 tcp/80", ms)
 	}
 	if st.Retries != 2 || st.Probes != 18+2 {
@@ -127,28 +125,28 @@ func TestRunRetriesAMismatchOnceAndTheSecondResultCounts(t *testing.T) {
 
 func TestRunErrorsAreUnknownAfterRetry(t *testing.T) {
 	ps := peers(2)
-	f := &fake{answer: func(r Request, _ int) (bool, error) {
+	f := &fakeProber{answer: func(r ProbeRequest, _ int) (bool, error) {
 		if r.From.Pod == "p1" && r.To.Pod == "p0" && r.Case.Protocol == corev1.ProtocolUDP {
 			return false, errors.New("exec: pod gone")
 		}
 		return truth(r), nil
 	}}
 	obs, st := Runner{Prober: f, Parallel: 2}.Run(context.Background(), ps, cases, nil)
-	if v, _ := obs.Get(cases[1], "ns/p1", "ns/p0"); v != reach.Unknown {
+	if v, _ := obs.Get(cases[1], "ns/p1", "ns/p0"); v != Unknown {
 		t.Errorf("failed probe recorded as %v", v)
 	}
 	if st.Errors != 2 || st.Retries != 1 || st.LastError == "" {
 		t.Errorf("stats %+v, want 2 errors, 1 retry and the last error", st)
 	}
-	if obs.Count(reach.Unknown) != 1 {
-		t.Errorf("%d unknown cells, want 1", obs.Count(reach.Unknown))
+	if obs.Count(Unknown) != 1 {
+		t.Errorf("%d unknown cells, want 1", obs.Count(Unknown))
 	}
 }
 
 func TestRunSettlesOnAConvergingNetwork(t *testing.T) {
 	ps := peers(3)
 	var converged atomic.Bool
-	f := &fake{answer: func(r Request, _ int) (bool, error) {
+	f := &fakeProber{answer: func(r ProbeRequest, _ int) (bool, error) {
 		if !converged.Load() {
 			return true, nil
 		}
@@ -157,7 +155,7 @@ func TestRunSettlesOnAConvergingNetwork(t *testing.T) {
 	time.AfterFunc(50*time.Millisecond, func() { converged.Store(true) })
 	exp := expectedAll(ps)
 	obs, st := Runner{Prober: f, Parallel: 4, Settle: 2 * time.Second, Interval: 20 * time.Millisecond}.Run(context.Background(), ps, cases, exp)
-	if ms, _ := reach.Diff(exp, obs); len(ms) != 0 {
+	if ms, _ := Diff(exp, obs); len(ms) != 0 {
 		t.Fatalf("did not converge: %v", ms)
 	}
 	if st.Rounds < 2 {
@@ -167,11 +165,11 @@ func TestRunSettlesOnAConvergingNetwork(t *testing.T) {
 
 func TestRunSettleGivesUpOnAPersistentMismatch(t *testing.T) {
 	ps := peers(2)
-	f := &fake{answer: func(r Request, _ int) (bool, error) { return true, nil }}
+	f := &fakeProber{answer: func(r ProbeRequest, _ int) (bool, error) { return true, nil }}
 	exp := expectedAll(ps)
 	start := time.Now()
 	obs, st := Runner{Prober: f, Parallel: 2, Settle: 200 * time.Millisecond, Interval: 20 * time.Millisecond}.Run(context.Background(), ps, cases, exp)
-	if ms, _ := reach.Diff(exp, obs); len(ms) != 2 {
+	if ms, _ := Diff(exp, obs); len(ms) != 2 {
 		t.Fatalf("mismatches %v, want the two p0 tcp cells", ms)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -185,14 +183,14 @@ func TestRunSettleGivesUpOnAPersistentMismatch(t *testing.T) {
 func TestParseConnect(t *testing.T) {
 	tests := []struct {
 		out   string
-		want  Result
+		want  ProbeResult
 		isErr bool
 	}{
-		{`{"to":"10.0.0.1:80","proto":"tcp","ok":true,"error":"","reply":"ok m0","ms":3}`, Result{Reachable: true, Reply: "ok m0"}, false},
-		{"noise\n" + `{"to":"10.0.0.1:80","proto":"udp","ok":false,"error":"i/o timeout","reply":"","ms":1000}` + "\n", Result{Error: "i/o timeout"}, false},
-		{``, Result{}, true},
-		{`usage: probe`, Result{}, true},
-		{`{"to":"x"}`, Result{}, true},
+		{`{"to":"10.0.0.1:80","proto":"tcp","ok":true,"error":"","reply":"ok m0","ms":3}`, ProbeResult{Reachable: true, Reply: "ok m0"}, false},
+		{"noise\n" + `{"to":"10.0.0.1:80","proto":"udp","ok":false,"error":"i/o timeout","reply":"","ms":1000}` + "\n", ProbeResult{Error: "i/o timeout"}, false},
+		{``, ProbeResult{}, true},
+		{`usage: probe`, ProbeResult{}, true},
+		{`{"to":"x"}`, ProbeResult{}, true},
 	}
 	for _, tc := range tests {
 		got, err := ParseConnect([]byte(tc.out))
@@ -204,7 +202,7 @@ func TestParseConnect(t *testing.T) {
 
 func TestExecArgs(t *testing.T) {
 	p := &ExecProber{Command: "/probe", Timeout: time.Second}
-	got := fmt.Sprint(p.Args(Request{To: Endpoint{IP: netip.MustParseAddr("10.244.0.7")}, Case: cases[1]}))
+	got := fmt.Sprint(p.Args(ProbeRequest{To: ProbeEndpoint{IP: netip.MustParseAddr("10.244.0.7")}, Case: cases[1]}))
 	if want := "[/probe connect --proto udp --to 10.244.0.7:80 --timeout 1s]"; got != want {
 		t.Errorf("args %s, want %s", got, want)
 	}

@@ -1,4 +1,4 @@
-package reach
+package isolation
 
 import (
 	"strings"
@@ -58,7 +58,7 @@ func small() (*Matrix, *Matrix) {
 	for c := range cases {
 		for i := range peers {
 			for j := range peers {
-				v := Of(i != 2)
+				v := VerdictOf(i != 2)
 				e.SetAt(c, i, j, v)
 				o.SetAt(c, i, j, v)
 			}
@@ -104,7 +104,7 @@ func TestTablesAndDiff(t *testing.T) {
 			t.Errorf("mismatch %d = %q, want %q", i, ms[i], want[i])
 		}
 	}
-	if msgs := Check(o, []Cell{{"other/c", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, ""}, {"x", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, ""}, {"other/c", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, "other"}}, "upstream"); len(msgs) != 2 {
+	if msgs := CheckCells(o, []Cell{{"other/c", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, ""}, {"x", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, ""}, {"other/c", "ns/a", PortProto{80, corev1.ProtocolUDP}, Blocked, "other"}}, "upstream"); len(msgs) != 2 {
 		t.Errorf("Check = %v, want two failures", msgs)
 	}
 	if o.Count(Unknown) != 1 || o.Size() != 18 {

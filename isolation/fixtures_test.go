@@ -1,4 +1,4 @@
-package reach
+package isolation
 
 import (
 	"fmt"
@@ -11,19 +11,16 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/fenceproof/fenceproof/internal/isolation"
-	"github.com/fenceproof/fenceproof/internal/netpolmodel"
 )
 
-const fixtures = "../../fixtures/isolation"
+const fixtures = "../fixtures/isolation"
 
 // world is the suite's topology with made-up pod addresses.
 type world struct {
 	topo  Topology
 	ips   map[string]netip.Addr
 	names []string
-	peers []netpolmodel.Endpoint
+	peers []Peer
 	cases []PortProto
 }
 
@@ -41,7 +38,7 @@ func newWorld(t *testing.T) world {
 			w.ips[n] = netip.MustParseAddr(fmt.Sprintf("172.18.0.%d", 10+i))
 		}
 	}
-	if w.peers, err = topo.Endpoints(w.ips); err != nil {
+	if w.peers, err = topo.Peers(w.ips); err != nil {
 		t.Fatal(err)
 	}
 	if w.cases, err = topo.Cases(); err != nil {
@@ -56,15 +53,15 @@ func (w world) generate(t *testing.T, spec string) []networkingv1.NetworkPolicy 
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := Render(tmpl, w.ips)
+	data, err := RenderSpec(tmpl, w.ips)
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := isolation.Parse(data)
+	app, err := Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pols, err := isolation.Generate(app)
+	pols, err := Generate(app)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +69,12 @@ func (w world) generate(t *testing.T, spec string) []networkingv1.NetworkPolicy 
 }
 
 func (w world) predict(t *testing.T, pols []networkingv1.NetworkPolicy) *Matrix {
-	return w.predictAs(t, pols, netpolmodel.Upstream)
+	return w.predictAs(t, pols, Upstream)
 }
 
-func (w world) predictAs(t *testing.T, pols []networkingv1.NetworkPolicy, p netpolmodel.Profile) *Matrix {
+func (w world) predictAs(t *testing.T, pols []networkingv1.NetworkPolicy, p Profile) *Matrix {
 	t.Helper()
-	m, err := netpolmodel.New(w.topo.NamespaceLabels(), pols)
+	m, err := NewModel(w.topo.NamespaceLabels(), pols)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +92,14 @@ func TestFixtureCases(t *testing.T) {
 	if len(cases) < 10 {
 		t.Fatalf("only %d cases loaded", len(cases))
 	}
-	for _, p := range []netpolmodel.Profile{netpolmodel.Upstream, netpolmodel.Cilium} {
+	for _, p := range []Profile{Upstream, Cilium} {
 		for _, c := range cases {
 			t.Run(p.Name+"/"+c.Name, func(t *testing.T) {
 				if len(c.Cells) == 0 {
 					t.Fatal("a case must pin at least one cell")
 				}
 				m := w.predictAs(t, w.generate(t, c.Spec), p)
-				for _, msg := range Check(m, c.Cells, p.Name) {
+				for _, msg := range CheckCells(m, c.Cells, p.Name) {
 					t.Error(msg)
 				}
 			})
@@ -183,7 +180,7 @@ func TestExternalIPBlockExcept(t *testing.T) {
 		t.Fatal("the topology has no external workload")
 	}
 	want := []string{"tcp/80 external/client -> iso-mods/m0: expected . (allowed), observed X (blocked)"}
-	for _, p := range []netpolmodel.Profile{netpolmodel.Upstream, netpolmodel.Cilium} {
+	for _, p := range []Profile{Upstream, Cilium} {
 		admit := w.predictAs(t, w.generate(t, "apps/ipblock-external.yaml"), p)
 		except := w.predictAs(t, w.generate(t, "apps/ipblock-external-except.yaml"), p)
 		ms, err := Diff(admit, except)
@@ -218,14 +215,29 @@ func TestTopologyRejectsReservedAndDuplicateExternalNames(t *testing.T) {
 	if got := ok.PeerNames(); !slices.Equal(got, []string{"ns/p", "external/client"}) || !IsExternal(got[1]) || IsExternal(got[0]) {
 		t.Errorf("peer names %q", got)
 	}
-	eps, err := ok.Endpoints(map[string]netip.Addr{"ns/p": netip.MustParseAddr("10.0.0.1"), "external/client": netip.MustParseAddr("172.18.0.5")})
+	eps, err := ok.Peers(map[string]netip.Addr{"ns/p": netip.MustParseAddr("10.0.0.1"), "external/client": netip.MustParseAddr("172.18.0.5")})
 	if err != nil || eps[1].Namespace != "" || eps[1].IP != netip.MustParseAddr("172.18.0.5") {
 		t.Errorf("external endpoint %+v, %v: want no namespace (outside the cluster) and its address", eps, err)
 	}
-	if _, err := ok.Endpoints(map[string]netip.Addr{"ns/p": netip.MustParseAddr("10.0.0.1")}); err == nil {
+	if _, err := ok.Peers(map[string]netip.Addr{"ns/p": netip.MustParseAddr("10.0.0.1")}); err == nil {
 		t.Error("no address for the external workload: want an error")
 	}
 	if len(ok.WithoutExternal().PeerNames()) != 1 {
 		t.Error("WithoutExternal kept the external peer")
+	}
+}
+
+func TestLoadCasesWantsUniqueIDs(t *testing.T) {
+	for name, body := range map[string]string{
+		"no id":        "- name: a\n  spec: s.yaml\n",
+		"duplicate id": "- id: X-001\n  name: a\n  spec: s.yaml\n- id: X-001\n  name: b\n  spec: s.yaml\n",
+	} {
+		p := filepath.Join(t.TempDir(), "cases.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadCases(p); err == nil || !strings.Contains(err.Error(), "id and name (both unique)") {
+			t.Errorf("%s: LoadCases error %v, want one asking for unique ids", name, err)
+		}
 	}
 }

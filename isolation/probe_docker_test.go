@@ -1,4 +1,4 @@
-package probing
+package isolation
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/fenceproof/fenceproof/internal/reach"
 )
 
 // fakeDocker writes a docker CLI stand-in that records its arguments and
@@ -28,10 +26,10 @@ func fakeDocker(t *testing.T, output string, status int) (bin, argsFile string) 
 	return bin, argsFile
 }
 
-var extReq = Request{
-	From: Endpoint{Name: "external/client", Container: "fp-ext", IP: netip.MustParseAddr("172.18.0.9")},
-	To:   Endpoint{Name: "iso-mods/m0", Namespace: "iso-mods", Pod: "m0", IP: netip.MustParseAddr("10.244.1.7")},
-	Case: reach.PortProto{Port: 80, Protocol: corev1.ProtocolTCP},
+var extReq = ProbeRequest{
+	From: ProbeEndpoint{Name: "external/client", Container: "fp-ext", IP: netip.MustParseAddr("172.18.0.9")},
+	To:   ProbeEndpoint{Name: "iso-mods/m0", Namespace: "iso-mods", Pod: "m0", IP: netip.MustParseAddr("10.244.1.7")},
+	Case: PortProto{Port: 80, Protocol: corev1.ProtocolTCP},
 }
 
 func TestDockerProber(t *testing.T) {
@@ -69,8 +67,8 @@ func TestDockerProber(t *testing.T) {
 
 type constProber struct{ reachable bool }
 
-func (c constProber) Probe(context.Context, Request) (Result, error) {
-	return Result{Reachable: c.reachable}, nil
+func (c constProber) Probe(context.Context, ProbeRequest) (ProbeResult, error) {
+	return ProbeResult{Reachable: c.reachable}, nil
 }
 
 func TestByRunner(t *testing.T) {
@@ -78,7 +76,7 @@ func TestByRunner(t *testing.T) {
 	if r, _ := b.Probe(context.Background(), extReq); !r.Reachable {
 		t.Error("a container source went to the pod prober")
 	}
-	podReq := Request{From: extReq.To, To: extReq.From, Case: extReq.Case}
+	podReq := ProbeRequest{From: extReq.To, To: extReq.From, Case: extReq.Case}
 	if r, _ := b.Probe(context.Background(), podReq); r.Reachable {
 		t.Error("a pod source went to the container prober")
 	}

@@ -1,9 +1,11 @@
-// Package probing measures a reachability matrix by running a probe for
-// every (source, destination, port/protocol) cell in parallel. The prober is
-// an interface: in a cluster it execs the probe binary in the source pod
-// (ExecProber), in unit tests it is a fake. A BatchProber probes a whole
-// row of the matrix with one exec.
-package probing
+package isolation
+
+// Probing: a reachability matrix measured by running a probe for every
+// (source, destination, port/protocol) cell in parallel. The prober is an
+// interface: in a cluster it execs the probe binary in the source pod
+// (ExecProber) or in a container outside the cluster (DockerProber), in unit
+// tests it is a fake. A BatchProber probes a whole row of the matrix with
+// one exec.
 
 import (
 	"context"
@@ -12,12 +14,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/fenceproof/fenceproof/internal/reach"
 )
 
-// Endpoint is a probe pod.
-type Endpoint struct {
+// ProbeEndpoint is a probe pod or a container outside the cluster.
+type ProbeEndpoint struct {
 	// Name is "namespace/pod", the matrix label.
 	Name string
 	// Namespace and Pod locate the pod that runs the client side.
@@ -29,14 +29,14 @@ type Endpoint struct {
 	IP netip.Addr
 }
 
-// Request is one probe: a fresh connection from From to To.
-type Request struct {
-	From, To Endpoint
-	Case     reach.PortProto
+// ProbeRequest is one probe: a fresh connection from From to To.
+type ProbeRequest struct {
+	From, To ProbeEndpoint
+	Case     PortProto
 }
 
-// Result is what one probe saw.
-type Result struct {
+// ProbeResult is what one probe saw.
+type ProbeResult struct {
 	Reachable bool
 	Reply     string
 	Error     string
@@ -45,7 +45,7 @@ type Result struct {
 // Prober runs one probe. An error means the probe could not be run at all
 // (exec failed, bad output), not that the target was unreachable.
 type Prober interface {
-	Probe(ctx context.Context, req Request) (Result, error)
+	Probe(ctx context.Context, req ProbeRequest) (ProbeResult, error)
 }
 
 // Runner measures matrices.
@@ -87,18 +87,18 @@ type Stats struct {
 // expected is nil only failed probes are retried. With Settle set, cells
 // still disagreeing are re-probed until they agree or Settle has passed.
 // Cells whose probe could not be run are Unknown.
-func (r Runner) Run(ctx context.Context, peers []Endpoint, cases []reach.PortProto, expected *reach.Matrix) (*reach.Matrix, Stats) {
+func (r Runner) Run(ctx context.Context, peers []ProbeEndpoint, cases []PortProto, expected *Matrix) (*Matrix, Stats) {
 	start := time.Now()
 	names := make([]string, len(peers))
 	for i, p := range peers {
 		names[i] = p.Name
 	}
-	observed := reach.NewMatrix(names, cases)
-	var cells []cell
+	observed := NewMatrix(names, cases)
+	var cells []cellIndex
 	for c := range cases {
 		for i := range peers {
 			for j := range peers {
-				cells = append(cells, cell{c, i, j})
+				cells = append(cells, cellIndex{c, i, j})
 			}
 		}
 	}
@@ -134,15 +134,15 @@ func (r Runner) Run(ctx context.Context, peers []Endpoint, cases []reach.PortPro
 	return observed, stats
 }
 
-type cell struct{ c, i, j int }
+type cellIndex struct{ c, i, j int }
 
 type counters struct {
 	probes, retries, errors, execs atomic.Int64
 	lastErr                        atomic.Value
 }
 
-func disagreeing(expected, observed *reach.Matrix, cells []cell) []cell {
-	var out []cell
+func disagreeing(expected, observed *Matrix, cells []cellIndex) []cellIndex {
+	var out []cellIndex
 	for _, x := range cells {
 		if observed.At(x.c, x.i, x.j) != expected.At(x.c, x.i, x.j) {
 			out = append(out, x)
@@ -151,22 +151,22 @@ func disagreeing(expected, observed *reach.Matrix, cells []cell) []cell {
 	return out
 }
 
-func (r Runner) pass(ctx context.Context, peers []Endpoint, cases []reach.PortProto, expected, observed *reach.Matrix, cells []cell, st *counters) {
+func (r Runner) pass(ctx context.Context, peers []ProbeEndpoint, cases []PortProto, expected, observed *Matrix, cells []cellIndex, st *counters) {
 	if bp, ok := r.Prober.(BatchProber); ok {
 		r.batchPass(ctx, bp, peers, cases, expected, observed, cells, st)
 		return
 	}
 	n := max(r.Parallel, 1)
-	work := make(chan cell)
+	work := make(chan cellIndex)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for x := range work {
-				req := Request{From: peers[x.i], To: peers[x.j], Case: cases[x.c]}
+				req := ProbeRequest{From: peers[x.i], To: peers[x.j], Case: cases[x.c]}
 				v := r.probe(ctx, req, st)
-				if v == reach.Unknown || (expected != nil && v != expected.At(x.c, x.i, x.j)) {
+				if v == Unknown || (expected != nil && v != expected.At(x.c, x.i, x.j)) {
 					st.retries.Add(1)
 					v = r.probe(ctx, req, st)
 				}
@@ -187,8 +187,8 @@ func (r Runner) pass(ctx context.Context, peers []Endpoint, cases []reach.PortPr
 // batchPass probes the cells of each source with one batch (a matrix row
 // per exec), sources in parallel; a cell that disagrees or failed is retried
 // once in a second batch of its source, like pass does cell by cell.
-func (r Runner) batchPass(ctx context.Context, bp BatchProber, peers []Endpoint, cases []reach.PortProto, expected, observed *reach.Matrix, cells []cell, st *counters) {
-	var groups [][]cell
+func (r Runner) batchPass(ctx context.Context, bp BatchProber, peers []ProbeEndpoint, cases []PortProto, expected, observed *Matrix, cells []cellIndex, st *counters) {
+	var groups [][]cellIndex
 	bySource := map[int]int{}
 	for _, x := range cells {
 		g, ok := bySource[x.i]
@@ -199,7 +199,7 @@ func (r Runner) batchPass(ctx context.Context, bp BatchProber, peers []Endpoint,
 		}
 		groups[g] = append(groups[g], x)
 	}
-	work := make(chan []cell)
+	work := make(chan []cellIndex)
 	var wg sync.WaitGroup
 	for range min(max(r.Parallel, 1), len(groups)) {
 		wg.Add(1)
@@ -207,10 +207,10 @@ func (r Runner) batchPass(ctx context.Context, bp BatchProber, peers []Endpoint,
 			defer wg.Done()
 			for g := range work {
 				vs := r.probeBatch(ctx, bp, peers, cases, g, st)
-				var again []cell
+				var again []cellIndex
 				var at []int // the index in g of each cell in again
 				for k, x := range g {
-					if vs[k] == reach.Unknown || (expected != nil && vs[k] != expected.At(x.c, x.i, x.j)) {
+					if vs[k] == Unknown || (expected != nil && vs[k] != expected.At(x.c, x.i, x.j)) {
 						again, at = append(again, x), append(at, k)
 					}
 				}
@@ -238,14 +238,14 @@ func (r Runner) batchPass(ctx context.Context, bp BatchProber, peers []Endpoint,
 
 // probeBatch runs one batch of cells of one source; all Unknown when the
 // batch could not be run.
-func (r Runner) probeBatch(ctx context.Context, bp BatchProber, peers []Endpoint, cases []reach.PortProto, g []cell, st *counters) []reach.Verdict {
-	reqs := make([]Request, len(g))
+func (r Runner) probeBatch(ctx context.Context, bp BatchProber, peers []ProbeEndpoint, cases []PortProto, g []cellIndex, st *counters) []Verdict {
+	reqs := make([]ProbeRequest, len(g))
 	for k, x := range g {
-		reqs[k] = Request{From: peers[x.i], To: peers[x.j], Case: cases[x.c]}
+		reqs[k] = ProbeRequest{From: peers[x.i], To: peers[x.j], Case: cases[x.c]}
 	}
 	st.probes.Add(int64(len(g)))
 	st.execs.Add(1)
-	vs := make([]reach.Verdict, len(g))
+	vs := make([]Verdict, len(g))
 	res, err := bp.ProbeBatch(ctx, reqs[0].From, reqs)
 	if err != nil {
 		st.errors.Add(int64(len(g)))
@@ -253,19 +253,19 @@ func (r Runner) probeBatch(ctx context.Context, bp BatchProber, peers []Endpoint
 		return vs
 	}
 	for k := range g {
-		vs[k] = reach.Of(res[k].Reachable)
+		vs[k] = VerdictOf(res[k].Reachable)
 	}
 	return vs
 }
 
-func (r Runner) probe(ctx context.Context, req Request, st *counters) reach.Verdict {
+func (r Runner) probe(ctx context.Context, req ProbeRequest, st *counters) Verdict {
 	st.probes.Add(1)
 	st.execs.Add(1)
 	res, err := r.Prober.Probe(ctx, req)
 	if err != nil {
 		st.errors.Add(1)
 		st.lastErr.Store(req.From.Name + " -> " + req.To.Name + " " + req.Case.String() + ": " + err.Error())
-		return reach.Unknown
+		return Unknown
 	}
-	return reach.Of(res.Reachable)
+	return VerdictOf(res.Reachable)
 }
