@@ -216,34 +216,7 @@ func MinimizeResult(cfg Config, sc *Scenario, inv int) (*Result, []Fault, error)
 func ScenarioYAML(sc *Scenario) string {
 	var b strings.Builder
 	c := sc.Cluster
-	fmt.Fprintf(&b, "name: %s\n", sc.Name)
-	plat := "cloud"
-	if c.BareMetal {
-		plat = "baremetal"
-	}
-	op := "control-plane"
-	if c.OperatorOn >= 0 {
-		op = fmt.Sprintf("m%d", c.OperatorOn+1)
-	}
-	fmt.Fprintf(&b, "cluster: {machines: %d, osdsPerMachine: %d, pgs: %d, mons: %d, platform: %s, fenceKind: %s, operatorOn: %s, clients: %d",
-		c.Machines, c.OSDsPerMachine, c.PGs, c.Mons, plat, c.FenceKind, op, c.Clients)
-	if len(c.Standalone) > 0 {
-		var ms []string
-		for _, i := range c.Standalone {
-			ms = append(ms, fmt.Sprintf("m%d", i+1))
-		}
-		fmt.Fprintf(&b, ", standalone: [%s]", strings.Join(ms, ", "))
-	}
-	if c.MachineSetScale > 0 {
-		fmt.Fprintf(&b, ", machineSetScale: %d", c.MachineSetScale)
-	}
-	if c.OperatorHA {
-		b.WriteString(", operatorHA: true")
-	}
-	if c.MDB != MDBMachineAPI {
-		fmt.Fprintf(&b, ", mdb: %s", c.MDB)
-	}
-	b.WriteString("}\n")
+	fmt.Fprintf(&b, "name: %s\ncluster: %s\n", sc.Name, ClusterYAML(c))
 	ps := sc.Params.diff(DefaultParams())
 	if len(ps) > 0 {
 		fmt.Fprintf(&b, "params: {%s}\n", strings.Join(ps, ", "))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -134,6 +135,27 @@ func TestDefaultParamsSet(t *testing.T) {
 		}
 		if isZero != zero[pd.name] {
 			t.Errorf("%s: default is zero %v, want %v", pd.name, isZero, zero[pd.name])
+		}
+	}
+}
+
+// TestScenarioYAMLRoundTrip pins the scenario writer (the minimized
+// findings' replay files): a random scenario or a scripted one written
+// out and read back is the same cluster, parameters and faults (the
+// writer used to drop racks, zones, the failure domain and monsOn, so a
+// replay ran on another cluster).
+func TestScenarioYAMLRoundTrip(t *testing.T) {
+	scs := loadAll(t)
+	for i := uint64(1); i <= 60; i++ {
+		scs = append(scs, RandomScenario(i))
+	}
+	for _, sc := range scs {
+		back, err := ParseScenario(sc.Name+".yaml", []byte(ScenarioYAML(sc)))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", sc.Name, err, ScenarioYAML(sc))
+		}
+		if !reflect.DeepEqual(back.Cluster, sc.Cluster) || back.Params != sc.Params || !reflect.DeepEqual(back.Faults, sc.Faults) || back.Duration != sc.Duration || back.Seed != sc.Seed {
+			t.Errorf("%s: read back differs\n%+v\n%+v\n%s", sc.Name, back.Cluster, sc.Cluster, ScenarioYAML(sc))
 		}
 	}
 }

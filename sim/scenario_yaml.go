@@ -51,6 +51,8 @@ type field[T any] struct {
 	name string
 	late bool
 	set  func(p sp, v *yaml.Node, t T) error
+	// show renders the value for a scenario file ("": leave it out).
+	show func(t T) string
 }
 
 func fieldNames[T any](fs []field[T]) []string {
