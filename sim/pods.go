@@ -23,9 +23,9 @@ package sim
 //
 // Without attachment (attachRequired false) nothing holds the replacement
 // back: a Deployment's new pod starts at the eviction while the old one may
-// still run - split-brain without any fence, which is why ceph-csi
-// requires attachment. machine-api-operator deletes the Node only after the
-// instance is gone (mhc.go), so a delete fence moves workloads then.
+// still run - split-brain without any fence; attachment is what prevents
+// it. machine-api-operator deletes the Node only after the instance is gone
+// (mhc.go), so a delete fence moves workloads then.
 
 // WorkloadKind is the kind of controller that owns the workloads' pods.
 type WorkloadKind uint8
