@@ -42,14 +42,14 @@ func runCeph(args []string) int {
 	fs := flag.NewFlagSet("ceph "+sub, flag.ContinueOnError)
 	dir := fs.String("dir", defaultCephDir, "the cluster's private directory")
 	var o cluster.Options
-	var sets kvFlag = map[string]string{}
+	sets := map[string]string{}
 	caps := "writer"
 	if sub == "up" {
 		fs.IntVar(&o.OSDs, "osds", 1, "OSDs (1-3)")
 		fs.BoolVar(&o.Mgr, "mgr", true, "start ceph-mgr (PG statistics, HEALTH_OK)")
 		fs.StringVar(&o.ObjectStore, "objectstore", "memstore", "memstore | bluestore")
 		fs.IntVar(&o.PoolSize, "pool-size", 1, "replicas of the client pool")
-		fs.Var(sets, "set", "extra ceph.conf [global] option key=value (repeatable), e.g. mon_osd_down_out_interval=10")
+		fs.Var(&kvFlag{m: &sets}, "set", "extra ceph.conf [global] option key=value (repeatable), e.g. mon_osd_down_out_interval=10")
 		fs.DurationVar(&o.Timeout, "timeout", 3*time.Minute, "bootstrap budget")
 	}
 	if sub == "client" {
