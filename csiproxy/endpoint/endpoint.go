@@ -6,7 +6,6 @@ package endpoint
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/fenceproof/fenceproof/csiproxy/api"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	grammar "github.com/fenceproof/fenceproof/endpoint"
 )
 
 // Endpoint is a parsed --endpoint.
@@ -30,24 +30,18 @@ type Endpoint struct {
 }
 
 // Parse reads unix:///dir or npipe://./pipe/ (npipe:// alone means the
-// same).
+// same), in the grammar of package endpoint.
 func Parse(s string) (Endpoint, error) {
-	switch {
-	case strings.HasPrefix(s, "unix://"):
-		dir := strings.TrimPrefix(s, "unix://")
-		if !filepath.IsAbs(dir) {
-			return Endpoint{}, fmt.Errorf("endpoint %q: want unix:///absolute/dir", s)
-		}
-		return Endpoint{Scheme: "unix", Dir: dir}, nil
-	case strings.HasPrefix(s, "npipe://"):
-		return Endpoint{Scheme: "npipe", Dir: `\\.\pipe\`}, nil
+	e, err := grammar.Parse(s, grammar.Directory)
+	if err != nil {
+		return Endpoint{}, err
 	}
-	return Endpoint{}, fmt.Errorf("endpoint %q: want unix:///dir (simulated host) or npipe://./pipe/ (csi-proxy on Windows)", s)
+	return Endpoint{Scheme: e.Scheme, Dir: e.Address}, nil
 }
 
 // Address is where one pipe name is reached.
 func (e Endpoint) Address(pipeBase string) string {
-	if e.Scheme == "npipe" {
+	if e.Scheme == grammar.NPipe {
 		return e.Dir + pipeBase
 	}
 	return filepath.Join(e.Dir, pipeBase)
@@ -75,7 +69,7 @@ func (e Endpoint) DialName(name string, opts ...grpc.DialOption) (*grpc.ClientCo
 // to an unprivileged client).
 func (e Endpoint) Discover(ctx context.Context) ([]string, error) {
 	var out []string
-	if e.Scheme == "unix" {
+	if e.Scheme == grammar.Unix {
 		ents, err := os.ReadDir(e.Dir)
 		if err != nil {
 			return nil, err

@@ -48,24 +48,6 @@ type Entry struct {
 // State is the whole fence set, keyed by stored prefix string.
 type State map[string]Entry
 
-// Clone returns a copy of s that can be modified freely.
-func (s State) Clone() State {
-	c := make(State, len(s))
-	for k, v := range s {
-		c[k] = v
-	}
-	return c
-}
-
-// MaxSeq returns the highest sequence number in s (0 when empty).
-func (s State) MaxSeq() uint64 {
-	var m uint64
-	for _, e := range s {
-		m = max(m, e.Seq)
-	}
-	return m
-}
-
 // Store is an open state file.
 type Store struct {
 	db       *bolt.DB
