@@ -2,23 +2,23 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/fenceproof/fenceproof/csiproxy/api/internal/apigen"
+	"github.com/fenceproof/fenceproof/internal/gomod"
 )
 
 // TestGeneratedCodeIsCurrent: the checked-in adapters are what apigen
 // writes from the client module go.mod pins (run go generate
 // ./csiproxy/api after a client upgrade).
 func TestGeneratedCodeIsCurrent(t *testing.T) {
-	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", apigen.ClientModule).Output()
+	dir, err := gomod.Dir(context.Background(), "", apigen.ClientModule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := apigen.Generate(strings.TrimSpace(string(dir)))
+	files, err := apigen.Generate(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,23 +9,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
+
+	"github.com/fenceproof/fenceproof/internal/gomod"
 )
 
 // modulePath is csi-proxy's module.
 const modulePath = "github.com/kubernetes-csi/csi-proxy"
 
-// ModuleDir is where the go command keeps csi-proxy v1.1.3's source.
+// ModuleDir is where the go command keeps csi-proxy v1.1.3's source
+// (downloaded first when the module cache does not hold it).
 func ModuleDir(ctx context.Context, goCmd string) (string, error) {
-	out, err := exec.CommandContext(ctx, goCmd, "list", "-m", "-f", "{{.Dir}}", modulePath).Output()
-	if err != nil {
-		return "", fmt.Errorf("go list -m %s: %w", modulePath, err)
-	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
-		return "", fmt.Errorf("go list -m %s: no directory (run go mod download)", modulePath)
-	}
-	return dir, nil
+	return gomod.Dir(ctx, goCmd, modulePath)
 }
 
 // osdiskFile is this package's stand-in for pkg/os/disk/api.go.

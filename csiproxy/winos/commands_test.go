@@ -1,16 +1,17 @@
 package winos
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
+	"github.com/fenceproof/fenceproof/internal/gomod"
 )
 
 // csiproxyStrings returns every constant string expression (literals and
@@ -18,11 +19,11 @@ import (
 // from the module cache.
 func csiproxyStrings(t *testing.T) map[string]bool {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubernetes-csi/csi-proxy").Output()
+	dir, err := gomod.Dir(context.Background(), "", "github.com/kubernetes-csi/csi-proxy")
 	if err != nil {
 		t.Fatalf("locating csi-proxy's module: %v", err)
 	}
-	files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "pkg", "os", "*", "api.go"))
+	files, _ := filepath.Glob(filepath.Join(dir, "pkg", "os", "*", "api.go"))
 	if len(files) < 6 {
 		t.Fatalf("csi-proxy's pkg/os sources: %v", files)
 	}

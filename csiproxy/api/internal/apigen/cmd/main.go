@@ -3,22 +3,22 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/fenceproof/fenceproof/csiproxy/api/internal/apigen"
+	"github.com/fenceproof/fenceproof/internal/gomod"
 )
 
 func main() {
-	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", apigen.ClientModule).Output()
+	dir, err := gomod.Dir(context.Background(), "", apigen.ClientModule)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apigen: locating", apigen.ClientModule+":", err)
 		os.Exit(1)
 	}
-	files, err := apigen.Generate(strings.TrimSpace(string(dir)))
+	files, err := apigen.Generate(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
