@@ -63,7 +63,7 @@ const openTimeout = 10 * time.Second
 // openFlipped writes data to a file and opens and loads it in a goroutine of
 // its own, waiting at most openTimeout: a clean error, or exactly want (nil:
 // any set). A different set, a panic or a hang fails t, naming replay (how to
-// reproduce this file) when it is not empty.
+// reproduce this file).
 func openFlipped(t testing.TB, dir string, data []byte, want State, replay string) error {
 	t.Helper()
 	path := filepath.Join(dir, "flipped.db")
