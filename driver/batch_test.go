@@ -331,7 +331,7 @@ func TestGroupCommitMatchesModel(t *testing.T) {
 			for p := range model {
 				want = append(want, p)
 			}
-			slices.SortFunc(want, cidr.Compare)
+			slices.SortFunc(want, netip.Prefix.Compare)
 			var listedPs []netip.Prefix
 			for _, s := range h.list(t) {
 				listedPs = append(listedPs, netip.MustParsePrefix(s))

@@ -303,7 +303,7 @@ func (d *Driver) Fences() []netip.Prefix {
 		ps = d.live.prefixes()
 		d.stateMu.RUnlock()
 	}
-	slices.SortFunc(ps, cidr.Compare)
+	slices.SortFunc(ps, netip.Prefix.Compare)
 	return ps
 }
 
@@ -319,7 +319,7 @@ func (d *Driver) Start(at string) (string, error) {
 		return "", err
 	}
 	network, address := ep.Scheme, ep.Address
-	if network == "unix" {
+	if network == endpoint.Unix {
 		if err := removeStaleSocket(address); err != nil {
 			return "", err
 		}
@@ -329,7 +329,7 @@ func (d *Driver) Start(at string) (string, error) {
 		return "", err
 	}
 	var lis net.Listener
-	if network == "unix" {
+	if network == endpoint.Unix {
 		lis, err = listenUnix(address)
 	} else {
 		lis, err = net.Listen(network, address)
@@ -338,13 +338,13 @@ func (d *Driver) Start(at string) (string, error) {
 		return "", fmt.Errorf("listen %s: %w", at, err)
 	}
 	addr := "tcp://" + lis.Addr().String()
-	if network == "tcp" {
+	if network == endpoint.TCP {
 		if err := d.protectControlPort(lis.Addr()); err != nil {
 			lis.Close()
 			return "", err
 		}
 	}
-	if network == "unix" {
+	if network == endpoint.Unix {
 		if err := os.Chmod(address, 0o600); err != nil {
 			lis.Close()
 			return "", err

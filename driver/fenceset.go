@@ -72,7 +72,7 @@ func (s fenceSet) sorted() []cidr.Block {
 	slices.SortFunc(bs, func(a, b cidr.Block) int {
 		switch {
 		case a.Enforced() && b.Enforced():
-			if c := cidr.Compare(a.Prefix, b.Prefix); c != 0 {
+			if c := a.Prefix.Compare(b.Prefix); c != 0 {
 				return c
 			}
 		case a.Enforced() != b.Enforced():

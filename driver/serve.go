@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/endpoint"
 )
 
 // Resource bounds applied when the Options leave them 0.
@@ -63,7 +65,7 @@ func (t TLSFiles) config() (*tls.Config, error) {
 // serverOptions builds the gRPC server options: bounds, the codec that
 // checks a request's secrets before it decodes its CIDRs (authCodec), TLS
 // on TCP, and the interceptors (in-flight bound first, so a refused call
-// costs nothing more).
+// costs nothing more). network is the endpoint's scheme.
 func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 	maxMsg := d.o.MaxMessageBytes
 	if maxMsg <= 0 {
@@ -85,7 +87,7 @@ func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 		grpc.ChainUnaryInterceptor(d.boundInterceptor, d.recoverInterceptor, d.logInterceptor),
 	}
 	switch {
-	case d.o.TLS.enabled() && network != "tcp":
+	case d.o.TLS.enabled() && network != endpoint.TCP:
 		return nil, errors.New("TLS applies to tcp:// endpoints; a unix socket is protected by its file mode")
 	case d.o.TLS.enabled():
 		c, err := d.o.TLS.config()
@@ -93,7 +95,7 @@ func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 			return nil, err
 		}
 		opts = append(opts, grpc.Creds(credentials.NewTLS(c)))
-	case network == "tcp":
+	case network == endpoint.TCP:
 		d.log.Warn("the TCP endpoint is plaintext: secrets cross the network in the clear; set TLS (--tls-cert, --tls-key)")
 	}
 	return opts, nil

@@ -15,20 +15,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/fenceproof/fenceproof/csiproxy/api"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	grammar "github.com/fenceproof/fenceproof/endpoint"
 )
-
-// Known lists every group and version of csi-proxy's client v1.1.3, the
-// versions a discovery probes on Windows.
-var Known = map[string][]string{
-	"disk":       {"v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"},
-	"filesystem": {"v1alpha1", "v1beta1", "v1beta2", "v1", "v2alpha1"},
-	"iscsi":      {"v1alpha1", "v1alpha2"},
-	"smb":        {"v1alpha1", "v1beta1", "v1beta2", "v1"},
-	"system":     {"v1alpha1"},
-	"volume":     {"v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1", "v2alpha1"},
-}
 
 // Endpoint is a parsed --endpoint.
 type Endpoint struct {
@@ -63,20 +53,20 @@ func (e Endpoint) Dial(group, version string) (*grpc.ClientConn, error) {
 	return e.DialName(restrict.PipeBase(group, version))
 }
 
-// DialName connects to one pipe name.
-func (e Endpoint) DialName(name string) (*grpc.ClientConn, error) {
+// DialName connects to one pipe name, with more dial options if given.
+func (e Endpoint) DialName(name string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	addr := e.Address(name)
-	return grpc.NewClient("passthrough:///"+name,
+	return grpc.NewClient("passthrough:///"+name, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return dial(ctx, e.Scheme, addr)
-		}))
+		})}, opts...)...)
 }
 
 // Discover lists the pipe names served. For unix it lists the sockets in
 // the directory whose names start with csi-proxy; for npipe it probes every
-// Known group and version (Windows offers no listing of a pipe prefix to
-// an unprivileged client).
+// group version of csiproxy/api (Windows offers no listing of a pipe prefix
+// to an unprivileged client).
 func (e Endpoint) Discover(ctx context.Context) ([]string, error) {
 	var out []string
 	if e.Scheme == grammar.Unix {
@@ -92,13 +82,11 @@ func (e Endpoint) Discover(ctx context.Context) ([]string, error) {
 		sort.Strings(out)
 		return out, nil
 	}
-	for g, vs := range Known {
-		for _, v := range vs {
-			name := restrict.PipeBase(g, v)
-			if c, err := dial(ctx, e.Scheme, e.Address(name)); err == nil {
-				_ = c.Close()
-				out = append(out, name)
-			}
+	for _, gv := range api.Versions {
+		name := gv.PipeBase()
+		if c, err := dial(ctx, e.Scheme, e.Address(name)); err == nil {
+			_ = c.Close()
+			out = append(out, name)
 		}
 	}
 	sort.Strings(out)

@@ -188,15 +188,6 @@ func Loosen(s string) string {
 	return t
 }
 
-// Compare orders prefixes by address (IPv4 before IPv6), then by length,
-// shorter first: the order of every sorted list of fences.
-func Compare(a, b netip.Prefix) int {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
-}
-
 // Range is an inclusive address range [From, To] within one family.
 type Range struct {
 	From, To netip.Addr

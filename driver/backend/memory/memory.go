@@ -90,7 +90,7 @@ func (b *Backend) Applied() ([]netip.Prefix, int) {
 	for p := range b.applied {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, cidr.Compare)
+	slices.SortFunc(out, netip.Prefix.Compare)
 	return out, b.applies + b.changes
 }
 

@@ -1,0 +1,142 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fenceproof/fenceproof/ceph/cluster"
+)
+
+func init() {
+	register("ceph", "a real single-node Ceph from Debian's packages: ceph up|status|client|cmd|down", runCeph)
+}
+
+// defaultCephDir is where `fenceproof ceph up` keeps its cluster.
+const defaultCephDir = "/run/fenceproof-ceph"
+
+const cephUsage = `usage: fenceproof ceph <up|status|client|cmd|down> [flags]
+
+  up      start a cluster (mon, optional mgr, 1-3 OSDs) in --dir and a private
+          network namespace; installs Ceph's Debian packages when root
+  status  print the cluster's health (ceph status)
+  client  NAME: a client with its own network namespace and address;
+          --caps writer (default) or fencer; prints its namespace, address,
+          ceph.conf and keyring
+  cmd     ARGS...: run a ceph command as client.admin (JSON output)
+  down    stop every daemon, delete the namespaces and --dir`
+
+func runCeph(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(os.Stderr, cephUsage)
+		return 2
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("ceph "+sub, flag.ContinueOnError)
+	dir := fs.String("dir", defaultCephDir, "the cluster's private directory")
+	var o cluster.Options
+	sets := map[string]string{}
+	caps := "writer"
+	if sub == "up" {
+		fs.IntVar(&o.OSDs, "osds", 1, "OSDs (1-3)")
+		fs.BoolVar(&o.Mgr, "mgr", true, "start ceph-mgr (PG statistics, HEALTH_OK)")
+		fs.StringVar(&o.ObjectStore, "objectstore", "memstore", "memstore | bluestore")
+		fs.IntVar(&o.PoolSize, "pool-size", 1, "replicas of the client pool")
+		fs.Var(&kvFlag{m: &sets}, "set", "extra ceph.conf [global] option key=value (repeatable), e.g. mon_osd_down_out_interval=10")
+		fs.DurationVar(&o.Timeout, "timeout", 3*time.Minute, "bootstrap budget")
+	}
+	if sub == "client" {
+		fs.StringVar(&caps, "caps", caps, "writer (read the maps, write the pool) | fencer (change the blocklist, list sessions)")
+	}
+	rest := args
+	if sub == "client" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		rest = args[1:]
+	}
+	if sub == "cmd" {
+		// Everything after the flags is the ceph command.
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		rest = nil
+	} else if code, ok := parseFlags(fs, rest); !ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "fenceproof ceph %s: %v\n", sub, err)
+		if errors.Is(err, cluster.ErrNoCluster) {
+			return 3
+		}
+		return 1
+	}
+	if sub == "up" {
+		o.Dir, o.Config, o.Install, o.Log = *dir, sets, true, log
+		c, err := cluster.Start(ctx, o)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Printf("dir %s\nnetns %s\nmon_host %s\nconf %s\nkeyring %s\npool %s\n", c.Dir(), c.NetNS(), c.MonHost(), c.AdminConf(), c.AdminKeyring(), c.Pool())
+		return 0
+	}
+	c, err := cluster.Attach(*dir)
+	if err != nil {
+		return fail(err)
+	}
+	c.SetLogger(log)
+	switch sub {
+	case "status":
+		st, err := c.Status(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Println(st.Summary())
+		if st.Health.Status != "HEALTH_OK" {
+			return 1
+		}
+		return 0
+	case "client":
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			return fail(errors.New("want a client name"))
+		}
+		var cc []string
+		switch caps {
+		case "writer":
+			cc = cluster.WriterCaps(c.Pool())
+		case "fencer":
+			cc = cluster.FencerCaps()
+		default:
+			return fail(fmt.Errorf("--caps %q: want writer or fencer", caps))
+		}
+		ci, err := c.AddClient(ctx, args[0], cc)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Printf("entity %s\nnetns %s\naddr %s\nconf %s\nkeyring %s\n", ci.Entity(), ci.NetNS, ci.Addr, ci.Conf, ci.Keyring)
+		return 0
+	case "cmd":
+		out, err := c.Ceph(ctx, fs.Args()...)
+		os.Stdout.Write(out)
+		if err != nil {
+			return fail(err)
+		}
+		return 0
+	case "down":
+		if err := c.Stop(); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, cephUsage)
+	return 2
+}
