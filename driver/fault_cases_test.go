@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/csi-addons/spec/lib/go/fence"
+
+	"github.com/fenceproof/fenceproof/driver/fault"
 )
 
 // The behaviour tests of the faults that check credentials with too little
@@ -21,16 +23,16 @@ func withSecret(t *testing.T, h *harness, v string) error {
 	return err
 }
 
-// abandoned sends one request with a 2 ms deadline: the client gives up
-// while the driver works.
-func abandoned(t *testing.T, send func(ctx context.Context) error) {
-	c, cancel := context.WithTimeout(ctx(t), 2*time.Millisecond)
-	defer cancel()
-	_ = send(c)
+// gaveUp is the context of a client that gave up before the driver got to
+// its request.
+func gaveUp() context.Context {
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	return c
 }
 
 // lateWork waits until work the faults do late has landed.
-func lateWork() { time.Sleep(4 * 40 * time.Millisecond) }
+func lateWork() { time.Sleep(4 * fault.LateAfter) }
 
 var credentialCases = []faultCase{
 	{spec: "auth-prefix8", opts: authOpts, broken: func(t *testing.T, h *harness, _ Options) bool { return withSecret(t, h, "right-vaXXX") == nil }},
@@ -69,21 +71,13 @@ var credentialCases = []faultCase{
 		return err == nil && !slices.Contains(capabilities(t, h), "fence:GET_CLIENTS_TO_FENCE")
 	}},
 	{spec: "late-fence", broken: func(t *testing.T, h *harness, _ Options) bool {
-		abandoned(t, func(c context.Context) error {
-			_, err := h.f.FenceClusterNetwork(c, &fence.FenceClusterNetworkRequest{Cidrs: cidrs("192.0.2.1/32")})
-			return err
-		})
-		h.unfence(t, "192.0.2.1/32")
+		_, _ = (&fenceServer{d: h.d}).FenceClusterNetwork(gaveUp(), &fence.FenceClusterNetworkRequest{Cidrs: cidrs("192.0.2.1/32")})
 		lateWork()
 		return listed(t, h, "192.0.2.1/32")
 	}},
 	{spec: "late-unfence", broken: func(t *testing.T, h *harness, _ Options) bool {
 		h.fence(t, "192.0.2.1/32")
-		abandoned(t, func(c context.Context) error {
-			_, err := h.f.UnfenceClusterNetwork(c, &fence.UnfenceClusterNetworkRequest{Cidrs: cidrs("192.0.2.1/32")})
-			return err
-		})
-		h.fence(t, "192.0.2.1/32")
+		_, _ = (&fenceServer{d: h.d}).UnfenceClusterNetwork(gaveUp(), &fence.UnfenceClusterNetworkRequest{Cidrs: cidrs("192.0.2.1/32")})
 		lateWork()
 		return !listed(t, h, "192.0.2.1/32")
 	}},
