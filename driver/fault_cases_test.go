@@ -70,6 +70,9 @@ var credentialCases = []faultCase{
 		_, err := clientsOf(t, h)
 		return err == nil && !slices.Contains(capabilities(t, h), "fence:GET_CLIENTS_TO_FENCE")
 	}},
+	{spec: "inet-aton", broken: func(t *testing.T, h *harness, _ Options) bool {
+		return h.fence(t, "0300.0.02.010/032") == nil && listed(t, h, "192.0.2.8/32")
+	}},
 	{spec: "late-fence", broken: func(t *testing.T, h *harness, _ Options) bool {
 		_, _ = (&fenceServer{d: h.d}).FenceClusterNetwork(gaveUp(), &fence.FenceClusterNetworkRequest{Cidrs: cidrs("192.0.2.1/32")})
 		lateWork()

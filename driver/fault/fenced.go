@@ -3,6 +3,8 @@ package fault
 import (
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fenceproof/fenceproof/driver/cidr"
@@ -12,6 +14,18 @@ import (
 // work nobody waits for any more: over-fencing, a block listed twice, a
 // client's subnet for its address, a served RPC not advertised, late work.
 var fencedFaults = []*Fault{
+	{Name: "inet-aton", Help: "an IPv4 CIDR the strict parse refuses is read the way inet_aton reads an address (octal and hexadecimal octets, short forms) with a lenient prefix length (signs, leading zeros): 010.0.2.1/32 fences 8.0.2.1/32",
+		Proofs: fails("CIDR-001"),
+		make: fixed(behaviour{cidr: func(raw string, hb cidr.HostBits, next Parser) (cidr.Block, error) {
+			b, err := next(raw, hb)
+			if err == nil {
+				return b, nil
+			}
+			if p, ok := inetAton(raw); ok {
+				return cidr.Canonical(p.Masked()), nil
+			}
+			return b, err
+		}})},
 	{Name: "aggregate-24", Help: "a Fence of ten or more IPv4 /32s inside one /24 fences that /24 instead (over-fencing by aggregation)",
 		Proofs: fails("FENCE-009"),
 		make: fixed(behaviour{request: func(r *Request) error {
@@ -90,4 +104,44 @@ func aggregate24(bs []cidr.Block) []cidr.Block {
 		}
 	}
 	return out
+}
+
+// inetAton reads "address/length" the lenient way: the address as inet_aton
+// does (one to four parts, each decimal, octal with a leading 0 or
+// hexadecimal with 0x, the last filling the remaining bytes), the length
+// with strconv.Atoi (a sign, leading zeros).
+func inetAton(raw string) (netip.Prefix, bool) {
+	addr, length, ok := strings.Cut(raw, "/")
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	bits, err := strconv.Atoi(length)
+	if err != nil || bits < 0 || bits > 32 {
+		return netip.Prefix{}, false
+	}
+	parts := strings.Split(addr, ".")
+	if len(parts) == 0 || len(parts) > 4 {
+		return netip.Prefix{}, false
+	}
+	var vals []uint64
+	for _, p := range parts {
+		v, err := strconv.ParseUint(p, 0, 32)
+		if err != nil || p == "" || p[0] == '+' {
+			return netip.Prefix{}, false
+		}
+		vals = append(vals, v)
+	}
+	var n uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 255 {
+			return netip.Prefix{}, false
+		}
+		n |= v << (24 - 8*i)
+	}
+	last, room := vals[len(vals)-1], 32-8*(len(vals)-1)
+	if last >= 1<<room {
+		return netip.Prefix{}, false
+	}
+	n |= last
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), bits), true
 }
