@@ -50,6 +50,10 @@ func (d *Driver) mutateRacy(ctx context.Context, change func(*txn) error) error 
 	return d.commit(ctx, full.diff())
 }
 
+// contentionWindow is how long the fail-on-contention mode holds the
+// mutation lock, so that concurrent requests reliably find it held.
+const contentionWindow = 5 * time.Millisecond
+
 // mutateOrFail applies a change alone, failing with INTERNAL when another
 // mutation holds the lock.
 func (d *Driver) mutateOrFail(ctx context.Context, change func(*txn) error) error {
@@ -60,6 +64,8 @@ func (d *Driver) mutateOrFail(ctx context.Context, change func(*txn) error) erro
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
+	// Hold the lock long enough that requests sent at once meet it.
+	time.Sleep(contentionWindow)
 	t := newTxn(d.live, d.maxSeq)
 	if err := change(t); err != nil {
 		return err

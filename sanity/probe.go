@@ -23,9 +23,12 @@ import (
 //     the client just made.
 //
 // The fences are read right after the request that follows (the block must
-// be unfenced, resp. fenced, then: otherwise that request did not take and
-// late work cannot be told apart), and again once late work has had time to
-// land (lateWindow): by the first rule that starts after it, or by TIME-002.
+// be unfenced, resp. fenced, then; when it is not, the request is sent again:
+// if it takes then, the abandoned one landed in between, which is late work;
+// if not, that request does not take and late work cannot be told apart),
+// and again once late work has had time to land (lateWindow): before the
+// first rule when the window is short, else by the first rule that starts
+// after it, or by TIME-002.
 
 // lateProbe is one probe.
 type lateProbe struct {
@@ -175,11 +178,21 @@ func (s *State) followUp(ctx context.Context, p *lateProbe, send func() error, w
 		p.why = fmt.Sprintf("reading the fences right after the %s answered %s: %s", what, codeSpec(err), errText(err))
 		return
 	}
-	if newView(listed).has(p.block) != wantFenced {
-		p.why = fmt.Sprintf("right after the %s that followed, %s was %s listed: that %s did not take (other rules judge it), so late work cannot be told apart", what, p.block, map[bool]string{false: "still", true: "not"}[wantFenced], what)
+	if newView(listed).has(p.block) == wantFenced {
+		p.tested = true
 		return
 	}
-	p.tested = true
+	// The block is not as the follow-up left it: the follow-up did not
+	// take, or the abandoned request landed after it. Sending it again
+	// tells them apart: if it takes now, it took the first time too, and
+	// the abandoned request is what undid it.
+	if err := send(); err == nil {
+		if again, err := s.observed(ctx); err == nil && newView(again).has(p.block) == wantFenced {
+			p.tested, p.checked, p.fenced, p.after = true, true, !wantFenced, time.Since(p.sentAt)
+			return
+		}
+	}
+	p.why = fmt.Sprintf("right after the %s that followed, %s was %s listed, and sending it again did not change that: the %s does not take (other rules judge it), so late work cannot be told apart", what, p.block, map[bool]string{false: "still", true: "not"}[wantFenced], what)
 }
 
 // checkProbes reads the fences once for the tested probes whose window has

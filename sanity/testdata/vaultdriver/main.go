@@ -186,21 +186,24 @@ const (
 // applied later, in the background.
 func (s *server) changeFor(ctx context.Context, cidrs []*fence.CIDR, add bool) error {
 	if s.defect != "late-work" {
-		return s.change(cidrs, add)
+		return s.change(ctx, cidrs, add)
 	}
 	select {
 	case <-time.After(storageLatency):
-		return s.change(cidrs, add)
+		return s.change(ctx, cidrs, add)
 	case <-ctx.Done():
 		go func() {
 			time.Sleep(retryAfter)
-			_ = s.change(cidrs, add)
+			_ = s.change(context.Background(), cidrs, add)
 		}()
 		return status.FromContextError(ctx.Err()).Err()
 	}
 }
 
-func (s *server) change(cidrs []*fence.CIDR, add bool) error {
+// change applies a Fence or Unfence. A change whose client gave up before
+// it got the lock is dropped: the request the client sent next may already
+// have been applied, and must not be overtaken.
+func (s *server) change(ctx context.Context, cidrs []*fence.CIDR, add bool) error {
 	ps, err := s.parse(cidrs)
 	if err != nil && !(s.defect == "partial-apply" && len(ps) > 0) {
 		return err
@@ -210,6 +213,9 @@ func (s *server) change(cidrs []*fence.CIDR, add bool) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
 	for _, p := range ps {
 		k := p.Masked()
 		if !add && s.defect == "hostbits-unfence" {
