@@ -55,6 +55,9 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 	if serr != nil {
 		return nil, serr
 	}
+	if err := d.checkBackendLimit(keys); err != nil {
+		return nil, err
+	}
 	dup, leave := d.enterFence()
 	defer leave()
 	err := d.mutate(ctx, len(keys), func(t *txn) error {
@@ -155,10 +158,21 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	if err := d.checkRequest(req); err != nil {
 		return nil, err
 	}
+	var inForce map[netip.Prefix]bool
+	if r, ok := d.backend.(backend.Reader); ok {
+		ps, err := r.InForce(ctx)
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "reading what the backend enforces: %v", err)
+		}
+		inForce = make(map[netip.Prefix]bool, len(ps))
+		for _, p := range ps {
+			inForce[p] = true
+		}
+	}
 	d.stateMu.RLock()
 	defer d.stateMu.RUnlock()
 	if !d.faults.DropList && !d.faults.ExpireFences && !d.faults.ListStorageNative {
-		return &fence.ListClusterFenceResponse{Cidrs: d.listed()}, nil
+		return &fence.ListClusterFenceResponse{Cidrs: enforcedOnly(d.listed(), inForce)}, nil
 	}
 	st := d.live
 	keys := sortedFences(st)
@@ -182,6 +196,42 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 		}
 	}
 	return resp, nil
+}
+
+// enforcedOnly keeps the listed fences in force (all when inForce is nil:
+// the backend cannot read its enforcement back). A stored fence the backend
+// does not enforce (removed by hand, expired, still being repaired) is not
+// reported: List never claims a fence that is not in force.
+func enforcedOnly(listed []*fence.CIDR, inForce map[netip.Prefix]bool) []*fence.CIDR {
+	if inForce == nil {
+		return listed
+	}
+	out := make([]*fence.CIDR, 0, len(listed))
+	for _, c := range listed {
+		if p, err := netip.ParsePrefix(c.GetCidr()); err == nil && inForce[p.Masked()] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// checkBackendLimit asks a Limiter backend whether it can take a Fence of
+// these keys; a refusal is INVALID_ARGUMENT and nothing is stored.
+func (d *Driver) checkBackendLimit(keys []string) error {
+	l, ok := d.backend.(backend.Limiter)
+	if !ok {
+		return nil
+	}
+	ps := make([]netip.Prefix, 0, len(keys))
+	for _, k := range keys {
+		if p, err := netip.ParsePrefix(k); err == nil {
+			ps = append(ps, p.Masked())
+		}
+	}
+	if err := l.CheckChange(ps); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	return nil
 }
 
 // listed returns List's answer, built once per mutation and shared
