@@ -15,3 +15,36 @@ ceph-status: $(FENCEPROOF) ## health of the Ceph in CEPH_DIR
 
 ceph-down: $(FENCEPROOF) ## stop the Ceph in CEPH_DIR: daemons, namespaces, directory
 	$(FENCEPROOF) ceph down --dir $(CEPH_DIR)
+
+# The Ceph backend and writer use go-ceph (cgo, librados-dev): they are
+# built only with -tags ceph, into bin/fenceproof-ceph; the default binary,
+# go build ./... and make sanity need no Ceph library.
+FENCEPROOF_CEPH := $(BIN)/fenceproof-ceph
+CEPH_TEST_FLAGS ?= -count=1 -timeout 20m
+
+TEST_TARGETS += test-ceph
+.PHONY: build-ceph test-ceph sanity-ceph
+
+build-ceph: $(FENCEPROOF_CEPH) ## build bin/fenceproof-ceph: fenceproof with the Ceph backend and writer (cgo, librados-dev)
+
+$(FENCEPROOF_CEPH): FORCE
+	@mkdir -p $(BIN)
+	$(GO) build -tags ceph -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/fenceproof
+
+# ceph_ready prints why the Ceph tests cannot run here, or nothing.
+ceph_ready = $(if $(IS_ROOT),$(if $(wildcard /usr/include/rados/librados.h),,librados-dev is missing (make deps as root)),they need root (network namespaces))
+
+test-ceph: deps ## the Ceph backend on a real single-node Ceph: sanity, enforcement with writers and the oracle, ranges and per-address, restart, bad input, faults (root)
+	@if [ -n "$(ceph_ready)" ]; then echo "SKIP test-ceph: $(ceph_ready)"; else \
+	  $(MAKE) --no-print-directory $(FENCEPROOF_CEPH) && \
+	  mkdir -p $(REPORTS) && log=$(REPORTS)/test-ceph.log && \
+	  FP_CEPH_BIN=$(abspath $(FENCEPROOF_CEPH)) FP_CEPH_REPORTS=$(abspath $(REPORTS)) \
+	    $(GO) test -tags ceph $(CEPH_TEST_FLAGS) -v ./driver/backend/ceph/ > $$log 2>&1; rc=$$?; \
+	  grep -E '^(--- |    [a-z_]+\.go:[0-9]+: FIGURES|ok|FAIL|ceph: cluster up)' $$log; \
+	  if [ $$rc -ne 0 ]; then echo "test-ceph failed; the end of $$log:"; grep -v '^time=' $$log | tail -60; fi; exit $$rc; fi
+
+sanity-ceph: deps ## fenceproof sanity against fenceproof driver --backend ceph on a real single-node Ceph; reports in $(REPORTS)/sanity-ceph/ (root)
+	@if [ -n "$(ceph_ready)" ]; then echo "SKIP sanity-ceph: $(ceph_ready)"; else \
+	  $(MAKE) --no-print-directory $(FENCEPROOF_CEPH) && \
+	  FP_CEPH_BIN=$(abspath $(FENCEPROOF_CEPH)) FP_CEPH_REPORTS=$(abspath $(REPORTS)) \
+	    $(GO) test -tags ceph $(CEPH_TEST_FLAGS) -v -run 'TestSanityOnCeph$$' ./driver/backend/ceph/ ; fi
