@@ -3,65 +3,45 @@ package audit
 import (
 	"testing"
 
-	cephwriter "github.com/fenceproof/fenceproof/ceph/writer"
+	"github.com/fenceproof/fenceproof/refstore"
+	"github.com/fenceproof/fenceproof/refstore/writer"
 )
 
-// TestFromCephJudgesWritesBySendTime: on Ceph the record of an accepted
-// write is built from the writer's side; a write sent after the fence's
-// ack and acknowledged is a violation, one sent before the ack and
-// acknowledged after it is not; an acknowledged object missing from the
-// read-back is a lost write; a -108 while nothing fenced the source is a
-// refusal of an unfenced writer; the first refusal's delay is reported.
-func TestFromCephJudgesWritesBySendTime(t *testing.T) {
-	const ack = int64(10_000)
+// TestFirstRefusalAfterTheAck: each fenced source's first refusal from the
+// Fence RPC's start on is reported relative to the ack (negative when the
+// storage refused before the driver acknowledged); refusals of unfenced
+// sources and before the RPC are not.
+func TestFirstRefusalAfterTheAck(t *testing.T) {
 	drv := []DriverEvent{
-		{Kind: EventFence, OK: true, Code: "OK", StartNs: 9_000, TNs: ack, CIDRs: []string{"10.0.0.4/30"}, Source: "d:1"},
+		{Kind: EventFence, OK: true, Code: "OK", StartNs: 9_000, TNs: 10_000, CIDRs: []string{"10.0.0.4/30"}, Source: "d:1"},
 		{Kind: EventUnfence, OK: true, Code: "OK", StartNs: 20_000, TNs: 21_000, CIDRs: []string{"10.0.0.4/30"}, Source: "d:2"},
 	}
-	att := func(client, src string, seq uint64, send, t int64, res string) cephwriter.Attempt {
-		return cephwriter.Attempt{Client: client, Seq: seq, Object: cephwriter.ObjectName(client, seq), Source: src, SendNs: send, TNs: t, Result: res}
+	in := Input{Driver: drv,
+		Audit: []refstore.AuditRecord{
+			{Client: "a", Addr: "10.0.0.4:0", Seq: 1, TNs: 8_000},
+			{Client: "n", Addr: "10.0.0.3:0", Seq: 1, TNs: 8_000},
+		},
+		Writers: []writer.Attempt{
+			{Client: "a", Seq: 1, Local: "10.0.0.4:0", SendNs: 7_900, TNs: 8_100, Outcome: writer.OutcomeOK},
+			{Client: "a", Seq: 2, Local: "10.0.0.4:0", SendNs: 8_500, TNs: 8_600, Outcome: writer.OutcomeRefused, Reason: "before the RPC"},
+			{Client: "a", Seq: 3, Local: "10.0.0.4:0", SendNs: 9_600, TNs: 9_700, Outcome: writer.OutcomeRefused},
+			{Client: "a", Seq: 4, Local: "10.0.0.4:0", SendNs: 10_600, TNs: 10_700, Outcome: writer.OutcomeRefused},
+			{Client: "n", Seq: 1, Local: "10.0.0.3:0", SendNs: 7_900, TNs: 8_100, Outcome: writer.OutcomeOK},
+		}}
+	r := Check(in, Options{})
+	var a, n *SourceFigures
+	for i, s := range r.Episodes[0].Sources {
+		switch s.Source {
+		case "a@10.0.0.4":
+			a = &r.Episodes[0].Sources[i]
+		case "n@10.0.0.3":
+			n = &r.Episodes[0].Sources[i]
+		}
 	}
-	inFlight := att("a", "10.0.0.4", 1, 9_500, 10_500, cephwriter.ResultOK) // sent before the ack
-	refused := att("a", "10.0.0.4", 2, 10_600, 10_700, cephwriter.ResultBlocklisted)
-	neighbour := att("n", "10.0.0.3", 1, 11_000, 11_100, cephwriter.ResultOK)
-	for _, c := range []struct {
-		name  string
-		atts  []cephwriter.Attempt
-		lost  []string // objects the read-back does not find
-		kinds []string
-	}{
-		{"clean", []cephwriter.Attempt{inFlight, refused, neighbour}, nil, nil},
-		{"acknowledged after the ack", []cephwriter.Attempt{inFlight, refused, att("a", "10.0.0.5", 3, 10_800, 10_900, cephwriter.ResultOK), neighbour}, nil, []string{KindWriteAfterFence}},
-		{"lost", []cephwriter.Attempt{inFlight, refused, neighbour}, []string{neighbour.Object}, []string{KindLostAck}},
-		{"refused unfenced", []cephwriter.Attempt{inFlight, refused, att("n", "10.0.0.3", 2, 12_000, 12_100, cephwriter.ResultBlocklisted)}, nil, []string{KindRefusedUnfenced}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var rbs []cephwriter.ReadBack
-			for _, a := range c.atts {
-				if a.Result == cephwriter.ResultOK {
-					rb := cephwriter.ReadBack{Client: a.Client, Seq: a.Seq, Object: a.Object, Result: cephwriter.ReadOK}
-					for _, o := range c.lost {
-						if o == a.Object {
-							rb.Result = cephwriter.ReadMissing
-						}
-					}
-					rbs = append(rbs, rb)
-				}
-			}
-			r := Check(FromCeph(drv, c.atts, rbs), Options{})
-			var kinds []string
-			for _, v := range r.Violations {
-				kinds = append(kinds, v.Kind)
-			}
-			if len(kinds) != len(c.kinds) || (len(kinds) > 0 && kinds[0] != c.kinds[0]) {
-				t.Fatalf("violations %v, want %v\n%s", kinds, c.kinds, r.Markdown("x"))
-			}
-			if c.name == "clean" {
-				s := r.Episodes[0].Sources
-				if len(s) == 0 || s[0].FirstRefusedNs != 10_700 || s[0].RefusalMs != 0.0007 {
-					t.Fatalf("first refusal: %+v", s)
-				}
-			}
-		})
+	if a == nil || a.FirstRefusedNs != 9_700 || a.RefusalMs != -0.0003 {
+		t.Fatalf("fenced source: %+v", a)
+	}
+	if n == nil || n.FirstRefusedNs != 0 {
+		t.Fatalf("unfenced source: %+v", n)
 	}
 }

@@ -21,7 +21,7 @@ func newCeph(ctx context.Context, o Options, owner string, log *slog.Logger) (ba
 		return nil, err
 	}
 	b, err := cephbackend.New(ctx, conn, cephbackend.Options{RecordPath: c.recordPath(o.StatePath), Owner: owner, Expiry: c.Expiry,
-		Ranges: c.Ranges, MaxEntries: c.MaxEntries, MinTime: c.MinTime, Log: log})
+		Ranges: c.Ranges, MaxEntries: c.MaxEntries, MinTime: c.MinTime, NoOSDBarrier: c.NoOSDBarrier, Log: log})
 	if err != nil {
 		conn.Shutdown()
 		return nil, err

@@ -7,12 +7,15 @@
 package librados
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ceph/go-ceph/rados"
@@ -43,6 +46,9 @@ type Options struct {
 type Conn struct {
 	*rados.Conn
 	user string
+
+	mu     sync.Mutex
+	pgObjs map[string][]string // pool/pg_num -> one object name per PG (Barrier)
 }
 
 // Dial connects (from inside Options.NetNS when set).
@@ -168,17 +174,35 @@ func (c *Conn) Pool(name string) (*Pool, error) {
 	return &Pool{io: io}, nil
 }
 
-// WriteFull replaces an object's content.
-func (p *Pool) WriteFull(name string, data []byte) error { return p.io.WriteFull(name, data) }
+// Append appends data to an object (one atomic operation).
+func (p *Pool) Append(name string, data []byte) error { return p.io.Append(name, data) }
 
-// Read reads up to max bytes of an object.
-func (p *Pool) Read(name string, max int) ([]byte, error) {
-	buf := make([]byte, max)
-	n, err := p.io.Read(name, buf, 0)
+// ReadAll reads a whole object.
+func (p *Pool) ReadAll(name string) ([]byte, error) {
+	st, err := p.io.Stat(name)
 	if err != nil {
 		return nil, err
 	}
+	buf := make([]byte, st.Size+1)
+	var n int
+	for uint64(n) < st.Size+1 {
+		m, err := p.io.Read(name, buf[n:], uint64(n))
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
 	return buf[:n], nil
+}
+
+// List lists the pool's objects (default namespace).
+func (p *Pool) List() ([]string, error) {
+	var out []string
+	err := p.io.ListObjects(func(oid string) { out = append(out, oid) })
+	return out, err
 }
 
 // Close releases the pool.
@@ -205,4 +229,130 @@ func (c *Conn) Source() string {
 		return ap.Addr().Unmap().String()
 	}
 	return ""
+}
+
+// Barrier returns once the primary of every placement group of every pool
+// has answered an operation sent with this client's OSD map at epoch or
+// later: an OSD processes a client operation only under a map at least as
+// new as the client's, so once every PG answered, every PG enforces
+// whatever that epoch committed (a blocklist entry), and a fenced client's
+// next write is refused. The answer itself (ENOENT, or EPERM for a user
+// without osd caps) does not matter, only that it came.
+//
+// The object names that land in each PG are found once per pool and PG
+// count with `osd map` (a read-only mon command) and cached.
+func (c *Conn) Barrier(ctx context.Context, epoch int) error {
+	if err := c.WaitForLatestOSDMap(); err != nil {
+		return fmt.Errorf("barrier: waiting for the latest OSD map: %w", err)
+	}
+	pools, err := c.pgCounts()
+	if err != nil {
+		return err
+	}
+	type probe struct{ pool, obj string }
+	var probes []probe
+	for pool, pgs := range pools {
+		objs, err := c.pgObjects(pool, pgs)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			probes = append(probes, probe{pool, o})
+		}
+	}
+	errs := make(chan error, len(probes))
+	slots := make(chan struct{}, 64)
+	for _, p := range probes {
+		go func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			io, err := c.OpenIOContext(p.pool)
+			if err != nil {
+				errs <- fmt.Errorf("barrier: pool %s: %w", p.pool, err)
+				return
+			}
+			defer io.Destroy()
+			_, err = io.Stat(p.obj)
+			var ec interface{ ErrorCode() int }
+			if err == nil || errors.As(err, &ec) && (ec.ErrorCode() == -2 || ec.ErrorCode() == -1 || ec.ErrorCode() == -13) {
+				errs <- nil
+				return
+			}
+			errs <- fmt.Errorf("barrier: PG of %s/%s: %w", p.pool, p.obj, err)
+		}()
+	}
+	for range probes {
+		select {
+		case err := <-errs:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("barrier: the OSDs did not all answer: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// pgCounts returns every pool's PG count from the OSD map.
+func (c *Conn) pgCounts() (map[string]int, error) {
+	out, _, err := c.MonCommand([]byte(`{"prefix":"osd dump","format":"json"}`))
+	if err != nil {
+		return nil, fmt.Errorf("barrier: osd dump: %w", err)
+	}
+	var d struct {
+		Pools []struct {
+			Name  string `json:"pool_name"`
+			PGNum int    `json:"pg_num"`
+		} `json:"pools"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil {
+		return nil, fmt.Errorf("barrier: osd dump: %v", err)
+	}
+	m := map[string]int{}
+	for _, p := range d.Pools {
+		m[p.Name] = p.PGNum
+	}
+	return m, nil
+}
+
+// pgObjects returns one object name per PG of pool (pgs PGs), from the
+// cache or found with `osd map`.
+func (c *Conn) pgObjects(pool string, pgs int) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := pool + "/" + strconv.Itoa(pgs)
+	if objs, ok := c.pgObjs[key]; ok {
+		return objs, nil
+	}
+	byPG := map[string]string{}
+	for i := 0; len(byPG) < pgs; i++ {
+		if i > 64*pgs+64 {
+			return nil, fmt.Errorf("barrier: found objects for %d of the %d PGs of pool %s", len(byPG), pgs, pool)
+		}
+		obj := "fenceproof-barrier-" + strconv.Itoa(i)
+		cmd, _ := json.Marshal(map[string]string{"prefix": "osd map", "pool": pool, "object": obj, "format": "json"})
+		out, _, err := c.MonCommand(cmd)
+		if err != nil {
+			return nil, fmt.Errorf("barrier: osd map %s %s: %w", pool, obj, err)
+		}
+		var m struct {
+			PGID string `json:"pgid"`
+		}
+		if err := json.Unmarshal(out, &m); err != nil || m.PGID == "" {
+			return nil, fmt.Errorf("barrier: osd map %s %s: %q", pool, obj, out)
+		}
+		if _, ok := byPG[m.PGID]; !ok {
+			byPG[m.PGID] = obj
+		}
+	}
+	objs := make([]string, 0, len(byPG))
+	for _, o := range byPG {
+		objs = append(objs, o)
+	}
+	if c.pgObjs == nil {
+		c.pgObjs = map[string][]string{}
+	}
+	c.pgObjs[key] = objs
+	return objs, nil
 }

@@ -1,10 +1,23 @@
-// Package writer is the Ceph counterpart of refstore/writer: a client that
-// writes one new RADOS object per interval (name "<id>.<seq>", content
-// derived from the sequence) and logs one JSON line (Attempt) per write
-// with its send and answer times and its result: ok, -108 (EBLOCKLISTED:
-// the OSD refused a fenced client), timeout (-110: no answer within the
-// op timeout) or error. ReadBack reads every acknowledged object back, so
-// the oracle (audit) can tell an acknowledged write that was lost.
+// Package writer is the Ceph counterpart of refstore/writer: a librados
+// client that writes in a loop and logs one JSON line per attempt, in the
+// same format as refstore's writer (writer.Attempt: send and answer times,
+// outcome ok, refused or error), so the write-audit oracle (audit) and the
+// kind suite read both alike:
+//
+//   - ok: the OSD acknowledged the write;
+//   - refused: EBLOCKLISTED (-108), the OSD refused a fenced client;
+//   - error: timeout (-110, no answer within rados_osd_op_timeout) or any
+//     other error; the write may or may not have been applied.
+//
+// Every write appends one record to the writer's own object
+// (AuditObject(id)) in a single atomic RADOS append: the record is
+// refstore's audit record (client, source address, sequence) with the time
+// the write was sent. Ceph keeps no log of the writes it accepted; these
+// objects are that log, written by the writes themselves: Audit reads them
+// back, and an acknowledged write missing from them was lost. A write sent
+// after a fence's acknowledgement that is in the log is a write the fence
+// let through (one sent before is never blamed on it, whenever its answer
+// came).
 //
 // The package is pure Go over Objects; ceph/librados implements Objects
 // with go-ceph (build tag ceph), `fenceproof ceph-writer` runs it.
@@ -17,83 +30,74 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/fenceproof/fenceproof/refstore"
+	rswriter "github.com/fenceproof/fenceproof/refstore/writer"
 )
 
-// Results of an attempt.
-const (
-	ResultOK          = "ok"
-	ResultBlocklisted = "-108" // EBLOCKLISTED, from the OSD (or librados, once it knows)
-	ResultTimeout     = "timeout"
-	ResultError       = "error"
-)
-
-// Attempt is one line of the writer's log.
-type Attempt struct {
-	Client string `json:"client"`
-	Seq    uint64 `json:"seq"`
-	Object string `json:"object"`
-	Source string `json:"source,omitempty"` // the address the writer connects from
-	SendNs int64  `json:"send_ns"`          // unix ns just before the write was handed to librados
-	TNs    int64  `json:"t_ns"`             // unix ns when its answer came
-	Result string `json:"result"`
-	Errno  int    `json:"errno,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// Objects is what the writer needs of a RADOS pool.
+// Objects is what the writer and Audit need of a RADOS pool.
 type Objects interface {
-	WriteFull(name string, data []byte) error
-	Read(name string, max int) ([]byte, error)
+	// Append appends data to an object in one atomic operation.
+	Append(name string, data []byte) error
+	// ReadAll reads a whole object.
+	ReadAll(name string) ([]byte, error)
+	// List lists the pool's objects.
+	List() ([]string, error)
 }
+
+// auditPrefix starts the name of every writer's audit object.
+const auditPrefix = "fenceproof-writer."
+
+// AuditObject is the object writer id appends its records to.
+func AuditObject(id string) string { return auditPrefix + id }
 
 // Options configures a writer.
 type Options struct {
-	ID       string        // client id: the objects' name prefix (default "writer")
-	Source   string        // the writer's address, recorded in every line
+	ID       string        // client id (refstore.ValidID)
+	Source   string        // the writer's address (its records' and log lines' source)
 	Interval time.Duration // between writes (default 20ms)
 	StartSeq uint64        // first sequence (default: unix µs, never reused by a restart)
-	Payload  int           // bytes per object (default 64)
 	Log      io.Writer     // attempt lines; nil = discarded
 }
 
 // Writer runs the loop; Counts is safe while it runs.
 type Writer struct {
-	o   Options
-	obj Objects
-	mu  sync.Mutex
-	cnt map[string]int
-	enc *json.Encoder
+	o     Options
+	obj   Objects
+	local string // Source as ip:0
+	mu    sync.Mutex
+	cnt   map[string]int
+	enc   *json.Encoder
 }
 
 // New checks the options.
 func New(obj Objects, o Options) (*Writer, error) {
-	if o.ID == "" {
-		o.ID = "writer"
+	if !refstore.ValidID(o.ID) {
+		return nil, fmt.Errorf("writer id %q: want 1-%d characters of [A-Za-z0-9._:-]", o.ID, refstore.MaxIDLen)
 	}
-	for _, r := range o.ID {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return nil, fmt.Errorf("writer id %q: want letters, digits, - and _", o.ID)
-		}
+	a, err := netip.ParseAddr(o.Source)
+	if err != nil {
+		return nil, fmt.Errorf("source %q: want the writer's address", o.Source)
 	}
 	if o.Interval <= 0 {
 		o.Interval = 20 * time.Millisecond
 	}
-	if o.Payload <= 0 {
-		o.Payload = 64
-	}
 	if o.StartSeq == 0 {
 		o.StartSeq = uint64(time.Now().UnixMicro())
 	}
-	w := &Writer{o: o, obj: obj, cnt: map[string]int{}}
+	w := &Writer{o: o, obj: obj, local: netip.AddrPortFrom(a.Unmap(), 0).String(), cnt: map[string]int{}}
 	if o.Log != nil {
 		w.enc = json.NewEncoder(o.Log)
 	}
 	return w, nil
 }
 
-// Counts returns the attempts per result so far.
+// Counts returns the attempts per outcome so far.
 func (w *Writer) Counts() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -122,43 +126,36 @@ func (w *Writer) Run(ctx context.Context) error {
 	}
 }
 
-// ObjectName is the object of a writer's sequence.
-func ObjectName(id string, seq uint64) string { return fmt.Sprintf("%s.%d", id, seq) }
-
-func (w *Writer) attempt(seq uint64) Attempt {
-	a := Attempt{Client: w.o.ID, Seq: seq, Object: ObjectName(w.o.ID, seq), Source: w.o.Source, SendNs: time.Now().UnixNano()}
-	err := w.obj.WriteFull(a.Object, Payload(seq, w.o.Payload))
+func (w *Writer) attempt(seq uint64) rswriter.Attempt {
+	a := rswriter.Attempt{Client: w.o.ID, Seq: seq, Local: w.local, SendNs: time.Now().UnixNano()}
+	line, _ := json.Marshal(refstore.AuditRecord{Client: w.o.ID, Addr: w.local, Seq: seq, TNs: a.SendNs})
+	err := w.obj.Append(AuditObject(w.o.ID), append(line, '\n'))
 	a.TNs = time.Now().UnixNano()
-	a.Result, a.Errno = Classify(err)
-	if err != nil {
-		a.Reason = err.Error()
-	}
+	a.Outcome, a.Reason = Classify(err)
 	return a
 }
 
-// Classify maps a librados error to a result and its errno.
-func Classify(err error) (string, int) {
+// Classify maps a librados error to the writer's outcome and reason.
+func Classify(err error) (outcome, reason string) {
 	if err == nil {
-		return ResultOK, 0
+		return rswriter.OutcomeOK, ""
 	}
 	var ec interface{ ErrorCode() int }
-	if !errors.As(err, &ec) {
-		return ResultError, 0
+	if errors.As(err, &ec) {
+		switch ec.ErrorCode() {
+		case -108:
+			return rswriter.OutcomeRefused, "EBLOCKLISTED (-108)"
+		case -110:
+			return rswriter.OutcomeError, "timeout (-110)"
+		}
 	}
-	switch n := ec.ErrorCode(); n {
-	case -108:
-		return ResultBlocklisted, n
-	case -110:
-		return ResultTimeout, n
-	default:
-		return ResultError, n
-	}
+	return rswriter.OutcomeError, err.Error()
 }
 
-func (w *Writer) record(a Attempt) error {
+func (w *Writer) record(a rswriter.Attempt) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.cnt[a.Result]++
+	w.cnt[a.Outcome]++
 	if w.enc == nil {
 		return nil
 	}
@@ -168,69 +165,57 @@ func (w *Writer) record(a Attempt) error {
 	return nil
 }
 
-// Payload is n bytes derived from seq, so an object's content is checkable
-// without storing it.
-func Payload(seq uint64, n int) []byte {
-	s := []byte(fmt.Sprintf("%016x", seq))
-	out := make([]byte, 0, n)
-	for len(out) < n {
-		out = append(out, s...)
+// Audit reads every writer's audit object of the pool: the records of all
+// the writes Ceph accepted, by send time. A line that is not a record is
+// reported in the warnings (a write Ceph accepted but that came back
+// changed); a record twice (an append the client resent) counts once.
+func Audit(obj Objects) ([]refstore.AuditRecord, []string, error) {
+	names, err := obj.List()
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the pool: %w", err)
 	}
-	return out[:n]
-}
-
-// Read-back results.
-const (
-	ReadOK      = "ok"
-	ReadMissing = "missing"
-	ReadCorrupt = "corrupt"
-	ReadError   = "error"
-)
-
-// ReadBack is one acknowledged object read back after the run.
-type ReadBack struct {
-	Client string `json:"client"`
-	Seq    uint64 `json:"seq"`
-	Object string `json:"object"`
-	Result string `json:"result"` // ok | missing | corrupt | error
-	Reason string `json:"reason,omitempty"`
-}
-
-// ReadAll reads back the object of every acknowledged attempt (with a
-// client that is not fenced) and checks its content; payload is the
-// writers' Options.Payload (default 64).
-func ReadAll(obj Objects, attempts []Attempt, payload int) []ReadBack {
-	if payload <= 0 {
-		payload = 64
-	}
-	var out []ReadBack
-	for _, a := range attempts {
-		if a.Result != ResultOK {
+	var out []refstore.AuditRecord
+	var warns []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !strings.HasPrefix(n, auditPrefix) {
 			continue
 		}
-		rb := ReadBack{Client: a.Client, Seq: a.Seq, Object: a.Object, Result: ReadOK}
-		got, err := obj.Read(a.Object, payload+1)
-		switch {
-		case err != nil && isNotFound(err):
-			rb.Result, rb.Reason = ReadMissing, err.Error()
-		case err != nil:
-			rb.Result, rb.Reason = ReadError, err.Error()
-		case !bytes.Equal(got, Payload(a.Seq, payload)):
-			rb.Result, rb.Reason = ReadCorrupt, fmt.Sprintf("%d bytes %q", len(got), clip(got))
+		raw, err := obj.ReadAll(n)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", n, err)
 		}
-		out = append(out, rb)
+		for i, line := range bytes.Split(raw, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			var r refstore.AuditRecord
+			if err := json.Unmarshal(line, &r); err != nil || r.Client == "" || r.Seq == 0 || r.TNs <= 0 {
+				warns = append(warns, fmt.Sprintf("%s line %d is not a record: %q", n, i+1, clip(line)))
+				continue
+			}
+			k := fmt.Sprintf("%s/%d", r.Client, r.Seq)
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, r)
+			}
+		}
 	}
-	return out
-}
-
-func isNotFound(err error) bool {
-	var ec interface{ ErrorCode() int }
-	return errors.As(err, &ec) && ec.ErrorCode() == -2
+	slices.SortStableFunc(out, func(a, b refstore.AuditRecord) int {
+		switch {
+		case a.TNs < b.TNs:
+			return -1
+		case a.TNs > b.TNs:
+			return 1
+		}
+		return 0
+	})
+	return out, warns, nil
 }
 
 func clip(b []byte) []byte {
-	if len(b) > 32 {
-		return b[:32]
+	if len(b) > 64 {
+		return b[:64]
 	}
 	return b
 }

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	rswriter "github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 type errno int
@@ -15,38 +19,49 @@ type errno int
 func (e errno) Error() string  { return fmt.Sprintf("ret=%d", int(e)) }
 func (e errno) ErrorCode() int { return int(e) }
 
-// pool is an in-memory pool that fails writes with fail while it is set.
+// pool is an in-memory pool whose appends fail with fail while it is set.
 type pool struct {
 	mu   sync.Mutex
 	objs map[string][]byte
 	fail error
 }
 
-func (p *pool) WriteFull(name string, data []byte) error {
+func (p *pool) Append(name string, data []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.fail != nil {
 		return p.fail
 	}
-	p.objs[name] = append([]byte(nil), data...)
+	p.objs[name] = append(p.objs[name], data...)
 	return nil
 }
 
-func (p *pool) Read(name string, max int) ([]byte, error) {
+func (p *pool) ReadAll(name string) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b, ok := p.objs[name]
 	if !ok {
 		return nil, errno(-2)
 	}
-	return b[:min(len(b), max)], nil
+	return slices.Clone(b), nil
 }
 
-// TestWriterLogsEveryAttemptAndReadBackFindsLosses: every attempt is one
-// JSON line with its result (-108, timeout); ReadAll finds an object that
-// was acknowledged and then lost or changed.
-func TestWriterLogsEveryAttemptAndReadBackFindsLosses(t *testing.T) {
-	p := &pool{objs: map[string][]byte{}}
+func (p *pool) List() ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for k := range p.objs {
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// TestWriterLogsEveryAttemptAndAuditHasTheAccepted: each attempt is one
+// line in refstore's writer format (-108 refused, -110 a timeout error);
+// the audit objects hold exactly the acknowledged writes, by send time;
+// a damaged record is a warning.
+func TestWriterLogsEveryAttemptAndAuditHasTheAccepted(t *testing.T) {
+	p := &pool{objs: map[string][]byte{"unrelated": []byte("x")}}
 	var log bytes.Buffer
 	w, err := New(p, Options{ID: "w1", Source: "10.0.0.4", Interval: time.Millisecond, StartSeq: 1, Log: &log})
 	if err != nil {
@@ -63,34 +78,52 @@ func TestWriterLogsEveryAttemptAndReadBackFindsLosses(t *testing.T) {
 	}
 	cancel()
 	<-done
-	var atts []Attempt
+	var atts []rswriter.Attempt
 	for _, l := range bytes.Split(bytes.TrimSpace(log.Bytes()), []byte("\n")) {
-		var a Attempt
+		var a rswriter.Attempt
 		if err := json.Unmarshal(l, &a); err != nil {
 			t.Fatal(err)
 		}
 		atts = append(atts, a)
 	}
 	c := w.Counts()
-	if c[ResultOK] == 0 || c[ResultBlocklisted] == 0 || c[ResultTimeout] == 0 || len(atts) != c[ResultOK]+c[ResultBlocklisted]+c[ResultTimeout] {
-		t.Fatalf("counts %v, %d lines", c, len(atts))
+	if c[rswriter.OutcomeOK] == 0 || c[rswriter.OutcomeRefused] == 0 || c[rswriter.OutcomeError] == 0 {
+		t.Fatalf("counts %v", c)
 	}
-	var ok []Attempt
+	var okSeqs []uint64
 	for _, a := range atts {
-		if a.Source != "10.0.0.4" || a.TNs < a.SendNs || a.Object != ObjectName("w1", a.Seq) {
+		if a.Local != "10.0.0.4:0" || a.TNs < a.SendNs {
 			t.Fatalf("attempt %+v", a)
 		}
-		if a.Result == ResultOK {
-			ok = append(ok, a)
+		switch a.Outcome {
+		case rswriter.OutcomeOK:
+			okSeqs = append(okSeqs, a.Seq)
+		case rswriter.OutcomeRefused:
+			if a.Reason != "EBLOCKLISTED (-108)" {
+				t.Errorf("refusal reason %q", a.Reason)
+			}
+		default:
+			if a.Reason != "timeout (-110)" {
+				t.Errorf("error reason %q", a.Reason)
+			}
 		}
 	}
-	delete(p.objs, ok[0].Object)
-	p.objs[ok[1].Object] = []byte("changed")
-	got := map[string]int{}
-	for _, rb := range ReadAll(p, atts, 0) {
-		got[rb.Result]++
+	p.objs[AuditObject("w1")] = append(p.objs[AuditObject("w1")], []byte("garbage\n")...)
+	recs, warns, err := Audit(p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got[ReadMissing] != 1 || got[ReadCorrupt] != 1 || got[ReadOK] != len(ok)-2 {
-		t.Fatalf("read-back %v of %d acknowledged", got, len(ok))
+	var got []uint64
+	for _, r := range recs {
+		got = append(got, r.Seq)
+		if r.Addr != "10.0.0.4:0" || r.Client != "w1" {
+			t.Fatalf("record %+v", r)
+		}
+	}
+	if !slices.Equal(got, okSeqs) {
+		t.Errorf("audit %v, acknowledged %v", got, okSeqs)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "garbage") {
+		t.Errorf("warnings %v", warns)
 	}
 }

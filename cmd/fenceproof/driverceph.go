@@ -21,6 +21,7 @@ func cephFlags(fs *flag.FlagSet, c *driver.CephOptions) {
 	fs.IntVar(&c.MaxEntries, "ceph-max-entries", cephbackend.DefaultMaxEntries, "ceph backend: most blocklist entries one Fence may need; more is INVALID_ARGUMENT")
 	fs.DurationVar(&c.MinTime, "ceph-min-time", cephbackend.DefaultMinTime, "ceph backend: no command is sent with less than this left before the RPC deadline")
 	fs.DurationVar(&c.MonTimeout, "ceph-mon-timeout", 0, "ceph backend: bound of one mon command (rados_mon_op_timeout; default 30s)")
+	fs.BoolVar(&c.NoOSDBarrier, "ceph-no-osd-barrier", false, "ceph backend: acknowledge a fence once the mon committed it, without waiting for every PG to operate under the new epoch (measured: can precede enforcement by milliseconds)")
 	fs.StringVar(&c.RecordPath, "ceph-record", "", "ceph backend: ownership record of the entries this driver added (default: --state + .ceph.json)")
 }
 

@@ -65,11 +65,11 @@ func parseDump(raw []byte) (snapshot, error) {
 
 // action is one blocklist command of a change.
 type action struct {
-	e       entry
-	add     bool
-	expire  time.Duration
-	until   string // the expiry the mon reported for an add
-	err     error  // the command's error; nil once answered OK
+	e      entry
+	add    bool
+	expire time.Duration
+	until  string // the expiry the mon reported for an add
+	err    error  // the command's error; nil once answered OK
 }
 
 func (a *action) command() command {
@@ -185,7 +185,11 @@ func (b *Backend) converge(ctx context.Context, want map[entry]bool) (late <-cha
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("ceph backend: %d of %d blocklist commands failed: %w", len(errs), len(acts), errors.Join(errs[:min(len(errs), 3)]...))
 	}
-	if err := b.confirm(ctx, snap.epoch, acts); err != nil {
+	epoch, err := b.confirm(ctx, snap.epoch, acts)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.barrier(ctx, epoch, acts); err != nil {
 		return nil, err
 	}
 	return nil, b.saveRecord()
@@ -269,7 +273,7 @@ func (b *Backend) answered(a *action) {
 // the mon answers a blocklist command once the epoch is committed, so this
 // normally takes one read (a lagging mon of a multi-mon cluster may take
 // more). It fails when ctx ends first.
-func (b *Backend) confirm(ctx context.Context, before int, acts []*action) error {
+func (b *Backend) confirm(ctx context.Context, before int, acts []*action) (int, error) {
 	wait := 10 * time.Millisecond
 	var last snapshot
 	var why string
@@ -288,19 +292,37 @@ func (b *Backend) confirm(ctx context.Context, before int, acts []*action) error
 					}
 				}
 				b.mu.Unlock()
-				return nil
+				return s.epoch, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
 			if err != nil {
-				return fmt.Errorf("ceph backend: the mon answered every blocklist command, then reading the OSD map back failed: %w", err)
+				return 0, fmt.Errorf("ceph backend: the mon answered every blocklist command, then reading the OSD map back failed: %w", err)
 			}
-			return fmt.Errorf("ceph backend: the mon answered every blocklist command but the OSD map does not show the change: %s (epoch %d, %d before): %w", why, last.epoch, before, ctx.Err())
+			return 0, fmt.Errorf("ceph backend: the mon answered every blocklist command but the OSD map does not show the change: %s (epoch %d, %d before): %w", why, last.epoch, before, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 200*time.Millisecond)
 	}
+}
+
+// barrier waits until every PG operates under epoch (when the connection
+// can tell, unless Options.NoOSDBarrier): after a fence, so that no write
+// is accepted after the ack; after an unfence too, so that no write is
+// refused after the ack (measured without it: one refusal a few ms after
+// an Unfence's ack).
+func (b *Backend) barrier(ctx context.Context, epoch int, acts []*action) error {
+	ob, ok := b.mon.(OSDBarrier)
+	if !ok || b.o.NoOSDBarrier || len(acts) == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	if err := ob.Barrier(ctx, epoch); err != nil {
+		return fmt.Errorf("ceph backend: epoch %d is committed but not every PG answered under it: %w", epoch, err)
+	}
+	b.lastBarrier.Store(int64(time.Since(t0)))
+	return nil
 }
 
 // mismatch says how s differs from what acts made, or "".

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fenceproof/fenceproof/audit"
-	"github.com/fenceproof/fenceproof/ceph/writer"
 	"github.com/fenceproof/fenceproof/driver"
+	rswriter "github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // enforcementRun fences fencedBlock while two writers inside it and a
@@ -116,10 +116,10 @@ func TestFencedWritersRefusedNeighbourWrites(t *testing.T) {
 			if !ok {
 				t.Fatalf("no fenced writer was refused: %v", r.fenced)
 			}
-			if r.neighbour[writer.ResultOK] < 100 || len(r.neighbour) != 1 {
+			if r.neighbour[rswriter.OutcomeOK] < 100 || len(r.neighbour) != 1 {
 				t.Errorf("neighbour: %v, want only ok writes, at least 100", r.neighbour)
 			}
-			if r.fenced[writer.ResultBlocklisted] == 0 {
+			if r.fenced[rswriter.OutcomeRefused] == 0 {
 				t.Errorf("fenced writer: %v, want -108 refusals", r.fenced)
 			}
 			resumed := false

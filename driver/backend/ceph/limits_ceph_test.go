@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/fenceproof/fenceproof/ceph/writer"
 	"github.com/fenceproof/fenceproof/driver"
+	rswriter "github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // TestSixteenIsOneRangeEntryOrARefusal: a /16 is one range entry on this
@@ -117,7 +117,7 @@ func TestRestartKeepsTheFence(t *testing.T) {
 	rd.stop()
 	a := startWriter(t, env.fenced[0], "restart-a")
 	time.Sleep(time.Second)
-	if c := a.w.Counts(); c[writer.ResultOK] > 0 || c[writer.ResultBlocklisted] == 0 {
+	if c := a.w.Counts(); c[rswriter.OutcomeOK] > 0 || c[rswriter.OutcomeRefused] == 0 {
 		t.Fatalf("with the driver stopped, the fenced writer: %v, want only -108", c)
 	}
 	rd2, err := startDriver(t, dir, nil)
@@ -131,7 +131,7 @@ func TestRestartKeepsTheFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for a.w.Counts()[writer.ResultOK] == 0 {
+	for a.w.Counts()[rswriter.OutcomeOK] == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the writer did not resume after the Unfence: %v", a.w.Counts())
 		}

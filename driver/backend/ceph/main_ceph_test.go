@@ -33,6 +33,7 @@ import (
 	"github.com/fenceproof/fenceproof/ceph/librados"
 	"github.com/fenceproof/fenceproof/ceph/writer"
 	"github.com/fenceproof/fenceproof/driver"
+	rswriter "github.com/fenceproof/fenceproof/refstore/writer"
 )
 
 // The package's cluster and clients. Addresses on 10.99.0.0/24: .1 the
@@ -355,16 +356,16 @@ func (rw *runningWriter) stop() {
 	<-rw.done
 }
 
-func (rw *runningWriter) attempts(t *testing.T) []writer.Attempt {
+func (rw *runningWriter) attempts(t *testing.T) []rswriter.Attempt {
 	t.Helper()
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	var out []writer.Attempt
+	var out []rswriter.Attempt
 	for _, l := range bytes.Split(rw.log.Bytes(), []byte("\n")) {
 		if len(l) == 0 {
 			continue
 		}
-		var a writer.Attempt
+		var a rswriter.Attempt
 		if err := json.Unmarshal(l, &a); err != nil {
 			t.Fatal(err)
 		}
@@ -373,15 +374,15 @@ func (rw *runningWriter) attempts(t *testing.T) []writer.Attempt {
 	return out
 }
 
-// oracle checks a run: the driver's log, the writers' attempts, and every
-// acknowledged object read back by client.admin.
-func oracle(t *testing.T, rd *runningDriver, ws ...*runningWriter) (*audit.Result, []writer.Attempt) {
+// oracle checks a run: the driver's log, the writers' attempts, and the
+// writes Ceph accepted (the writers' audit objects, read by client.admin).
+func oracle(t *testing.T, rd *runningDriver, ws ...*runningWriter) (*audit.Result, []rswriter.Attempt) {
 	t.Helper()
 	evs, _, err := audit.ReadDriverLog(rd.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var atts []writer.Attempt
+	var atts []rswriter.Attempt
 	for _, w := range ws {
 		atts = append(atts, w.attempts(t)...)
 	}
@@ -390,8 +391,11 @@ func oracle(t *testing.T, rd *runningDriver, ws ...*runningWriter) (*audit.Resul
 		t.Fatal(err)
 	}
 	defer p.Close()
-	rbs := writer.ReadAll(p, atts, 0)
-	return audit.Check(audit.FromCeph(evs, atts, rbs), audit.Options{}), atts
+	recs, warns, err := writer.Audit(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return audit.Check(audit.Input{Audit: recs, Driver: evs, Writers: atts, Warnings: warns}, audit.Options{}), atts
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

@@ -27,6 +27,15 @@ type Mon interface {
 	Shutdown()
 }
 
+// OSDBarrier is implemented by connections that can wait until every
+// placement group enforces an OSD map epoch (ceph/librados: one operation
+// per PG sent with the client's newest map). Without it the backend
+// acknowledges once the mon committed the epoch, which measured here can
+// precede the OSD's enforcement by a few milliseconds.
+type OSDBarrier interface {
+	Barrier(ctx context.Context, epoch int) error
+}
+
 // Errno returns the Ceph errno of err (negative), or 0.
 func Errno(err error) int {
 	var ec interface{ ErrorCode() int }
