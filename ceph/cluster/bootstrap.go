@@ -113,6 +113,11 @@ func (c *Cluster) bootstrap(ctx context.Context, o Options) error {
 	if err := c.StartMon(ctx); err != nil {
 		return err
 	}
+	if o.ImportKeyring != "" {
+		if _, err := c.Ceph(ctx, "auth", "import", "-i", o.ImportKeyring); err != nil {
+			return err
+		}
+	}
 	if o.Mgr {
 		if err := c.startDaemon(ctx, "mgr", "x"); err != nil {
 			return err

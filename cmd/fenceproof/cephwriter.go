@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -39,6 +40,7 @@ func runCephWriter(args []string) int {
 	fs.StringVar(&wo.ID, "id", "writer", "client id; the writer appends to object "+writer.AuditObject("<id>"))
 	fs.DurationVar(&wo.Interval, "interval", 20*time.Millisecond, "between writes")
 	logPath := fs.String("log", "-", "attempt log (- = standard output)")
+	logCopy := fs.String("log-copy", "", "also append every attempt line to this file (it outlives the pod)")
 	duration := fs.Duration("duration", 0, "stop after this long (0: at SIGTERM/SIGINT)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -89,7 +91,16 @@ func runCephWriter(args []string) int {
 		defer f.Close()
 		out = f
 	}
-	wo.Source, wo.Log = conn.Source(), out
+	var log io.Writer = out
+	if *logCopy != "" {
+		f, err := os.OpenFile(*logCopy, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fail(1, err)
+		}
+		defer f.Close()
+		log = io.MultiWriter(out, f)
+	}
+	wo.Source, wo.Log = conn.Source(), log
 	w, err := writer.New(p, wo)
 	if err != nil {
 		return fail(2, err)

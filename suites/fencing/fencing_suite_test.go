@@ -44,7 +44,18 @@ var (
 	flagAckFault   = flag.String("fencing.ack-before-enforce", envOr("FENCING_ACK_BEFORE_ENFORCE", "expect"), "the ack-before-enforce spec: expect (the oracle must name the exact offending write) or fail (a plain case, so the suite fails and shows it); default $FENCING_ACK_BEFORE_ENFORCE")
 	flagCut        = flag.String("fencing.cut", "kubelet-stop", "how the rehearsal cuts worker B off (kind node containers): kubelet-stop (B loses the control plane but its pods keep writing: the split brain), docker-pause or docker-disconnect")
 	flagKeep       = flag.Bool("fencing.keep", false, "keep the deployed world after the run")
+	flagStorage    = flag.String("fencing.storage", envOr("FENCING_STORAGE", fencekind.StorageRefstore), "the storage the driver fences: refstore (the reference storage service) or ceph (a real single-node Ceph, reports/fencing-ceph.md); default $FENCING_STORAGE")
+	flagCephImage  = flag.String("fencing.ceph-image", fencekind.DefaultImages.Ceph, "image with Debian's Ceph and fenceproof built with -tags ceph (storage ceph)")
 )
+
+// reportName is the base name of the suite's reports: fencing, or
+// fencing-ceph on Ceph (both can sit side by side in reports/).
+func reportName() string {
+	if *flagStorage == fencekind.StorageCeph {
+		return "fencing-ceph"
+	}
+	return "fencing"
+}
 
 var (
 	cfg     *envconf.Config
@@ -106,8 +117,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	res, err := resources.New(rc)
 	Expect(err).NotTo(HaveOccurred())
-	k := fencekind.Cluster{CS: cluster.Clientset, Dyn: dyn, Res: res,
+	k := fencekind.Cluster{CS: cluster.Clientset, Dyn: dyn, Res: res, REST: rc,
 		Log: slog.New(slog.NewTextHandler(GinkgoWriter, nil))}
+	Expect(*flagStorage).To(BeElementOf(fencekind.StorageRefstore, fencekind.StorageCeph), "--fencing.storage (FENCING_STORAGE)")
 
 	cp, err := cluster.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
 	Expect(err).NotTo(HaveOccurred())
@@ -121,8 +133,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		k: k, fences: fencekind.Fences{Client: dyn},
 		storage: cp.Items[0].Name, a: workers[0], b: workers[1],
 		spec: fencekind.World{
-			Images:      fencekind.Images{Fenceproof: *flagImage, Controller: *flagController, Sidecar: *flagSidecar},
-			StorageNode: cp.Items[0].Name, RunID: runID,
+			Images:      fencekind.Images{Fenceproof: *flagImage, Controller: *flagController, Sidecar: *flagSidecar, Ceph: *flagCephImage},
+			StorageNode: cp.Items[0].Name, RunID: runID, Storage: *flagStorage,
 		},
 		logs:      &driverLogs{k: k, seen: map[string][]byte{}},
 		startedAt: start,
@@ -134,12 +146,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(k.Uninstall(ctx)).To(Succeed(), "remove what an earlier run left")
 	Expect(k.InstallUpstream(ctx, *flagDeploy)).To(Succeed())
 	Expect(k.Install(ctx, w.spec, randHex(16))).To(Succeed())
-	w.server, err = k.RefstoreAddr(ctx)
+	w.server, err = k.WriterTarget(ctx, w.spec)
 	Expect(err).NotTo(HaveOccurred())
-	logf("deployed: csi-addons controller, driver + sidecar (lease holder %s), refstore at %s, in %s",
-		k.LeaseHolder(ctx), w.server, time.Since(start).Round(time.Millisecond))
-	report.start(fmt.Sprintf("%s; storage node %s, worker A %s, worker B %s (fenced CIDRs %v); run %s",
-		cluster.Kubeconfig, w.storage, w.a, w.b, w.bCIDRs, runID))
+	logf("deployed: csi-addons controller, driver + sidecar (lease holder %s), %s at %s, in %s",
+		k.LeaseHolder(ctx), *flagStorage, w.server, time.Since(start).Round(time.Millisecond))
+	report.start(fmt.Sprintf("%s; storage %s on node %s, worker A %s, worker B %s (fenced CIDRs %v); run %s",
+		cluster.Kubeconfig, *flagStorage, w.storage, w.a, w.b, w.bCIDRs, runID))
 }, NodeTimeout(20*time.Minute))
 
 var _ = AfterSuite(func(ctx SpecContext) {

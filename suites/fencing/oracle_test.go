@@ -23,7 +23,7 @@ import (
 // with the replay.sh written next to them (`fenceproof audit check --since
 // <case start>` on exactly those files).
 func (c *fcase) oracleRun(ev *evidence) *audit.Result {
-	dir := filepath.Join(*flagReports, "fencing", c.id)
+	dir := filepath.Join(*flagReports, reportName(), c.id)
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	// Only this case's writes: an earlier case (the ack-before-enforce one)
 	// must not fail a later one. The driver logs stay whole: the fence
@@ -80,6 +80,10 @@ func (c *fcase) enforcementFigure(r *audit.Result, ack int64) {
 			c.figure(figEnforce, "%+.1f", e.EnforceDeltaMs)
 			return
 		}
+	}
+	if *flagStorage == fencekind.StorageCeph {
+		c.figure(figEnforce, "n/a (Ceph keeps no enforcement log; the driver acknowledges after its OSD barrier: see ack → first refusal)")
+		return
 	}
 	c.figure(figEnforce, "unknown (no enforcement record)")
 }

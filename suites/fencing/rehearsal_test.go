@@ -213,17 +213,33 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 		// pod's address. Matching by client id, as this once did, counted
 		// none and reported 0 refusals as if nothing had been tried.
 		refused, firstRefused := 0, int64(0)
-		b, err := w.k.NodeFile(ctx, w.storage, strings.TrimSuffix(w.spec.AuditLogPath(), fencekind.AuditLogName)+"refused.log")
-		Expect(err).NotTo(HaveOccurred())
-		for _, x := range fencekind.ParseLines[fencekind.Accepted](b) {
-			if fencekind.InPrefixes(x.Addr, []string{staleIP + "/32"}) && x.TNs > ack {
-				refused++
-				if firstRefused == 0 {
-					firstRefused = x.TNs
+		if w.spec.Storage == fencekind.StorageCeph {
+			// Ceph keeps no log of what it refused: the stale writer's
+			// own log, which it copies to B's disk (its pod is gone, B
+			// is back), has the OSD's -108 answers.
+			b, err := w.k.NodeFile(ctx, w.b, w.spec.WriterLogCopy(pod))
+			Expect(err).NotTo(HaveOccurred())
+			for _, a := range fencekind.ParseLines[fencekind.Attempt](b) {
+				if a.Outcome == "refused" && fencekind.InPrefixes(a.Local, []string{staleIP + "/32"}) && a.TNs > ack {
+					refused++
+					if firstRefused == 0 {
+						firstRefused = a.TNs
+					}
+				}
+			}
+		} else {
+			b, err := w.k.NodeFile(ctx, w.storage, strings.TrimSuffix(w.spec.AuditLogPath(), fencekind.AuditLogName)+"refused.log")
+			Expect(err).NotTo(HaveOccurred())
+			for _, x := range fencekind.ParseLines[fencekind.Accepted](b) {
+				if fencekind.InPrefixes(x.Addr, []string{staleIP + "/32"}) && x.TNs > ack {
+					refused++
+					if firstRefused == 0 {
+						firstRefused = x.TNs
+					}
 				}
 			}
 		}
-		c.figure("stale writer's attempts from B refused by refstore after the ack", "%d", refused)
+		c.figure("stale writer's attempts from B refused by "+*flagStorage+" after the ack", "%d", refused)
 		if refused > 0 {
 			c.figure("ack → stale writer's first refusal (ms)", "%.1f", float64(firstRefused-ack)/1e6)
 		}

@@ -10,6 +10,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/reporters"
+
+	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
 // The figures the summary of reports/fencing.md gathers from every case.
@@ -66,12 +68,12 @@ func oneLine(s string) string {
 func (r *suiteReport) write(dir string) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := os.MkdirAll(filepath.Join(dir, "fencing"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, reportName()), 0o755); err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# fencing end to end\n\nTarget: %s\n\nSuite wall time: %.1f s (deploy included); %d cases.\n\n",
-		r.target, time.Since(w.startedAt).Seconds(), len(r.cases))
+	fmt.Fprintf(&b, "# fencing end to end (storage: %s)\n\nTarget: %s\n\nSuite wall time: %.1f s (deploy included); %d cases.\n\n",
+		*flagStorage, r.target, time.Since(w.startedAt).Seconds(), len(r.cases))
 	b.WriteString("| case | verdict | wall time (s) |\n| --- | --- | --- |\n")
 	for _, c := range r.cases {
 		fmt.Fprintf(&b, "| %s | %s | %.1f |\n", c.name, mdEscape(r.results[c.id]), c.wall().Seconds())
@@ -106,12 +108,16 @@ func (r *suiteReport) write(dir string) ([]string, error) {
 		}
 		b.WriteString(t.String())
 		b.WriteString("```\n")
-		if err := os.MkdirAll(filepath.Join(dir, "fencing", c.id), 0o755); err == nil {
-			_ = os.WriteFile(filepath.Join(dir, "fencing", c.id, "timeline.txt"), []byte(t.String()), 0o644)
+		if err := os.MkdirAll(filepath.Join(dir, reportName(), c.id), 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, reportName(), c.id, "timeline.txt"), []byte(t.String()), 0o644)
 		}
 	}
-	b.WriteString("\nEvidence: reports/fencing/ holds refstore's audit, refusal and enforcement logs, every driver pod's log, and per case the writers' logs and the timeline.\n")
-	md := filepath.Join(dir, "fencing.md")
+	if *flagStorage == fencekind.StorageCeph {
+		b.WriteString("\nEvidence: reports/fencing-ceph/ holds the writes Ceph accepted (the writers' audit objects, read back), every driver pod's log, and per case the writers' logs, the oracle's inputs and report, and the timeline.\n")
+	} else {
+		b.WriteString("\nEvidence: reports/fencing/ holds refstore's audit, refusal and enforcement logs, every driver pod's log, and per case the writers' logs and the timeline.\n")
+	}
+	md := filepath.Join(dir, reportName()+".md")
 	if err := os.WriteFile(md, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}
@@ -130,7 +136,7 @@ func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 // The JUnit report of the suite, reports/fencing.xml, whatever the flags.
 var _ = ReportAfterSuite("fencing JUnit report", func(r Report) {
 	_ = os.MkdirAll(*flagReports, 0o755)
-	if err := reporters.GenerateJUnitReport(r, filepath.Join(*flagReports, "fencing.xml")); err != nil {
+	if err := reporters.GenerateJUnitReport(r, filepath.Join(*flagReports, reportName()+".xml")); err != nil {
 		fmt.Fprintf(os.Stderr, "fencing: JUnit report: %v\n", err)
 	}
 })

@@ -124,6 +124,7 @@ func newCase(ctx context.Context, id, name string, writers bool) *fcase {
 	c := &fcase{id: id, name: name, ns: "fence-" + id, start: time.Now(), writers: map[string]string{}}
 	Expect(e2e.DeleteNamespace(ctx, w.k.CS, c.ns, podTimeout)).To(Succeed())
 	Expect(e2e.CreateNamespace(ctx, w.k.CS, c.ns, map[string]string{"app.kubernetes.io/part-of": "fenceproof"})).To(Succeed())
+	Expect(w.k.PrepareNamespace(ctx, w.spec, c.ns)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		report.add(c)
 		if CurrentSpecReport().Failed() {
@@ -201,12 +202,17 @@ func (c *fcase) attempts(ctx context.Context, id string) []fencekind.Attempt {
 	return fencekind.ParseLines[fencekind.Attempt](b)
 }
 
-// auditLog reads refstore's audit log of this run from the storage node.
+// auditLog reads refstore's audit log of this run from the storage node;
+// on Ceph, the writes Ceph accepted, in the same format (CephAudit).
 func auditLog(ctx context.Context) []byte {
 	var b []byte
 	Eventually(func() error {
 		var err error
-		b, err = w.k.NodeFile(ctx, w.storage, w.spec.AuditLogPath())
+		if w.spec.Storage == fencekind.StorageCeph {
+			b, err = w.k.CephAudit(ctx)
+		} else {
+			b, err = w.k.NodeFile(ctx, w.storage, w.spec.AuditLogPath())
+		}
 		return err
 	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	return b
@@ -271,9 +277,20 @@ func lostWrites(atts []fencekind.Attempt, audit []fencekind.Accepted, id string,
 // saveEvidence copies the audit, refusal and enforcement logs of the run and
 // every driver log under reports/fencing/.
 func (wd *world) saveEvidence(ctx context.Context) {
-	dir := filepath.Join(*flagReports, "fencing")
+	dir := filepath.Join(*flagReports, reportName())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		logf("evidence: %v", err)
+		return
+	}
+	if wd.spec.Storage == fencekind.StorageCeph {
+		if b, err := wd.k.CephAudit(ctx); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, fencekind.AuditLogName), b, 0o644)
+		} else {
+			logf("evidence: %v", err)
+		}
+		for pod, b := range wd.logs.all(ctx) {
+			_ = os.WriteFile(filepath.Join(dir, "driver-"+pod+".log"), b, 0o644)
+		}
 		return
 	}
 	base := filepath.Dir(wd.spec.AuditLogPath())
@@ -292,7 +309,7 @@ func (wd *world) saveEvidence(ctx context.Context) {
 
 // saveCaseLogs writes the case's writer logs under reports/fencing/<id>/.
 func (c *fcase) saveCaseLogs(ev *evidence) {
-	dir := filepath.Join(*flagReports, "fencing", c.id)
+	dir := filepath.Join(*flagReports, reportName(), c.id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
