@@ -131,7 +131,8 @@ func (m *freezingMon) MonCommand(cmd []byte) ([]byte, string, error) {
 // change waits for that, and the fence made before is never lost.
 func TestMonFreezesMidFence(t *testing.T) {
 	need(t)
-	conn, err := librados.Dial(librados.Options{Conf: env.fencer.Conf, User: env.fencer.Name, NetNS: env.fencer.NetNSPath(), MonTimeout: 30 * time.Second})
+	// A command the frozen mon drops is given up after MonTimeout.
+	conn, err := librados.Dial(librados.Options{Conf: env.fencer.Conf, User: env.fencer.Name, NetNS: env.fencer.NetNSPath(), MonTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
