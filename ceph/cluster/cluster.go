@@ -125,7 +125,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if err := EnsurePackages(ctx, o.Install, o.Log); err != nil {
+	if err := EnsurePackages(ctx, o.Install, o.Mgr, o.Log); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
