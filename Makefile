@@ -13,7 +13,7 @@ IS_ROOT    := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 export GOFLAGS ?= -buildvcs=false
 
 # Parts append to these: TEST_TARGETS run by `make test`, BENCH_TARGETS by
-# `make bench`, E2E_TARGETS by `make e2e` (one line per kind suite, e.g.
+# `make bench` (mk/bench-report.sh, which also writes reports/bench.md), E2E_TARGETS by `make e2e` (one line per kind suite, e.g.
 # `E2E_TARGETS += e2e-fencing`: make e2e runs each target on one shared
 # cluster with E2E_KUBECONFIG set, see fixtures/cluster/run-suites.sh);
 # DEB_PACKAGES are installed by `make deps` (every target), E2E_DEB_PACKAGES
@@ -48,8 +48,8 @@ define apt_install
 	if [ -n "$$missing" ]; then \
 	  if [ "$(IS_ROOT)" = 1 ]; then \
 	    echo "deps: apt-get install$$missing"; \
-	    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null 2>&1 || \
-	     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing)) ; \
+	    (DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $$missing >/dev/null 2>&1 || \
+	     (apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $$missing)) ; \
 	  else echo "deps: not root, cannot install:$$missing (what needs them will skip or fail and say so)"; fi; \
 	fi
 endef
@@ -63,7 +63,8 @@ e2e-deps: deps ## also install what the kind suites need (Docker, debootstrap, .
 
 test: deps $(TEST_TARGETS) ## run all tests (unit, nftables-in-netns, suite vs reference driver, simulator goldens)
 
-bench: deps $(BENCH_TARGETS) ## print benchmark ratios measured in one run
+bench: deps ## run every bench target once: ratios measured in one run, also written to $(REPORTS)/bench.md with the date and machine
+	@MAKE="$(MAKE)" REPORTS="$(REPORTS)" GO="$(GO)" mk/bench-report.sh $(BENCH_TARGETS)
 
 e2e: e2e-deps ## every kind suite on one cluster, built/created once (KEEP_CLUSTER=1, KUBECONFIG=path); per-suite summary
 	@MAKE="$(MAKE)" fixtures/cluster/run-suites.sh $(E2E_TARGETS)

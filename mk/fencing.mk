@@ -54,4 +54,4 @@ e2e-fencing-ceph: ## the fencing suite on a real single-node Ceph: NetworkFence 
 	@FENCING_STORAGE=ceph $(FENCING_RUN)
 
 rehearse-kind: ## DR rehearsal on kind: cut worker B off, fence it via the CR, out-of-service taint, restore; prints the timeline
-	@E2E_GINKGO_ARGS="-ginkgo.label-filter=rehearsal $(E2E_GINKGO_ARGS)" $(FENCING_RUN)
+	@E2E_GINKGO_ARGS="-ginkgo.label-filter=area:rehearsal $(E2E_GINKGO_ARGS)" $(FENCING_RUN)

@@ -83,5 +83,5 @@ else
 endif
 
 .PHONY: report-index
-report-index: $(FENCEPROOF) ## write reports/index.html: every report of the run (sanity, sim, e2e) with its verdict
+report-index: $(FENCEPROOF) ## write reports/index.html: the verdicts first (failures leading), then every report file by producer
 	@mkdir -p $(REPORTS); $(FENCEPROOF) report-index --reports $(REPORTS)

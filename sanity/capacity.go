@@ -8,11 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// ruleScale is the capacity rule: many fences are kept or refused honestly.
-var ruleScale = Rule{ID: "SCALE-001", Level: Must, Labels: []string{"scale", "FenceClusterNetwork", "ListClusterFence"},
-	Title: "many blocks (--scale-size, default 1024), in one request and across many, are all listed, or refused with RESOURCE_EXHAUSTED or INVALID_ARGUMENT and none of the refused listed",
-	Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a silently dropped fence leaves a node able to write)"}
-
 // scaleBatch is the request size of the many-requests case.
 const scaleBatch = 32
 
@@ -21,7 +16,7 @@ var honestRefusals = []string{"ResourceExhausted", "InvalidArgument"}
 
 func describeCapacity(s *State) {
 	Context("capacity", func() {
-		Table(s, ruleScale, func(ctx context.Context, batch int) {
+		table(s, "SCALE-001", func(ctx context.Context, batch int) {
 			s.needList()
 			n := s.cfg.ScaleSize
 			var blocks []string

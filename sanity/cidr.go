@@ -10,40 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// CIDR rules: what counts as a CIDR block, and how the driver spells it back.
-var (
-	ruleMalformed = Rule{ID: "CIDR-001", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork", "UnfenceClusterNetwork"},
-		Title: "a malformed CIDR is rejected with INVALID_ARGUMENT and never listed",
-		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | one or more fields ... has an invalid value."}
-	ruleMixed = Rule{ID: "CIDR-002", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork", "UnfenceClusterNetwork"},
-		Title: "a request mixing valid and invalid CIDRs is rejected with INVALID_ARGUMENT and has no side effect",
-		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | Caller MUST fix the field before retrying."}
-	ruleLoose = Rule{ID: "CIDR-003", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork"},
-		Title: "bare IPs and padded strings are rejected with INVALID_ARGUMENT or fenced and listed in canonical form, never stored verbatim",
-		Spec:  "repeated CIDR cidrs = 3; // list of CIDR blocks on which the fencing operation is expected to be performed."}
-	ruleLooseRejected = Rule{ID: "CIDR-004", Level: Should, Labels: []string{"cidr", "FenceClusterNetwork"},
-		Title: "bare IPs and padded strings are rejected with INVALID_ARGUMENT",
-		Spec:  "message CIDR { // CIDR block  string cidr = 1; }"}
-	ruleHostBits = Rule{ID: "CIDR-005", Level: Must, Labels: []string{"cidr", "host-bits", "FenceClusterNetwork"},
-		Title: "a CIDR with host bits set is handled as the profile says (normalise, reject or either)",
-		Spec:  "message CIDR { // CIDR block  string cidr = 1; } (host bits: left open by the spec; see profile.hostBits)"}
-	ruleIPv4Lengths = Rule{ID: "CIDR-006", Level: Must, Labels: []string{"cidr", "ipv4", "FenceClusterNetwork", "ListClusterFence"},
-		Title: "IPv4 blocks of every length are fenced and listed",
-		Spec:  "The new extension will define a procedure that allows SP to block access to any client using corresponding CIDR blocks."}
-	ruleIPv6 = Rule{ID: "CIDR-007", Level: Must, Labels: []string{"cidr", "ipv6", "FenceClusterNetwork", "ListClusterFence"},
-		Title: "IPv6 blocks are fenced in compressed, expanded and upper-case forms, and one block is one fence",
-		Spec:  "The new extension will define a procedure that allows SP to block access to any client using corresponding CIDR blocks."}
-	ruleDuplicates = Rule{ID: "CIDR-008", Level: Must, Labels: []string{"cidr", "FenceClusterNetwork", "ListClusterFence"},
-		Title: "a block given twice, in one request or in two, is listed once",
-		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients."}
-	ruleOverlap = Rule{ID: "CIDR-009", Level: Must, Labels: []string{"cidr", "overlap", "UnfenceClusterNetwork", "ListClusterFence"},
-		Title: "overlapping blocks are independent fences: unfencing one leaves the other listed",
-		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
-	ruleWide = Rule{ID: "CIDR-010", Level: Must, Labels: []string{"cidr", "destructive", "FenceClusterNetwork"},
-		Title: "wide prefixes (/8, /4) are fenced and listed as one block",
-		Spec:  "allows SP to block access to any client using corresponding CIDR blocks."}
-)
-
 // looseCase builds, from a fresh /32, a string that is not a clean CIDR and
 // the canonical block it could stand for.
 type looseCase func(s *State) (raw, canon string)
@@ -74,7 +40,7 @@ func looseEntries() []TableEntry {
 
 func describeCIDRs(s *State) {
 	Context("CIDR validation", func() {
-		Table(s, ruleMalformed, func(ctx context.Context, bad string) {
+		table(s, "CIDR-001", func(ctx context.Context, bad string) {
 			expectCode(s.fence(ctx, []string{bad}), "FenceClusterNetwork of "+quote(bad), "InvalidArgument")
 			expectCode(s.unfence(ctx, []string{bad}), "UnfenceClusterNetwork of "+quote(bad), "InvalidArgument")
 			if s.stateSource() == SourceNone {
@@ -98,7 +64,7 @@ func describeCIDRs(s *State) {
 			Entry("hostname", "storage.example.com/32"),
 		)
 
-		ruleMixed.It(s, func(ctx context.Context) {
+		s.it("CIDR-002", func(ctx context.Context) {
 			s.needList()
 			// Side effects are checked before the code, so that a driver
 			// that applies the valid block and then fails with the wrong
@@ -119,7 +85,7 @@ func describeCIDRs(s *State) {
 			expectCode(err, "UnfenceClusterNetwork of valid+invalid", "InvalidArgument")
 		})
 
-		Table(s, ruleLoose, func(ctx context.Context, c looseCase) {
+		table(s, "CIDR-003", func(ctx context.Context, c looseCase) {
 			s.needList()
 			raw, canon := c(s)
 			if strings.Contains(canon, ":") {
@@ -137,12 +103,12 @@ func describeCIDRs(s *State) {
 			Expect(listed).NotTo(ContainElement(raw), "%s was stored verbatim", quote(raw))
 		}, looseEntries()...)
 
-		Table(s, ruleLooseRejected, func(ctx context.Context, c looseCase) {
+		table(s, "CIDR-004", func(ctx context.Context, c looseCase) {
 			raw, _ := c(s)
 			expectCode(s.fence(ctx, []string{raw}), "FenceClusterNetwork of "+quote(raw), "InvalidArgument")
 		}, looseEntries()...)
 
-		Table(s, ruleHostBits, func(ctx context.Context, v6 bool) {
+		table(s, "CIDR-005", func(ctx context.Context, v6 bool) {
 			s.needList()
 			var raw, canon string
 			if v6 {
@@ -175,14 +141,14 @@ func describeCIDRs(s *State) {
 			}
 		}, Entry("IPv4 192.0.2.77/24", false), Entry("IPv6 ::1/64 inside a /64", true))
 
-		Table(s, ruleIPv4Lengths, func(ctx context.Context, bits int) {
+		table(s, "CIDR-006", func(ctx context.Context, bits int) {
 			s.needList()
 			block := s.v4(1, bits)
 			expectOK(s.fence(ctx, block), "FenceClusterNetwork of "+block[0])
 			s.expectFenced(ctx, block, "after FenceClusterNetwork")
 		}, Entry("/32", 32), Entry("/31", 31), Entry("/30", 30), Entry("/28", 28), Entry("/26", 26))
 
-		ruleIPv6.It(s, func(ctx context.Context) {
+		s.it("CIDR-007", func(ctx context.Context) {
 			s.needList()
 			s.needIPv6(ctx)
 			p := s.alloc.block(true, 64)
@@ -203,7 +169,7 @@ func describeCIDRs(s *State) {
 			s.expectFenced(ctx, host, "after FenceClusterNetwork")
 		})
 
-		ruleDuplicates.It(s, func(ctx context.Context) {
+		s.it("CIDR-008", func(ctx context.Context) {
 			s.needList()
 			a := s.v4(1, 32)[0]
 			expectOK(s.fence(ctx, []string{a, a}), "FenceClusterNetwork of "+a+" twice in one request")
@@ -213,7 +179,7 @@ func describeCIDRs(s *State) {
 			Expect(countCanonical(listed, a)).To(Equal(1), "%s is listed %d times", a, countCanonical(listed, a))
 		})
 
-		ruleOverlap.It(s, func(ctx context.Context) {
+		s.it("CIDR-009", func(ctx context.Context) {
 			s.needList()
 			outer := s.alloc.block(false, 28)
 			inner := sub(outer, 29)
@@ -228,7 +194,7 @@ func describeCIDRs(s *State) {
 			s.expectFenced(ctx, []string{inner}, "after unfencing the outer block "+o)
 		})
 
-		ruleWide.It(s, func(ctx context.Context) {
+		s.it("CIDR-010", func(ctx context.Context) {
 			if !s.cfg.Destructive {
 				skipBecause("fencing prefixes outside the documentation ranges needs --destructive")
 			}

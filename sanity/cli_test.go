@@ -2,8 +2,6 @@ package sanity_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fenceproof/fenceproof/rulebook/clitest"
 	"github.com/fenceproof/fenceproof/sanity"
 )
 
@@ -20,67 +19,21 @@ import (
 // suite in one process, the driver in-process or in another process, gRPC
 // over a unix socket between them.
 
-var fenceproofBin string
+func TestMain(m *testing.M) { clitest.Main(m, "../cmd/fenceproof") }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fenceproof-bin-")
-	if err != nil {
-		panic(err)
-	}
-	fenceproofBin = filepath.Join(dir, "fenceproof")
-	build := exec.Command("go", "build", "-o", fenceproofBin, "../cmd/fenceproof")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building fenceproof:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// run is one run of `fenceproof sanity`.
+// run is one run of `fenceproof sanity` and its JSON report.
 type run struct {
-	exit   int
-	out    string
+	clitest.Run
 	result sanity.Result
-	dir    string
 }
 
 // sanityRun runs `fenceproof sanity` with a reports dir of its own and a
 // bound on its wall time, and reads the JSON report.
 func sanityRun(t *testing.T, limit time.Duration, args ...string) run {
 	t.Helper()
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, fenceproofBin, append([]string{"sanity", "--reports", dir, "--no-color"}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("fenceproof sanity %v did not finish within %s:\n%s", args, limit, tail(out.String()))
-	}
-	r := run{out: out.String(), dir: dir}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.exit = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("fenceproof sanity %v: %v", args, err)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "sanity.json")); err == nil {
-		if err := json.Unmarshal(b, &r.result); err != nil {
-			t.Fatalf("sanity.json: %v", err)
-		}
-	}
+	var r run
+	r.Run = clitest.RunSuite(t, limit, "sanity", "sanity.json", &r.result, args...)
 	return r
-}
-
-func tail(s string) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func (r run) verdict(t *testing.T, id string) sanity.Verdict {
@@ -96,8 +49,8 @@ func (r run) verdict(t *testing.T, id string) sanity.Verdict {
 // MUST rule passed or was skipped for a reason the test expects.
 func expectConforms(t *testing.T, r run, skipsAllowed ...string) {
 	t.Helper()
-	if r.exit != 0 {
-		t.Fatalf("exit %d, want 0:\n%s", r.exit, tail(r.out))
+	if r.Exit != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", r.Exit, clitest.Tail(r.Out))
 	}
 	for _, rr := range r.result.Rules {
 		switch {
@@ -124,7 +77,7 @@ func TestReferenceDriverConformsMemory(t *testing.T) {
 	r := sanityRun(t, 2*time.Minute, "--driver-backend", "memory")
 	expectConforms(t, r, "IDENT-005", "CIDR-010")
 	for _, f := range []string{"sanity.md", "sanity.html", "sanity-junit.xml"} {
-		b, err := os.ReadFile(filepath.Join(r.dir, f))
+		b, err := os.ReadFile(filepath.Join(r.Dir, f))
 		if err != nil {
 			t.Fatalf("report %s: %v", f, err)
 		}
@@ -151,7 +104,7 @@ func TestExternalDriverProcess(t *testing.T) {
 	drv := startDriver(t, sock, "--secret", "userKey=s3cr3t-value", "--require-param", "clusterID=c1")
 	r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock, "--secret", "userKey=s3cr3t-value", "--param", "clusterID=c1", "--host-bits", "normalise")
 	expectConforms(t, r, "IDENT-005", "CIDR-010")
-	if strings.Contains(r.out, "s3cr3t-value") {
+	if strings.Contains(r.Out, "s3cr3t-value") {
 		t.Errorf("the suite's output contains a secret value")
 	}
 	if logs := drv.String(); strings.Contains(logs, "s3cr3t-value") {
@@ -164,7 +117,7 @@ func TestExternalDriverProcess(t *testing.T) {
 func startDriver(t *testing.T, sock string, args ...string) *bytes.Buffer {
 	t.Helper()
 	state := filepath.Join(t.TempDir(), "fences.db")
-	cmd := exec.Command(fenceproofBin, append([]string{"driver", "--endpoint", "unix://" + sock, "--backend", "memory", "--state", state}, args...)...)
+	cmd := exec.Command(clitest.Bin, append([]string{"driver", "--endpoint", "unix://" + sock, "--backend", "memory", "--state", state}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -195,8 +148,8 @@ func TestEveryFaultFailsItsRules(t *testing.T) {
 			t.Parallel()
 			args := append([]string{"--driver-backend", "memory", "--driver-fault", fp.Fault}, fp.Args...)
 			r := sanityRun(t, 3*time.Minute, args...)
-			if r.exit != 1 {
-				t.Fatalf("exit %d, want 1 (does not conform):\n%s", r.exit, tail(r.out))
+			if r.Exit != 1 {
+				t.Fatalf("exit %d, want 1 (does not conform):\n%s", r.Exit, clitest.Tail(r.Out))
 			}
 			var got []string
 			for _, rr := range r.result.Rules {
@@ -268,8 +221,8 @@ func TestProfiles(t *testing.T) {
 				args = append([]string{"--endpoint", "unix://" + sock}, c.args...)
 			}
 			r := sanityRun(t, 2*time.Minute, args...)
-			if r.exit != c.exit {
-				t.Fatalf("exit %d, want %d:\n%s", r.exit, c.exit, tail(r.out))
+			if r.Exit != c.exit {
+				t.Fatalf("exit %d, want %d:\n%s", r.Exit, c.exit, clitest.Tail(r.Out))
 			}
 			if v := r.verdict(t, c.rule); v != c.verdict {
 				t.Errorf("%s is %s, want %s", c.rule, v, c.verdict)
@@ -282,8 +235,8 @@ func TestHungDriverFailsInTime(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "driver.sock")
 	startDriver(t, sock, "--fault", "delay=Fence:10m", "--fault", "delay=List:10m")
 	r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock, "--rpc-timeout", "1s")
-	if r.exit != 1 {
-		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
+	if r.Exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.Exit, clitest.Tail(r.Out))
 	}
 	if v := r.verdict(t, "LIST-001"); v != sanity.VerdictFail {
 		t.Errorf("a List that hangs before the first spec should fail LIST-001, got %s", v)
@@ -299,8 +252,8 @@ func TestHungDriverFailsInTime(t *testing.T) {
 func TestUnreachableEndpoint(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "nobody.sock")
 	r := sanityRun(t, time.Minute, "--endpoint", "unix://"+sock, "--connect-timeout", "1s")
-	if r.exit != 1 {
-		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
+	if r.Exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.Exit, clitest.Tail(r.Out))
 	}
 	if !strings.Contains(r.result.SetupError, "could not connect") {
 		t.Errorf("setup error %q does not say it could not connect", r.result.SetupError)
@@ -312,8 +265,8 @@ func TestUnreachableEndpoint(t *testing.T) {
 
 func TestLabelFilterSelectsRules(t *testing.T) {
 	r := sanityRun(t, time.Minute, "--driver-backend", "memory", "--label-filter", "CIDR-001 || IDENT-001")
-	if r.exit != 0 {
-		t.Fatalf("exit %d:\n%s", r.exit, tail(r.out))
+	if r.Exit != 0 {
+		t.Fatalf("exit %d:\n%s", r.Exit, clitest.Tail(r.Out))
 	}
 	for _, rr := range r.result.Rules {
 		want := sanity.VerdictNotRun
@@ -341,11 +294,11 @@ func TestConfigErrorsExit2(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := sanityRun(t, time.Minute, "--config", path)
-			if r.exit != 2 {
-				t.Fatalf("exit %d, want 2:\n%s", r.exit, r.out)
+			if r.Exit != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", r.Exit, r.Out)
 			}
-			if !strings.Contains(r.out, path) || !strings.Contains(r.out, c.want) {
-				t.Errorf("error does not name the file and %q:\n%s", c.want, r.out)
+			if !strings.Contains(r.Out, path) || !strings.Contains(r.Out, c.want) {
+				t.Errorf("error does not name the file and %q:\n%s", c.want, r.Out)
 			}
 		})
 	}
@@ -377,9 +330,9 @@ func BenchmarkSuite(b *testing.B) {
 		b.Run(be, func(b *testing.B) {
 			for range b.N {
 				dir := b.TempDir()
-				out, err := exec.Command(fenceproofBin, "sanity", "--reports", dir, "--no-color", "--driver-backend", be).CombinedOutput()
+				out, err := exec.Command(clitest.Bin, "sanity", "--reports", dir, "--no-color", "--driver-backend", be).CombinedOutput()
 				if err != nil {
-					b.Fatalf("%v:\n%s", err, tail(string(out)))
+					b.Fatalf("%v:\n%s", err, clitest.Tail(string(out)))
 				}
 			}
 		})
@@ -410,8 +363,8 @@ func TestIndependentNaiveDriver(t *testing.T) {
 		}
 	}
 	r := sanityRun(t, 2*time.Minute, "--endpoint", "unix://"+sock)
-	if r.exit != 1 {
-		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
+	if r.Exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.Exit, clitest.Tail(r.Out))
 	}
 	want := map[string]sanity.Verdict{
 		"CIDR-002":  sanity.VerdictFail, // applied the valid blocks before finding the bad one
@@ -435,7 +388,7 @@ func TestIndependentNaiveDriver(t *testing.T) {
 }
 
 func TestListRulesNeedsNoDriver(t *testing.T) {
-	out, err := exec.Command(fenceproofBin, "sanity", "--list-rules", "--endpoint", "unix:///nonexistent.sock").CombinedOutput()
+	out, err := exec.Command(clitest.Bin, "sanity", "--list-rules", "--endpoint", "unix:///nonexistent.sock").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
@@ -448,8 +401,8 @@ func TestListRulesNeedsNoDriver(t *testing.T) {
 
 func TestFocusAndSkipSelectRules(t *testing.T) {
 	r := sanityRun(t, time.Minute, "--driver-backend", "memory", "--focus", `\[CIDR-00[12]\]`, "--skip", "IPv6")
-	if r.exit != 0 {
-		t.Fatalf("exit %d:\n%s", r.exit, tail(r.out))
+	if r.Exit != 0 {
+		t.Fatalf("exit %d:\n%s", r.Exit, clitest.Tail(r.Out))
 	}
 	for _, rr := range r.result.Rules {
 		want := sanity.VerdictNotRun
@@ -472,7 +425,7 @@ func TestFocusAndSkipSelectRules(t *testing.T) {
 // generated from the rule table and sanity.FaultProofs, so it never drifts.
 // Regenerate it with: fenceproof sanity --rules-table
 func TestREADMERuleTable(t *testing.T) {
-	out, err := exec.Command(fenceproofBin, "sanity", "--rules-table").CombinedOutput()
+	out, err := exec.Command(clitest.Bin, "sanity", "--rules-table").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}

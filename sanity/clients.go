@@ -9,25 +9,9 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// GetFenceClients rules.
-var (
-	ruleClientShape = Rule{ID: "CLIENT-001", Level: Must, Labels: []string{"clients", "GetFenceClients"},
-		Title: "every client has a non-empty id and addresses that are CIDR blocks",
-		Spec:  "id represents the unique identifier of the client. Required field. / list of IP addresses that represent the client's local addresses. Required field."}
-	ruleClientStable = Rule{ID: "CLIENT-002", Level: Must, Labels: []string{"clients", "GetFenceClients"},
-		Title: "client ids are unique and stable across calls",
-		Spec:  "id represents the unique identifier of the client."}
-	ruleClientReadOnly = Rule{ID: "CLIENT-003", Level: Must, Labels: []string{"clients", "GetFenceClients", "ListClusterFence"},
-		Title: "GetFenceClients changes no fence",
-		Spec:  "GetFenceClients RPC calls to get the client information to use in a FenceClusterNetwork or UnfenceClusterNetwork RPC."}
-	ruleClientInfo = Rule{ID: "CLIENT-004", Level: Info, Labels: []string{"clients", "GetFenceClients"},
-		Title: "the clients the driver reports",
-		Spec:  "GetFenceClientsResponse: List of clients that need to be fenced."}
-)
-
 func describeClients(s *State) {
 	Context("GetFenceClients", func() {
-		ruleClientShape.It(s, func(ctx context.Context) {
+		s.it("CLIENT-001", func(ctx context.Context) {
 			s.needClients()
 			cl, err := s.clients(ctx)
 			expectOK(err, "GetFenceClients")
@@ -44,7 +28,7 @@ func describeClients(s *State) {
 			}
 		})
 
-		ruleClientStable.It(s, func(ctx context.Context) {
+		s.it("CLIENT-002", func(ctx context.Context) {
 			s.needClients()
 			var first map[string][]string
 			for call := range 3 {
@@ -63,7 +47,7 @@ func describeClients(s *State) {
 			}
 		})
 
-		ruleClientReadOnly.It(s, func(ctx context.Context) {
+		s.it("CLIENT-003", func(ctx context.Context) {
 			s.needClients()
 			s.needList()
 			b := s.v4(1, 32)
@@ -77,7 +61,7 @@ func describeClients(s *State) {
 			Expect(after).To(ConsistOf(before), "the fences changed across a GetFenceClients call")
 		})
 
-		ruleClientInfo.It(s, func(ctx context.Context) {
+		s.it("CLIENT-004", func(ctx context.Context) {
 			s.needClients()
 			cl, err := s.clients(ctx)
 			expectOK(err, "GetFenceClients")

@@ -12,17 +12,6 @@ import (
 // Concurrency rules: a CO may send the same or different requests at once;
 // the driver answers OK or ABORTED (retry later), never INTERNAL or UNKNOWN,
 // and loses no update.
-var (
-	ruleConcIdentical = Rule{ID: "CONC-001", Level: Must, Labels: []string{"concurrency", "FenceClusterNetwork"},
-		Title: "identical concurrent fences answer OK or ABORTED and leave the block listed once",
-		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation."}
-	ruleConcDistinct = Rule{ID: "CONC-002", Level: Must, Labels: []string{"concurrency", "FenceClusterNetwork"},
-		Title: "distinct concurrent fences answer OK or ABORTED and every acknowledged block is listed",
-		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation."}
-	ruleConcUnfence = Rule{ID: "CONC-003", Level: Must, Labels: []string{"concurrency", "UnfenceClusterNetwork"},
-		Title: "distinct concurrent unfences answer OK or ABORTED and every acknowledged block is gone",
-		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
-)
 
 // concurrentCodes are the answers a driver may give to concurrent requests.
 var concurrentCodes = []string{"OK", "Aborted"}
@@ -55,7 +44,7 @@ func expectConcurrentCodes(errs []error, what string, blocks []string) {
 
 func describeConcurrency(s *State) {
 	Context("concurrency", func() {
-		ruleConcIdentical.It(s, func(ctx context.Context) {
+		s.it("CONC-001", func(ctx context.Context) {
 			s.needList()
 			b := s.v4(1, 32)[0]
 			same := make([]string, s.cfg.Concurrency)
@@ -73,7 +62,7 @@ func describeConcurrency(s *State) {
 			Expect(countCanonical(listed, b)).To(Equal(want), "%s fenced %d times at once is listed %d times", b, len(same), countCanonical(listed, b))
 		})
 
-		ruleConcDistinct.It(s, func(ctx context.Context) {
+		s.it("CONC-002", func(ctx context.Context) {
 			s.needList()
 			blocks := s.v4(s.cfg.Concurrency, 32)
 			errs := fanOut(ctx, blocks, func(ctx context.Context, b string) error { return s.fence(ctx, []string{b}) })
@@ -81,7 +70,7 @@ func describeConcurrency(s *State) {
 			s.expectFenced(ctx, acknowledged(blocks, errs), fmt.Sprintf("after %d concurrent fences", len(blocks)))
 		})
 
-		ruleConcUnfence.It(s, func(ctx context.Context) {
+		s.it("CONC-003", func(ctx context.Context) {
 			s.needList()
 			blocks := s.v4(s.cfg.Concurrency, 32)
 			expectOK(s.fence(ctx, blocks), fmt.Sprintf("FenceClusterNetwork of %d blocks", len(blocks)))

@@ -12,16 +12,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 )
 
-// Durability rules: fences outlive time and driver restarts.
-var (
-	ruleRestart = Rule{ID: "RESTART-001", Level: Must, Labels: []string{"durability", "restart", "ListClusterFence"},
-		Title: "after the driver restarts (--restart-command), every acknowledged fence is still listed and every acknowledged unfence still holds",
-		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a fence lost on restart lets a fenced node write again)"}
-	ruleExpire = Rule{ID: "EXPIRE-001", Level: Must, Labels: []string{"durability", "expiry", "ListClusterFence"},
-		Title: "a sentinel fence made at the start of the run is still listed at its end, after the hold (--hold)",
-		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a storage blocklist entry expires after an hour by default)"}
-)
-
 // sentinelFence is fenced before the first spec and checked by EXPIRE-001.
 type sentinelFence struct {
 	block string
@@ -44,7 +34,7 @@ func (s *State) makeSentinel(ctx context.Context) {
 
 func describeDurability(s *State) {
 	Describe("Durability", func() {
-		ruleExpire.It(s, func(ctx context.Context) {
+		s.it("EXPIRE-001", func(ctx context.Context) {
 			s.needList()
 			if s.sentinelFence.block == "" {
 				skipBecause("the sentinel fence was not made: %v", s.sentinelFence.err)
@@ -62,7 +52,7 @@ func describeDurability(s *State) {
 			s.expectFenced(ctx, []string{s.sentinelFence.block}, fmt.Sprintf("%s after the sentinel was fenced", time.Since(s.sentinelFence.at).Round(time.Millisecond)))
 			note("sentinel %s still listed after %s", s.sentinelFence.block, time.Since(s.sentinelFence.at).Round(time.Millisecond))
 		})
-		ruleRestart.It(s, func(ctx context.Context) {
+		s.it("RESTART-001", func(ctx context.Context) {
 			if s.cfg.RestartCommand == "" {
 				skipBecause("no --restart-command: give the command that restarts your driver (e.g. 'kubectl -n storage rollout restart deploy/csi-controller && kubectl -n storage rollout status deploy/csi-controller') to check fences survive a restart")
 			}

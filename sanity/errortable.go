@@ -21,30 +21,6 @@ var tableCodes = []string{"InvalidArgument", "Unimplemented", "Unauthenticated",
 // sentinel is a secret value no driver can know; it must never come back.
 const sentinel = "fenceproof-sentinel-9f2c41d7"
 
-var (
-	ruleEmptyCIDRs = Rule{ID: "ERR-001", Level: Must, Labels: []string{"errors", "cidr"},
-		Title: "a request with no CIDR blocks is rejected with INVALID_ARGUMENT",
-		Spec:  "Missing required field | 3 INVALID_ARGUMENT | Indicates that a required field is missing from the request."}
-	ruleMissingParam = Rule{ID: "ERR-002", Level: Must, Labels: []string{"errors", "parameters"},
-		Title: "a request missing a required parameter is rejected with INVALID_ARGUMENT and changes nothing",
-		Spec:  "Missing required field | 3 INVALID_ARGUMENT | Caller MUST fix the request by adding the missing required field before retrying."}
-	ruleMissingSecrets = Rule{ID: "ERR-003", Level: Must, Labels: []string{"errors", "secrets"},
-		Title: "a request without its secrets is rejected with UNAUTHENTICATED (or INVALID_ARGUMENT) and changes nothing",
-		Spec:  "Not authenticated | 16 UNAUTHENTICATED | The invoked RPC does not carry secrets that are valid for authentication."}
-	ruleWrongSecrets = Rule{ID: "ERR-004", Level: Must, Labels: []string{"errors", "secrets"},
-		Title: "a request with wrong secrets is rejected with UNAUTHENTICATED and changes nothing",
-		Spec:  "Not authenticated | 16 UNAUTHENTICATED | The invoked RPC does not carry secrets that are valid for authentication."}
-	ruleNoSecretInErrors = Rule{ID: "ERR-005", Level: Must, Labels: []string{"errors", "secrets"},
-		Title: "error messages never contain secret values",
-		Spec:  "map<string, string> secrets = 2 [(csi.v1.csi_secret) = true];"}
-	ruleBadParamValue = Rule{ID: "ERR-007", Level: Must, Labels: []string{"errors", "parameters"},
-		Title: "a request whose required parameter has a value the driver does not serve (an unknown clusterID) is rejected with INVALID_ARGUMENT and changes nothing",
-		Spec:  "Invalid or unsupported field in the request | 3 INVALID_ARGUMENT | one or more fields ... has an invalid value."}
-	ruleTableCodes = Rule{ID: "ERR-006", Level: Must, Labels: []string{"errors"},
-		Title: "rejected requests carry a code from the error table",
-		Spec:  "Error Scheme: INVALID_ARGUMENT, UNIMPLEMENTED, UNAUTHENTICATED, UNKNOWN."}
-)
-
 // credCase is one way of spoiling a request's credentials for one RPC.
 type credCase struct {
 	rpc   rpcCall
@@ -53,13 +29,13 @@ type credCase struct {
 
 func describeErrorTable(s *State) {
 	Context("error table", func() {
-		Table(s, ruleEmptyCIDRs, func(ctx context.Context, rpc rpcCall) {
+		table(s, "ERR-001", func(ctx context.Context, rpc rpcCall) {
 			expectCode(rpc.call(ctx, s, nil), rpc.name+" with no cidrs", "InvalidArgument")
 			expectCode(rpc.call(ctx, s, []string{}), rpc.name+" with an empty cidrs list", "InvalidArgument")
 		}, Entry("FenceClusterNetwork", fenceRPCs[0]), Entry("UnfenceClusterNetwork", fenceRPCs[1]))
 
 		if len(s.cfg.Parameters) == 0 {
-			ruleMissingParam.It(s, func(context.Context) {
+			s.it("ERR-002", func(context.Context) {
 				skipBecause("no required parameters are configured (give them with --param key=value or in the config file)")
 			})
 		} else {
@@ -69,7 +45,7 @@ func describeErrorTable(s *State) {
 					entries = append(entries, Entry(fmt.Sprintf("%s without %s", rpc.name, key), credCase{rpc, key}))
 				}
 			}
-			Table(s, ruleMissingParam, func(ctx context.Context, c credCase) {
+			table(s, "ERR-002", func(ctx context.Context, c credCase) {
 				s.needRPC(c.rpc.name)
 				block := s.v4(1, 32)
 				expectCode(c.rpc.call(ctx, s, block, withoutParam(c.param)), c.rpc.name+" without parameter "+c.param, "InvalidArgument")
@@ -78,7 +54,7 @@ func describeErrorTable(s *State) {
 		}
 
 		if len(s.cfg.Parameters) == 0 {
-			ruleBadParamValue.It(s, func(context.Context) {
+			s.it("ERR-007", func(context.Context) {
 				skipBecause("no required parameters are configured (give them with --param key=value or in the config file)")
 			})
 		} else {
@@ -88,7 +64,7 @@ func describeErrorTable(s *State) {
 					entries = append(entries, Entry(fmt.Sprintf("%s with an unknown %s", rpc.name, key), credCase{rpc, key}))
 				}
 			}
-			Table(s, ruleBadParamValue, func(ctx context.Context, c credCase) {
+			table(s, "ERR-007", func(ctx context.Context, c credCase) {
 				block := s.v4(1, 32)
 				bad := func(cr *creds) { cr.params[c.param] = "fenceproof-no-such-" + c.param }
 				expectCode(c.rpc.call(ctx, s, block, bad), c.rpc.name+" with an unknown value of "+c.param, "InvalidArgument")
@@ -96,7 +72,7 @@ func describeErrorTable(s *State) {
 			}, entries...)
 		}
 
-		Table(s, ruleMissingSecrets, func(ctx context.Context, rpc rpcCall) {
+		table(s, "ERR-003", func(ctx context.Context, rpc rpcCall) {
 			if len(s.cfg.Secrets) == 0 {
 				skipBecause("no secrets are configured (give them with --secret key=value or in the config file)")
 			}
@@ -106,7 +82,7 @@ func describeErrorTable(s *State) {
 			s.expectNotFenced(ctx, block, "after "+rpc.name+" without secrets")
 		}, rpcEntries()...)
 
-		Table(s, ruleWrongSecrets, func(ctx context.Context, rpc rpcCall) {
+		table(s, "ERR-004", func(ctx context.Context, rpc rpcCall) {
 			if len(s.cfg.Secrets) == 0 {
 				skipBecause("no secrets are configured (give them with --secret key=value or in the config file)")
 			}
@@ -116,7 +92,7 @@ func describeErrorTable(s *State) {
 			s.expectNotFenced(ctx, block, "after "+rpc.name+" with wrong secrets")
 		}, rpcEntries()...)
 
-		Table(s, ruleNoSecretInErrors, func(ctx context.Context, bad badRequest) {
+		table(s, "ERR-005", func(ctx context.Context, bad badRequest) {
 			err := bad.send(ctx, s)
 			if err == nil {
 				skipBecause("the driver accepted the request, so there was no error message to check")
@@ -130,7 +106,7 @@ func describeErrorTable(s *State) {
 			}
 		}, badRequestEntries()...)
 
-		Table(s, ruleTableCodes, func(ctx context.Context, bad badRequest) {
+		table(s, "ERR-006", func(ctx context.Context, bad badRequest) {
 			err := bad.send(ctx, s)
 			if err == nil && bad.mayPass {
 				skipBecause("the driver accepted the request (%s)", bad.name)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fenceproof/fenceproof/rulebook/clitest"
 	"github.com/fenceproof/fenceproof/sanity"
 )
 
@@ -52,16 +53,16 @@ func TestBadInvocationsExit2(t *testing.T) {
 				args = args[:len(args)-1]
 			}
 			r := sanityRun(t, time.Minute, args...)
-			if r.exit != 2 {
-				t.Fatalf("exit %d, want 2:\n%s", r.exit, tail(r.out))
+			if r.Exit != 2 {
+				t.Fatalf("exit %d, want 2:\n%s", r.Exit, clitest.Tail(r.Out))
 			}
-			if !strings.Contains(r.out, c.want) {
-				t.Errorf("message does not say %q:\n%s", c.want, r.out)
+			if !strings.Contains(r.Out, c.want) {
+				t.Errorf("message does not say %q:\n%s", c.want, r.Out)
 			}
-			if strings.Contains(r.out, "panic") || strings.Contains(r.out, "CONFORMS") {
-				t.Errorf("a bad invocation panicked or gave a verdict:\n%s", r.out)
+			if strings.Contains(r.Out, "panic") || strings.Contains(r.Out, "CONFORMS") {
+				t.Errorf("a bad invocation panicked or gave a verdict:\n%s", r.Out)
 			}
-			if _, err := os.Stat(filepath.Join(r.dir, "sanity.json")); err == nil {
+			if _, err := os.Stat(filepath.Join(r.Dir, "sanity.json")); err == nil {
 				t.Errorf("a bad invocation wrote a report")
 			}
 		})
@@ -96,11 +97,11 @@ func TestSecretsFileAndShortSecrets(t *testing.T) {
 // shorter than the suite would need, still ends with a written report.
 func TestRunBudget(t *testing.T) {
 	r := sanityRun(t, 2*time.Minute, "--driver-backend", "memory", "--driver-fault", "delay=Fence:10m", "--rpc-timeout", "2s", "--timeout", "5s")
-	if r.exit != 1 {
-		t.Fatalf("exit %d, want 1:\n%s", r.exit, tail(r.out))
+	if r.Exit != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", r.Exit, clitest.Tail(r.Out))
 	}
 	if len(r.result.Rules) == 0 {
-		t.Fatalf("no report was written:\n%s", tail(r.out))
+		t.Fatalf("no report was written:\n%s", clitest.Tail(r.Out))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 // FaultProof is one deliberately broken reference driver (a fault of
@@ -128,7 +130,7 @@ func RuleTableMarkdown(rules []Rule) string {
 		} else if r.Level == Info {
 			how = "— (observations only)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.ID, r.Level, mdCell(r.Title), how)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.ID, r.Level, rulebook.MarkdownCell(r.Title), how)
 	}
 	return b.String()
 }

@@ -16,27 +16,9 @@ import (
 
 // Rules checked at the end of the run over everything the suite did. They
 // are registered last in an ordered container, so they see the whole run.
-var (
-	ruleDeadline = Rule{ID: "TIME-001", Level: Must, Labels: []string{"deadline"},
-		Title: "every RPC answers within the RPC deadline",
-		Spec:  "A CO calls every RPC with a deadline; a driver that does not answer blocks fencing of a failed node."}
-	ruleLateWork = Rule{ID: "TIME-002", Level: Must, Labels: []string{"deadline", "ListClusterFence"},
-		Title: "a Fence the client gave up on (deadline exceeded) is not applied afterwards",
-		Spec:  "A CO that got DEADLINE_EXCEEDED retries or gives up; a fence applied later, behind its back, is one nobody will unfence."}
-	ruleCleanup = Rule{ID: "SUITE-001", Level: Must, Labels: []string{"cleanup", "ListClusterFence"},
-		Title: "cleanup succeeds, and the fences after the run are exactly those before it (compared as CIDR sets)",
-		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
-	ruleSecretsRun = Rule{ID: "SUITE-002", Level: Must, Labels: []string{"errors", "secrets"},
-		Title: "no error message during the whole run contained a secret value",
-		Spec:  "map<string, string> secrets = 2 [(csi.v1.csi_secret) = true];"}
-	ruleCodesSeen = Rule{ID: "SUITE-003", Level: Info, Labels: []string{"errors"},
-		Title: "the gRPC codes the driver answered with during the run",
-		Spec:  "Error is Unknown | 2 UNKNOWN | Caller MUST study the logs before retrying."}
-)
-
 func describeHygiene(s *State) {
 	Describe("Run hygiene", func() {
-		ruleDeadline.It(s, func(ctx context.Context) {
+		s.it("TIME-001", func(ctx context.Context) {
 			b := s.v4(1, 32)
 			for _, call := range []func() error{
 				func() error { _, err := s.getIdentity(ctx); return err },
@@ -63,7 +45,7 @@ func describeHygiene(s *State) {
 			Expect(hung).To(BeEmpty(), "RPCs that did not answer within %s: %s", s.cfg.RPCTimeout.Duration, countWords(hung))
 		})
 
-		ruleLateWork.It(s, func(ctx context.Context) {
+		s.it("TIME-002", func(ctx context.Context) {
 			s.mu.Lock()
 			late := slices.Clone(s.late)
 			s.mu.Unlock()
@@ -104,7 +86,7 @@ func describeHygiene(s *State) {
 			Expect(after).To(BeEmpty(), "blocks of a Fence that missed its deadline were fenced afterwards, behind the client's back")
 		})
 
-		ruleCleanup.It(s, func(ctx context.Context) {
+		s.it("SUITE-001", func(ctx context.Context) {
 			if err := s.undo(ctx, 0); err != nil {
 				s.cleanupFailed(err.Error())
 			}
@@ -132,7 +114,7 @@ func describeHygiene(s *State) {
 			}
 		})
 
-		ruleSecretsRun.It(s, func(context.Context) {
+		s.it("SUITE-002", func(context.Context) {
 			var leaks []string
 			var short []string
 			for _, c := range s.Calls() {
@@ -150,7 +132,7 @@ func describeHygiene(s *State) {
 			}
 		})
 
-		ruleCodesSeen.It(s, func(context.Context) {
+		s.it("SUITE-003", func(context.Context) {
 			seen := map[string]int{}
 			for _, c := range s.Calls() {
 				seen[c.Method+" "+c.Code]++

@@ -10,38 +10,16 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Identity rules: what the driver says about itself must match what it serves.
-var (
-	ruleIdentity = Rule{ID: "IDENT-001", Level: Must, Labels: []string{"identity", "GetIdentity"},
-		Title: "GetIdentity returns a non-empty name and vendor version",
-		Spec:  "GetIdentity returns basic information about the side-car and CSI-driver."}
-	ruleProbe = Rule{ID: "IDENT-002", Level: Must, Labels: []string{"identity", "Probe"},
-		Title: "Probe answers OK and does not report the driver as not ready",
-		Spec:  "Probe is called by the CO plugin to validate that the CSI-Addons Node is still healthy."}
-	ruleFenceCap = Rule{ID: "IDENT-003", Level: Must, Labels: []string{"identity", "GetCapabilities"},
-		Title: "GetCapabilities advertises NETWORK_FENCE",
-		Spec:  "FenceController Service: The Controller plugin MUST implement these sets of RPCs."}
-	ruleClientsServed = Rule{ID: "IDENT-004", Level: Must, Labels: []string{"identity", "GetCapabilities", "GetFenceClients"},
-		Title: "an advertised GET_CLIENTS_TO_FENCE is served: GetFenceClients does not answer UNIMPLEMENTED",
-		Spec:  "GetFenceClients RPC calls to get the client information to use in a FenceClusterNetwork or UnfenceClusterNetwork RPC."}
-	ruleClientsNotAdvertised = Rule{ID: "IDENT-005", Level: Should, Labels: []string{"identity", "GetCapabilities", "GetFenceClients"},
-		Title: "without GET_CLIENTS_TO_FENCE, GetFenceClients answers UNIMPLEMENTED",
-		Spec:  "Call not implemented | 12 UNIMPLEMENTED | The invoked RPC is not implemented by the CSI-driver or disabled in the driver's current mode of operation."}
-	ruleCapsInfo = Rule{ID: "IDENT-006", Level: Info, Labels: []string{"identity", "GetCapabilities"},
-		Title: "the capabilities the driver advertises",
-		Spec:  "GetCapabilities returns the capabilities that the CSI-driver supports."}
-)
-
 func describeIdentity(s *State) {
 	Describe("Identity", func() {
-		ruleIdentity.It(s, func(ctx context.Context) {
+		s.it("IDENT-001", func(ctx context.Context) {
 			r, err := s.getIdentity(ctx)
 			expectOK(err, "GetIdentity")
 			Expect(r.GetName()).NotTo(BeEmpty(), "GetIdentity: name is empty")
 			Expect(r.GetVendorVersion()).NotTo(BeEmpty(), "GetIdentity: vendor_version is empty")
 		})
 
-		ruleProbe.It(s, func(ctx context.Context) {
+		s.it("IDENT-002", func(ctx context.Context) {
 			r, err := s.probe(ctx)
 			expectOK(err, "Probe")
 			if r.GetReady() != nil {
@@ -49,13 +27,13 @@ func describeIdentity(s *State) {
 			}
 		})
 
-		ruleFenceCap.It(s, func(ctx context.Context) {
+		s.it("IDENT-003", func(ctx context.Context) {
 			caps, err := s.getCapabilities(ctx)
 			expectOK(err, "GetCapabilities")
 			Expect(capNames(caps)).To(ContainElement("NETWORK_FENCE"), "GetCapabilities: NETWORK_FENCE is not advertised")
 		})
 
-		ruleClientsServed.It(s, func(ctx context.Context) {
+		s.it("IDENT-004", func(ctx context.Context) {
 			if !s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
 				notSupported("not applicable: the driver does not advertise GET_CLIENTS_TO_FENCE")
 			}
@@ -63,7 +41,7 @@ func describeIdentity(s *State) {
 			Expect(codeName(err)).NotTo(Equal("Unimplemented"), "GetFenceClients answered UNIMPLEMENTED although GET_CLIENTS_TO_FENCE is advertised")
 		})
 
-		ruleClientsNotAdvertised.It(s, func(ctx context.Context) {
+		s.it("IDENT-005", func(ctx context.Context) {
 			if s.hasCap(identity.Capability_NetworkFence_GET_CLIENTS_TO_FENCE) {
 				notSupported("not applicable: the driver advertises GET_CLIENTS_TO_FENCE")
 			}
@@ -71,7 +49,7 @@ func describeIdentity(s *State) {
 			expectCode(err, "GetFenceClients without the capability", "Unimplemented")
 		})
 
-		ruleCapsInfo.It(s, func(ctx context.Context) {
+		s.it("IDENT-006", func(ctx context.Context) {
 			note("capabilities: %v", capNames(s.Caps))
 			note("identity: name=%q vendor_version=%q manifest=%v", s.Identity.GetName(), s.Identity.GetVendorVersion(), s.Identity.GetManifest())
 		})

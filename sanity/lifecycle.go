@@ -10,34 +10,9 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// Lifecycle rules: fence, unfence and list agree with each other exactly.
-var (
-	ruleRoundTrip = Rule{ID: "FENCE-001", Level: Must, Labels: []string{"lifecycle", "FenceClusterNetwork", "UnfenceClusterNetwork", "ListClusterFence"},
-		Title: "a fenced block is listed, and no longer listed once unfenced",
-		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients."}
-	ruleFenceIdempotent = Rule{ID: "FENCE-002", Level: Must, Labels: []string{"lifecycle", "idempotency", "FenceClusterNetwork"},
-		Title: "fencing the same block ten times succeeds every time and lists it once",
-		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation."}
-	ruleUnfenceIdempotent = Rule{ID: "FENCE-003", Level: Must, Labels: []string{"lifecycle", "idempotency", "UnfenceClusterNetwork"},
-		Title: "unfencing the same block ten times succeeds every time",
-		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
-	ruleUnfenceNever = Rule{ID: "FENCE-004", Level: Must, Labels: []string{"lifecycle", "idempotency", "UnfenceClusterNetwork"},
-		Title: "unfencing a block that was never fenced succeeds",
-		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
-	ruleMulti = Rule{ID: "FENCE-005", Level: Must, Labels: []string{"lifecycle", "FenceClusterNetwork", "UnfenceClusterNetwork"},
-		Title: "a request with several blocks fences (and unfences) every one of them",
-		Spec:  "list of CIDR blocks on which the fencing operation is expected to be performed."}
-	ruleIsolation = Rule{ID: "FENCE-006", Level: Must, Labels: []string{"lifecycle", "UnfenceClusterNetwork"},
-		Title: "unfencing one block never unfences another",
-		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients."}
-	ruleModel = Rule{ID: "FENCE-007", Level: Must, Labels: []string{"lifecycle", "randomized", "ListClusterFence"},
-		Title: "after every step of a seeded random fence/unfence sequence, List equals the model exactly",
-		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients."}
-)
-
 func describeLifecycle(s *State) {
 	Context("fence lifecycle", func() {
-		Table(s, ruleRoundTrip, func(ctx context.Context, v6 bool) {
+		table(s, "FENCE-001", func(ctx context.Context, v6 bool) {
 			s.needList()
 			var b []string
 			if v6 {
@@ -52,7 +27,7 @@ func describeLifecycle(s *State) {
 			s.expectNotFenced(ctx, b, "after UnfenceClusterNetwork")
 		}, Entry("IPv4", false), Entry("IPv6", true))
 
-		ruleFenceIdempotent.It(s, func(ctx context.Context) {
+		s.it("FENCE-002", func(ctx context.Context) {
 			s.needList()
 			b := s.v4(1, 32)
 			for i := range 10 {
@@ -63,7 +38,7 @@ func describeLifecycle(s *State) {
 			Expect(countCanonical(listed, b[0])).To(Equal(1), "%s fenced ten times is listed %d times", b[0], countCanonical(listed, b[0]))
 		})
 
-		ruleUnfenceIdempotent.It(s, func(ctx context.Context) {
+		s.it("FENCE-003", func(ctx context.Context) {
 			b := s.v4(1, 32)
 			expectOK(s.fence(ctx, b), "FenceClusterNetwork of "+b[0])
 			for i := range 10 {
@@ -72,7 +47,7 @@ func describeLifecycle(s *State) {
 			s.expectNotFenced(ctx, b, "after ten UnfenceClusterNetwork calls")
 		})
 
-		ruleUnfenceNever.It(s, func(ctx context.Context) {
+		s.it("FENCE-004", func(ctx context.Context) {
 			b := append(s.v4(1, 32), s.v6(1, 128)...)
 			if s.cfg.Profile.IPv6 == Optional {
 				b = b[:1]
@@ -80,7 +55,7 @@ func describeLifecycle(s *State) {
 			expectOK(s.unfence(ctx, b), fmt.Sprintf("UnfenceClusterNetwork of never-fenced %v", b))
 		})
 
-		ruleMulti.It(s, func(ctx context.Context) {
+		s.it("FENCE-005", func(ctx context.Context) {
 			s.needList()
 			b := append(s.v4(2, 32), s.v4(2, 28)...)
 			if s.cfg.Profile.IPv6 == Required {
@@ -92,7 +67,7 @@ func describeLifecycle(s *State) {
 			s.expectNotFenced(ctx, b, fmt.Sprintf("after one UnfenceClusterNetwork of %v", b))
 		})
 
-		ruleIsolation.It(s, func(ctx context.Context) {
+		s.it("FENCE-006", func(ctx context.Context) {
 			s.needList()
 			b := s.v4(3, 32)
 			for _, x := range b {
@@ -106,7 +81,7 @@ func describeLifecycle(s *State) {
 			s.expectFenced(ctx, b[1:2], "after unfencing only "+b[0]+" and "+b[2])
 		})
 
-		ruleModel.It(s, func(ctx context.Context) {
+		s.it("FENCE-007", func(ctx context.Context) {
 			s.needList()
 			universe := s.v4(4, 32)
 			outer := s.alloc.block(false, 29)

@@ -8,22 +8,9 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// ListClusterFence rules, and the rule that checks fences without it.
-var (
-	ruleListAnswers = Rule{ID: "LIST-001", Level: Must, Labels: []string{"list", "ListClusterFence"},
-		Title: "ListClusterFence answers OK (or UNIMPLEMENTED when the profile makes it optional)",
-		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients."}
-	ruleListCIDRs = Rule{ID: "LIST-002", Level: Must, Labels: []string{"list", "cidr", "ListClusterFence"},
-		Title: "every listed entry, including those the suite did not make, is a CIDR block",
-		Spec:  "message ListClusterFenceResponse { repeated CIDR cidrs = 1; } (storage-native address:port/nonce entries are not CIDR blocks)"}
-	ruleBlindFences = Rule{ID: "FENCE-008", Level: Must, Labels: []string{"lifecycle", "FenceClusterNetwork", "UnfenceClusterNetwork"},
-		Title: "valid fences and unfences (IPv4 and IPv6, narrow and wide, in the safe ranges) answer OK within the deadline, with or without List",
-		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (ceph-csi ran out of memory on an IPv6 /64)"}
-)
-
 func describeListing(s *State) {
 	Context("ListClusterFence", func() {
-		ruleListAnswers.It(s, func(ctx context.Context) {
+		s.it("LIST-001", func(ctx context.Context) {
 			if s.listErr != nil {
 				Fail(s.listErr.Error())
 			}
@@ -34,7 +21,7 @@ func describeListing(s *State) {
 			expectOK(err, "ListClusterFence")
 		})
 
-		ruleListCIDRs.It(s, func(ctx context.Context) {
+		s.it("LIST-002", func(ctx context.Context) {
 			s.needList()
 			b := s.v4(1, 32)
 			expectOK(s.fence(ctx, b), "FenceClusterNetwork of "+b[0])
@@ -52,7 +39,7 @@ func describeListing(s *State) {
 			Expect(bad).To(BeEmpty(), "%d of %d listed entries are not CIDR blocks: %s", len(bad), len(listed), firstFew(bad))
 		})
 
-		Table(s, ruleBlindFences, func(ctx context.Context, c blockShape) {
+		table(s, "FENCE-008", func(ctx context.Context, c blockShape) {
 			if c.v6 {
 				s.needIPv6(ctx)
 			}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/fenceproof/fenceproof/rulebook/clitest"
 	"github.com/fenceproof/fenceproof/sanity"
 )
 
@@ -136,7 +137,7 @@ func TestRestartCommand(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			sock, pid := filepath.Join(dir, "d.sock"), filepath.Join(dir, "pid")
-			drv := fmt.Sprintf("%q driver --endpoint unix://%s --backend memory --state %s", fenceproofBin, sock, filepath.Join(dir, "fences.db"))
+			drv := fmt.Sprintf("%q driver --endpoint unix://%s --backend memory --state %s", clitest.Bin, sock, filepath.Join(dir, "fences.db"))
 			for _, f := range c.fault {
 				drv += " " + f
 			}

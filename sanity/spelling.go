@@ -9,19 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// Spelling rules: one block is one fence however it is written.
-var (
-	ruleHostBitSpellings = Rule{ID: "CIDR-011", Level: Must, Labels: []string{"cidr", "host-bits", "FenceClusterNetwork", "UnfenceClusterNetwork"},
-		Title: "a block fenced in its canonical and host-bit spellings is listed once, and unfencing either spelling removes it",
-		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients. (regression: unfencing a range must remove what fencing that range added)"}
-	ruleMapped = Rule{ID: "CIDR-012", Level: Must, Labels: []string{"cidr", "ipv6", "FenceClusterNetwork"},
-		Title: "IPv4-mapped IPv6 (::ffff:a.b.c.d/128) is rejected with INVALID_ARGUMENT or fenced as the IPv4 block, never kept as an unenforceable IPv6 fence",
-		Spec:  "allows SP to block access to any client using corresponding CIDR blocks. (an IPv4 client never sends from ::ffff:a.b.c.d)"}
-	ruleMixedFamilies = Rule{ID: "CIDR-013", Level: Must, Labels: []string{"cidr", "ipv6", "FenceClusterNetwork", "ListClusterFence"},
-		Title: "a request mixing IPv4 and IPv6 blocks, in any order, fences every block",
-		Spec:  "list of CIDR blocks on which the fencing operation is expected to be performed."}
-)
-
 // hostBitSpelling is p written with a host bit set: its second address.
 func hostBitSpelling(p netip.Prefix) string {
 	return netip.PrefixFrom(p.Addr().Next(), p.Bits()).String()
@@ -29,7 +16,7 @@ func hostBitSpelling(p netip.Prefix) string {
 
 func describeSpellings(s *State) {
 	Context("spellings", func() {
-		Table(s, ruleHostBitSpellings, func(ctx context.Context, v6 bool) {
+		table(s, "CIDR-011", func(ctx context.Context, v6 bool) {
 			s.needList()
 			bits := 28
 			if v6 {
@@ -58,7 +45,7 @@ func describeSpellings(s *State) {
 			s.expectNotFenced(ctx, []string{canon}, "after UnfenceClusterNetwork of "+canon)
 		}, Entry("IPv4", false), Entry("IPv6", true))
 
-		ruleMapped.It(s, func(ctx context.Context) {
+		s.it("CIDR-012", func(ctx context.Context) {
 			s.needList()
 			v4 := s.alloc.block(false, 32)
 			mapped := netip.PrefixFrom(netip.AddrFrom16(v4.Addr().As16()), 128).String()
@@ -79,7 +66,7 @@ func describeSpellings(s *State) {
 			note("IPv4-mapped IPv6: fenced as IPv4")
 		})
 
-		Table(s, ruleMixedFamilies, func(ctx context.Context, v6first bool) {
+		table(s, "CIDR-013", func(ctx context.Context, v6first bool) {
 			s.needList()
 			if s.cfg.Profile.IPv6 == Optional {
 				s.needIPv6(ctx)

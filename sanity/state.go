@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 // State is the per-run state of one suite registration: the connection, what
@@ -48,6 +50,7 @@ type State struct {
 	cleanupMu   sync.Mutex
 	cleanupErrs []string // cleanup failures, reported once under SUITE-001
 
+	suite   *rulebook.Suite // the rule bodies registered for this run
 	tracker tracker
 	alloc   allocator
 	rng     *rand.Rand
@@ -55,7 +58,6 @@ type State struct {
 
 	mu    sync.Mutex
 	calls []Call
-	rules []Rule         // every rule registered, in order
 	hung  map[string]int // deadline misses per method
 	late  []lateFence    // Fence requests the suite gave up on (TIME-002)
 }
@@ -86,7 +88,12 @@ func newState(cfg Config) *State {
 		seed = time.Now().UnixNano() & 0x7fffffff
 	}
 	installRedactor(cfg.Secrets)
-	return &State{cfg: cfg, Seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed))}
+	s := &State{cfg: cfg, Seed: seed, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed))}
+	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Before: func() {
+		s.mustBeReady()
+		s.cleanupAfterSpec()
+	}})
+	return s
 }
 
 // target turns unix:// and tcp:// endpoints into a gRPC target, refusing

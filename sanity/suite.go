@@ -2,12 +2,12 @@ package sanity
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
+
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 // GinkgoTest registers every rule of the suite in the caller's Ginkgo tree,
@@ -86,15 +86,9 @@ type RunOptions struct {
 	Verbose bool
 	// NoColor turns off ANSI colours.
 	NoColor bool
-	// DryRun walks the specs without running them (no driver needed), to
-	// list the rules.
+	// DryRun walks the specs without running them (no driver needed).
 	DryRun bool
 }
-
-// failRecorder is the minimal testing.T Ginkgo needs outside go test.
-type failRecorder struct{ failed bool }
-
-func (f *failRecorder) Fail() { f.failed = true }
 
 // Run runs the suite in this process against cfg and returns the verdict per
 // rule. It may be called once per process (a Ginkgo limit).
@@ -103,26 +97,13 @@ func Run(ctx context.Context, cfg Config, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 	s := GinkgoTest(&cfg)
-	var result *Result
-	ReportAfterSuite("fenceproof report", func(r types.Report) {
-		result = buildResult(s, r)
+	base, err := s.suite.Run(rulebook.RunOptions{
+		Selection: rulebook.Selection{LabelFilter: opts.LabelFilter, Focus: opts.Focus, Skip: opts.Skip},
+		JUnitPath: opts.JUnitPath, Verbose: opts.Verbose, NoColor: opts.NoColor, DryRun: opts.DryRun,
+		Seed: s.Seed, Timeout: cfg.RunBudget(),
 	})
-	sc, rc := GinkgoConfiguration()
-	sc.LabelFilter = opts.LabelFilter
-	sc.FocusStrings = opts.Focus
-	sc.SkipStrings = opts.Skip
-	sc.RandomSeed = cfg.Seed
-	sc.DryRun = opts.DryRun
-	sc.Timeout = cfg.RunBudget()
-	rc.JUnitReport = opts.JUnitPath
-	rc.NoColor = opts.NoColor
-	rc.Verbose = opts.Verbose
-	rc.Succinct = !opts.Verbose
-	rc.ShowNodeEvents = false
-	RegisterFailHandler(Fail)
-	RunSpecs(&failRecorder{}, "fenceproof sanity", sc, rc)
-	if result == nil {
-		return nil, fmt.Errorf("the suite did not produce a report")
+	if err != nil {
+		return nil, err
 	}
-	return result, ctx.Err()
+	return buildResult(s, base), ctx.Err()
 }

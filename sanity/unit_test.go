@@ -89,44 +89,6 @@ func TestExpandSpellsEveryGroup(t *testing.T) {
 	}
 }
 
-func TestVerdictFoldsCases(t *testing.T) {
-	cases := []struct {
-		level Level
-		cases []CaseResult
-		want  Verdict
-	}{
-		{Must, []CaseResult{{State: "passed"}, {State: "failed", Message: "x"}}, VerdictFail},
-		{Must, []CaseResult{{State: "passed"}, {State: "skipped", Message: "why"}}, VerdictPass},
-		{Must, []CaseResult{{State: "skipped", Message: "why"}}, VerdictSkip},
-		{Must, []CaseResult{{State: "skipped"}}, VerdictNotRun},
-		{Should, []CaseResult{{State: "warned", Message: "m"}}, VerdictWarn},
-		{Info, []CaseResult{{State: "passed"}}, VerdictInfo},
-		{Must, []CaseResult{{State: "timedout"}}, VerdictFail},
-	}
-	for i, c := range cases {
-		rr := &RuleResult{Rule: Rule{Level: c.level}, Cases: c.cases}
-		if got, _ := verdict(rr); got != c.want {
-			t.Errorf("case %d: verdict %s, want %s", i, got, c.want)
-		}
-	}
-}
-
-func TestPassedOnlyCountsMust(t *testing.T) {
-	r := &Result{Rules: []RuleResult{{Rule: Rule{Level: Should}, Verdict: VerdictFail}, {Rule: Rule{Level: Must}, Verdict: VerdictPass}}}
-	if !r.Passed() {
-		t.Error("a failed SHOULD rule made the run non-conforming without --strict")
-	}
-	r.Strict = true
-	if r.Passed() {
-		t.Error("a failed SHOULD rule did not fail a strict run")
-	}
-	r.Rules = append(r.Rules, RuleResult{Rule: Rule{Level: Must}, Verdict: VerdictFail})
-	r.Strict = false
-	if r.Passed() {
-		t.Error("a failed MUST rule passed")
-	}
-}
-
 func TestOnlyDocumentationRangesAreSafe(t *testing.T) {
 	cases := map[string]bool{
 		"192.0.2.0/24": true, "192.0.2.77/24": true, "198.51.100.7/32": true, "203.0.113.0/28": true,

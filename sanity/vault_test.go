@@ -128,15 +128,15 @@ func TestVaultDriverDefects(t *testing.T) {
 // expectNoSecret checks stdout and every report file for the value.
 func expectNoSecret(t *testing.T, r run, secret string) {
 	t.Helper()
-	if strings.Contains(r.out, secret) {
+	if strings.Contains(r.Out, secret) {
 		t.Errorf("the suite's output contains the secret value")
 	}
-	entries, _ := os.ReadDir(r.dir)
+	entries, _ := os.ReadDir(r.Dir)
 	for _, e := range entries {
 		if e.Name() == "sanity-driver.log" {
 			continue
 		}
-		b, _ := os.ReadFile(filepath.Join(r.dir, e.Name()))
+		b, _ := os.ReadFile(filepath.Join(r.Dir, e.Name()))
 		if strings.Contains(string(b), secret) {
 			t.Errorf("report %s contains the secret value", e.Name())
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/fenceproof/fenceproof/csiproxy/conformance"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	"github.com/fenceproof/fenceproof/csiproxy/simhost"
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 func init() {
@@ -117,10 +118,11 @@ func runCSIProxySanity(args []string) int {
 		portal    = fs.String("iscsi-portal", "", "a reachable iSCSI portal address for ISCSIAPI-001 (changes the node's mutual CHAP secret)")
 		timeout   = fs.Duration("rpc-timeout", cfg.RPCTimeout, "deadline of every call")
 		labels    = fs.String("label-filter", "", "Ginkgo label filter, e.g. 'PATH-004' or 'MUST'")
-		reports   = fs.String("reports", "reports", "directory for csiproxy.json, csiproxy.md and csiproxy-junit.xml")
+		strict    = fs.Bool("strict", false, "SHOULD rules fail the run instead of warning")
+		reports   = fs.String("reports", "reports", "directory for csiproxy.json, csiproxy.md, csiproxy.html and csiproxy-junit.xml")
 		verbose   = fs.Bool("v", false, "print every spec")
 		noColor   = fs.Bool("no-color", false, "no ANSI colours")
-		listRules = fs.Bool("list-rules", false, "print every rule and exit")
+		listRules = fs.Bool("list-rules", false, "print every rule the label filter selects and exit")
 		sf        csiproxySimFlags
 	)
 	sf.register(fs, "sim-")
@@ -131,7 +133,8 @@ func runCSIProxySanity(args []string) int {
 
 Runs the csi-proxy conformance rules. Without --endpoint it starts a
 simulated Windows host in this process (--sim-fault breaks it on purpose).
-Exit status: 0 conforms (no MUST rule failed), 1 does not, 2 bad flags.
+Exit status: 0 conforms (no MUST rule failed, nor a SHOULD rule with
+--strict), 1 does not, 2 bad flags.
 
 flags:`)
 		fs.PrintDefaults()
@@ -140,10 +143,19 @@ flags:`)
 		return code
 	}
 	if *listRules {
-		for _, r := range conformance.AllRules() {
+		rules, err := conformance.SelectRules(*labels)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: %v\n", err)
+			return rulebook.ExitUsage
+		}
+		for _, r := range rules {
 			fmt.Printf("%-13s %-6s %s\n", r.ID, r.Level, r.Title)
 		}
-		return 0
+		return rulebook.ExitConforms
+	}
+	if err := (rulebook.Selection{LabelFilter: *labels}).Check(); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: %v\n", err)
+		return rulebook.ExitUsage
 	}
 	sf.plugins, sf.pods = cfg.PluginsPath, cfg.PodPath
 	cfg.Endpoint, cfg.SymlinkInPods, cfg.ScratchDisk, cfg.SMBShare, cfg.ISCSIPortal, cfg.RPCTimeout =
@@ -187,20 +199,20 @@ flags:`)
 	}
 	start := time.Now()
 	res, err := conformance.Run(cfg, conformance.RunOptions{
-		LabelFilter: *labels, JUnitPath: filepath.Join(*reports, "csiproxy-junit.xml"), Verbose: *verbose, NoColor: *noColor,
+		LabelFilter: *labels, JUnitPath: filepath.Join(*reports, "csiproxy-junit.xml"), Verbose: *verbose,
+		NoColor: *noColor || !isTerminal(os.Stdout), Strict: *strict,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: %v\n", err)
-		return 2
+		return rulebook.ExitUsage
 	}
-	if err := res.WriteReports(*reports); err != nil {
+	paths, err := res.WriteReports(*reports)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: reports: %v\n", err)
-		return 1
+		return rulebook.ExitNotConform
 	}
-	fmt.Print("\n" + res.Summary())
-	fmt.Printf("reports in %s (%s)\n", *reports, time.Since(start).Round(time.Millisecond))
-	if !res.Passed() {
-		return 1
-	}
-	return 0
+	fmt.Printf("\ncsiproxy-sanity: %s against %s (%s)\n", res.Summary(), res.Endpoint, time.Since(start).Round(time.Millisecond))
+	res.WriteAttention(os.Stdout)
+	fmt.Printf("reports: %s %v\nverdict: %s\n", filepath.Join(*reports, "csiproxy-junit.xml"), paths, res.Verdict)
+	return res.Verdict.ExitCode()
 }

@@ -10,8 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/fenceproof/fenceproof/internal/isolation"
-	"github.com/fenceproof/fenceproof/internal/reach"
+	"github.com/fenceproof/fenceproof/isolation"
 )
 
 func init() {
@@ -50,7 +49,7 @@ func isolationMain(args []string, stdout, stderr io.Writer) int {
 	}
 	data, err := os.ReadFile(*spec)
 	if err == nil {
-		data, err = reach.Render(data, ips)
+		data, err = isolation.RenderSpec(data, ips)
 	}
 	var app isolation.Application
 	if err == nil {

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register("report-index", "write reports/index.html linking every report of the run with its verdict", reportIndexMain)
+	register("report-index", "write reports/index.html: the verdicts (failures first), then every report file by producer", reportIndexMain)
 }
 
 func reportIndexMain(args []string) int {
@@ -30,11 +30,14 @@ func reportIndexMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "fenceproof report-index: %s is not a directory\n", *dir)
 		return 2
 	}
-	es, err := reportindex.Write(*dir)
+	lines, es, err := reportindex.Write(*dir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof report-index: %v\n", err)
 		return 1
 	}
-	fmt.Printf("report-index: %d reports linked from %s\n", len(es), filepath.Join(*dir, "index.html"))
+	for _, l := range lines {
+		fmt.Printf("  %-42s %-16s %s\n", l.Name, l.Verdict, l.Figure)
+	}
+	fmt.Printf("report-index: %d verdicts and %d report files on %s\n", len(lines), len(es), filepath.Join(*dir, "index.html"))
 	return 0
 }

@@ -10,13 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/fenceproof/fenceproof/driver"
+	"github.com/fenceproof/fenceproof/rulebook"
 	"github.com/fenceproof/fenceproof/sanity"
 )
 
@@ -26,9 +24,8 @@ func init() {
 
 // Exit codes of fenceproof sanity.
 const (
-	exitConforms    = 0
-	exitNotConform  = 1
-	exitUsageConfig = 2
+	exitConforms    = rulebook.ExitConforms
+	exitUsageConfig = rulebook.ExitUsage
 )
 
 func runSanity(args []string) int {
@@ -124,7 +121,7 @@ flags:`)
 		}
 		cfg.Secrets = sec
 	}
-	if err := checkSelection(*labelFilter, focus, skip); err != nil {
+	if err := (rulebook.Selection{LabelFilter: *labelFilter, Focus: focus, Skip: skip}).Check(); err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
 		return exitUsageConfig
 	}
@@ -140,15 +137,10 @@ flags:`)
 	defer stop()
 
 	if *listRules {
-		return printRules(ctx, cfg, *labelFilter)
+		return printRules(*labelFilter)
 	}
 	if *rulesTable {
-		rules, err := rulesQuietly(ctx, cfg)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
-			return exitUsageConfig
-		}
-		fmt.Print(sanity.RuleTableMarkdown(rules))
+		fmt.Print(sanity.RuleTableMarkdown(sanity.Rules()))
 		return exitConforms
 	}
 
@@ -192,35 +184,23 @@ flags:`)
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: writing reports: %v\n", err)
 	}
 	fmt.Printf("\nfenceproof sanity: %s against %s (%s %s), seed %d\n", res.Summary(), res.Endpoint, res.DriverName, res.DriverVer, res.Seed)
-	for _, rr := range res.Rules {
-		if rr.Verdict == sanity.VerdictFail || rr.Verdict == sanity.VerdictWarn {
-			fmt.Printf("  %-4s %-10s %-6s %s\n       %s\n", rr.Verdict, rr.ID, rr.Level, rr.Title, rr.Reason)
-		}
-	}
+	res.WriteAttention(os.Stdout)
 	fmt.Printf("state read from: %s\ncore: %s\nextended: %s\n", res.StateSource, res.Core, res.Extended)
 	fmt.Printf("reports: %s %v\n", *junit, paths)
-	if !res.Passed() {
-		fmt.Println("verdict: DOES NOT CONFORM")
-		return exitNotConform
-	}
-	fmt.Println("verdict: CONFORMS")
-	return exitConforms
+	fmt.Printf("verdict: %s\n", res.Verdict)
+	return res.Verdict.ExitCode()
 }
 
-// printRules lists the rules the label filter selects, from a dry run of the
-// specs, so the list is always the one that runs.
-func printRules(ctx context.Context, cfg sanity.Config, labelFilter string) int {
-	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{DryRun: true, LabelFilter: labelFilter, NoColor: true})
+// printRules lists the rules the label filter selects, read from the rule
+// table: no driver is needed and no spec runs.
+func printRules(labelFilter string) int {
+	rules, err := sanity.SelectRules(labelFilter)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
 		return exitUsageConfig
 	}
-	fmt.Println()
-	for _, rr := range res.Rules {
-		if rr.Verdict == sanity.VerdictNotRun {
-			continue
-		}
-		fmt.Printf("%-10s %-6s %s\n           labels: %s\n", rr.ID, rr.Level, rr.Title, strings.Join(rr.Labels, ", "))
+	for _, r := range rules {
+		fmt.Printf("%-10s %-6s %s\n           labels: %s\n", r.ID, r.Level, r.Title, strings.Join(r.Tags(), ", "))
 	}
 	return exitConforms
 }
@@ -334,22 +314,6 @@ func randomSecret() string {
 	return hex.EncodeToString(b)
 }
 
-// checkSelection refuses a label filter or focus/skip regexp that does not
-// parse, before anything runs (Ginkgo would otherwise end the run).
-func checkSelection(labelFilter string, focus, skip []string) error {
-	if labelFilter != "" {
-		if _, err := types.ParseLabelFilter(labelFilter); err != nil {
-			return fmt.Errorf("--label-filter %q: %v", labelFilter, err)
-		}
-	}
-	for _, re := range append(append([]string{}, focus...), skip...) {
-		if _, err := regexp.Compile(re); err != nil {
-			return fmt.Errorf("--focus/--skip %q: %v", re, err)
-		}
-	}
-	return nil
-}
-
 // checkWritable makes sure the reports can be written before the run, so a
 // run never ends without its report.
 func checkWritable(dir string) error {
@@ -363,24 +327,4 @@ func checkWritable(dir string) error {
 	name := f.Name()
 	_ = f.Close()
 	return os.Remove(name)
-}
-
-// rulesQuietly lists every rule from a dry run whose Ginkgo output (written
-// straight to file descriptor 1) is sent to /dev/null, so that stdout holds
-// only what the caller prints.
-func rulesQuietly(ctx context.Context, cfg sanity.Config) ([]sanity.Rule, error) {
-	var res *sanity.Result
-	err := withStdoutSilenced(func() error {
-		var err error
-		res, err = sanity.Run(ctx, cfg, sanity.RunOptions{DryRun: true, NoColor: true})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	rules := make([]sanity.Rule, len(res.Rules))
-	for i, rr := range res.Rules {
-		rules[i] = rr.Rule
-	}
-	return rules, nil
 }

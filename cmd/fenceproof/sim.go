@@ -355,7 +355,7 @@ func simCompare(args []string) int {
 	dir := fs.String("scenarios", "fixtures/scenarios", "directory of scenario files")
 	random := fs.Int("random", 40, "random fault schedules per policy (>= 0)")
 	seed := fs.Uint64("seed", 1, "first seed of the random schedules")
-	reports := fs.String("reports", "reports", "directory for sim-compare.{md,txt,svg,html}")
+	reports := fs.String("reports", "reports", "directory for sim-compare.{md,txt,svg,html,json}")
 	quiet := fs.Bool("quiet", false, "no progress; print only the policy table and unexpected verdicts")
 	if code, ok := simFlags(fs, args, noPositional(fs)); !ok {
 		return code
@@ -379,7 +379,7 @@ func simCompare(args []string) int {
 	}
 	md, txt, svg := cmp.Markdown(), cmp.Text(), cmp.SVG()
 	html := cmp.HTML()
-	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare.html": html} {
+	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare.html": html, "sim-compare.json": compareJSON(cmp)} {
 		if _, err := writeReport(*reports, name, c); err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
 			return 2
@@ -396,23 +396,12 @@ func simCompare(args []string) int {
 	} else {
 		fmt.Print(txt)
 	}
-	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html}, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports)
-	bad := false
-	for _, sc := range cmp.Scenarios {
-		for p, want := range cmp.Expected[sc] {
-			if got := cmp.Verdicts[sc][p]; got != want {
-				fmt.Printf("UNEXPECTED: %s with %s: expected %s, got %s\n", sc, p, want, got)
-				bad = true
-			}
-		}
+	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html,json}, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports)
+	bad := unexpected(cmp)
+	for _, u := range bad {
+		fmt.Printf("UNEXPECTED: %s\n", u)
 	}
-	for _, st := range cmp.Stats {
-		if st.Policy == "safe" && st.ViolatingRuns > 0 {
-			fmt.Printf("UNEXPECTED: safe broke an invariant in %d runs\n", st.ViolatingRuns)
-			bad = true
-		}
-	}
-	if bad {
+	if len(bad) > 0 {
 		return 1
 	}
 	return 0

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fenceproof/fenceproof/internal/probeline"
+	"github.com/fenceproof/fenceproof/isolation/probeline"
 )
 
 // runConnect implements `probe connect`.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fenceproof/fenceproof/internal/probeline"
+	"github.com/fenceproof/fenceproof/isolation/probeline"
 )
 
 // runConnectAll implements `probe connect-all`: one fresh connection to each

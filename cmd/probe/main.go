@@ -20,7 +20,9 @@
 // connect-all does the same for many targets at once (tcp:HOST:PORT or
 // udp:HOST:PORT), printing one such line per target in argument order; it
 // exits 0 when every target was reached, 1 when one was not.
-// The suites (suites/smoke, suites/isolation) rely on this contract.
+// The suites (suites/smoke, suites/isolation) rely on this contract; its
+// wire format is isolation/probeline, which keeps this binary free of
+// client-go.
 package main
 
 import (

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fenceproof/fenceproof/internal/probeline"
+	"github.com/fenceproof/fenceproof/isolation/probeline"
 )
 
 // startServer serves one TCP and one UDP port (chosen by the kernel) on

@@ -13,17 +13,18 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 func (s *state) needFS() {
 	if len(s.fs) == 0 {
-		Skip("no filesystem version the suite knows (v1beta1, v1) is served")
+		rulebook.Skip("no filesystem version the suite knows (v1beta1, v1) is served")
 	}
 }
 
 // fsSpecs registers FS-001..003.
 func fsSpecs(s *state) {
-	it("FS-001", func(ctx context.Context) {
+	s.it("FS-001", func(ctx context.Context) {
 		s.needFS()
 		var f failures
 		for _, fs := range s.fs {
@@ -54,7 +55,7 @@ func fsSpecs(s *state) {
 		}
 		f.check()
 	})
-	it("FS-002", func(ctx context.Context) {
+	s.it("FS-002", func(ctx context.Context) {
 		s.needFS()
 		var f failures
 		for _, fs := range s.fs {
@@ -88,7 +89,7 @@ func fsSpecs(s *state) {
 		}
 		f.check()
 	})
-	it("FS-003", func(ctx context.Context) {
+	s.it("FS-003", func(ctx context.Context) {
 		s.needFS()
 		var f failures
 		for _, c := range restrict.ValidCases {
@@ -182,11 +183,11 @@ func storageSpecs(s *state) {
 	disk := func() diskv1.DiskClient {
 		c := s.conn("disk", "v1")
 		if c == nil {
-			Skip("disk v1 is not served")
+			rulebook.Skip("disk v1 is not served")
 		}
 		return diskv1.NewDiskClient(c)
 	}
-	it("DISK-001", func(ctx context.Context) {
+	s.it("DISK-001", func(ctx context.Context) {
 		d := disk()
 		cctx, cancel := s.call(ctx)
 		defer cancel()
@@ -203,10 +204,10 @@ func storageSpecs(s *state) {
 		}
 		Expect(ids.DiskIDs).To(HaveLen(len(locs.DiskLocations)))
 	})
-	it("DISK-002", func(ctx context.Context) {
+	s.it("DISK-002", func(ctx context.Context) {
 		d := disk()
 		if s.cfg.ScratchDisk < 0 {
-			Skip("no --scratch-disk given")
+			rulebook.Skip("no --scratch-disk given")
 		}
 		cctx, cancel := s.call(ctx)
 		defer cancel()
@@ -230,13 +231,13 @@ func storageSpecs(s *state) {
 			before = vols
 		}
 	})
-	it("VOL-001", func(ctx context.Context) {
+	s.it("VOL-001", func(ctx context.Context) {
 		if s.cfg.ScratchDisk < 0 {
-			Skip("no --scratch-disk given")
+			rulebook.Skip("no --scratch-disk given")
 		}
 		c := s.conn("volume", "v1")
 		if c == nil {
-			Skip("volume v1 is not served")
+			rulebook.Skip("volume v1 is not served")
 		}
 		s.needFS()
 		v := volv1.NewVolumeClient(c)
@@ -295,9 +296,9 @@ func (s *state) volumes(ctx context.Context, n uint32) []string {
 
 // remoteSpecs registers SMBAPI-001, ISCSIAPI-001 and SYS-001.
 func remoteSpecs(s *state) {
-	it("SMBAPI-001", func(ctx context.Context) {
+	s.it("SMBAPI-001", func(ctx context.Context) {
 		if s.cfg.SMBShare == "" {
-			Skip("no --smb-share given")
+			rulebook.Skip("no --smb-share given")
 		}
 		s.needFS()
 		var f failures
@@ -330,13 +331,13 @@ func remoteSpecs(s *state) {
 		}
 		f.check()
 	})
-	it("ISCSIAPI-001", func(ctx context.Context) {
+	s.it("ISCSIAPI-001", func(ctx context.Context) {
 		cl := s.iscsi()
 		if cl == nil {
-			Skip("iscsi v1alpha2 is not served")
+			rulebook.NotSupported("iscsi v1alpha2 is not served")
 		}
 		if s.cfg.ISCSIPortal == "" {
-			Skip("no --iscsi-portal given")
+			rulebook.Skip("no --iscsi-portal given")
 		}
 		cctx, cancel := s.call(ctx)
 		defer cancel()
@@ -379,10 +380,10 @@ func remoteSpecs(s *state) {
 			return tp.TargetAddress == p.TargetAddress && tp.TargetPort == p.TargetPort
 		})).To(BeFalse(), "portal still listed after RemoveTargetPortal")
 	})
-	it("SYS-001", func(ctx context.Context) {
+	s.it("SYS-001", func(ctx context.Context) {
 		c := s.conn("system", "v1alpha1")
 		if c == nil {
-			Skip("system v1alpha1 is not served")
+			rulebook.NotSupported("system v1alpha1 is not served")
 		}
 		cctx, cancel := s.call(ctx)
 		defer cancel()

@@ -2,9 +2,6 @@ package conformance_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,66 +12,31 @@ import (
 
 	"github.com/fenceproof/fenceproof/csiproxy/conformance"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/rulebook"
+	"github.com/fenceproof/fenceproof/rulebook/clitest"
 )
 
 // These tests run the real fenceproof binary: the suite in one process
 // (Ginkgo allows one run per process), the simulated host in-process or as
 // its own process, gRPC over unix sockets between them.
 
-var bin string
+func TestMain(m *testing.M) { clitest.Main(m, "../../cmd/fenceproof") }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fenceproof-csiproxy-")
-	if err != nil {
-		panic(err)
-	}
-	bin = filepath.Join(dir, "fenceproof")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/fenceproof")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building fenceproof:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
+// run is one run of `fenceproof csiproxy-sanity` and its JSON report.
 type run struct {
-	exit   int
-	out    string
+	clitest.Run
 	result conformance.Result
-	dir    string
 }
 
 func sanity(t *testing.T, args ...string) run {
 	t.Helper()
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"csiproxy-sanity", "--reports", dir, "--no-color"}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("csiproxy-sanity %v did not finish:\n%s", args, out.String())
-	}
-	r := run{out: out.String(), dir: dir}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.exit = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "csiproxy.json")); err == nil {
-		if err := json.Unmarshal(b, &r.result); err != nil {
-			t.Fatal(err)
-		}
-	}
+	var r run
+	r.Run = clitest.RunSuite(t, 2*time.Minute, "csiproxy-sanity", "csiproxy.json", &r.result, args...)
 	return r
 }
 
-func (r run) verdicts() map[string]conformance.Verdict {
-	m := map[string]conformance.Verdict{}
+func (r run) verdicts() map[string]rulebook.Verdict {
+	m := map[string]rulebook.Verdict{}
 	for _, rr := range r.result.Rules {
 		m[rr.ID] = rr.Verdict
 	}
@@ -85,24 +47,24 @@ func (r run) verdicts() map[string]conformance.Verdict {
 // passes (none skipped: the simulated host offers every resource).
 func TestSimulatedHostConforms(t *testing.T) {
 	r := sanity(t)
-	if r.exit != 0 {
-		t.Fatalf("exit %d:\n%s", r.exit, r.out)
+	if r.Exit != 0 {
+		t.Fatalf("exit %d:\n%s", r.Exit, r.Out)
 	}
 	for id, v := range r.verdicts() {
-		if v != conformance.VerdictPass && !(id == "VER-003" && v == conformance.VerdictInfo) {
+		if v != rulebook.VerdictPass && !(id == "VER-003" && v == rulebook.VerdictInfo) {
 			t.Errorf("%s: %s", id, v)
 		}
 	}
-	if n := len(r.result.Rules); n != len(conformance.AllRules()) {
-		t.Errorf("%d rules in the report, want %d", n, len(conformance.AllRules()))
+	if n := len(r.result.Rules); n != len(conformance.Rules()) {
+		t.Errorf("%d rules in the report, want %d", n, len(conformance.Rules()))
 	}
-	for _, f := range []string{"csiproxy.md", "csiproxy-junit.xml"} {
-		b, err := os.ReadFile(filepath.Join(r.dir, f))
+	for _, f := range []string{"csiproxy.md", "csiproxy.html", "csiproxy-junit.xml"} {
+		b, err := os.ReadFile(filepath.Join(r.Dir, f))
 		if err != nil || !bytes.Contains(b, []byte("PATH-004")) || !bytes.Contains(b, []byte("LINK-006")) {
 			t.Errorf("report %s missing or incomplete: %v", f, err)
 		}
 	}
-	if strings.Contains(r.out, "sim-password") || strings.Contains(r.out, "not-a-real-password") {
+	if strings.Contains(r.Out, "sim-password") || strings.Contains(r.Out, "not-a-real-password") {
 		t.Errorf("a password appears in the output")
 	}
 }
@@ -142,19 +104,25 @@ func TestEveryFaultFailsExactlyItsRules(t *testing.T) {
 			want := slices.Clone(c.fails)
 			slices.Sort(want)
 			if !slices.Equal(failed, want) {
-				t.Fatalf("failed rules %v, want exactly %v:\n%s", failed, want, r.out)
+				t.Fatalf("failed rules %v, want exactly %v:\n%s", failed, want, r.Out)
 			}
-			if wantExit := map[bool]int{true: 1, false: 0}[len(want) > 0]; r.exit != wantExit {
-				t.Fatalf("exit %d, want %d", r.exit, wantExit)
+			if wantExit := map[bool]int{true: 1, false: 0}[len(want) > 0]; r.Exit != wantExit {
+				t.Fatalf("exit %d, want %d", r.Exit, wantExit)
 			}
 		})
 	}
 }
 
+// TestUnknownCodeWarns: a refusal with a code outside the two the rule
+// names is a SHOULD not met: a warning, and a failure with --strict.
 func TestUnknownCodeWarns(t *testing.T) {
 	r := sanity(t, "--sim-fault", "unknown-code")
-	if v := r.verdicts()["CODE-001"]; v != conformance.VerdictWarn {
-		t.Fatalf("CODE-001 %s, want WARN:\n%s", v, r.out)
+	if v := r.verdicts()["CODE-001"]; v != rulebook.VerdictWarn || r.Exit != 0 {
+		t.Fatalf("CODE-001 %s, exit %d; want WARN, exit 0:\n%s", v, r.Exit, r.Out)
+	}
+	r = sanity(t, "--sim-fault", "unknown-code", "--strict")
+	if v := r.verdicts()["CODE-001"]; v != rulebook.VerdictFail || r.Exit != 1 {
+		t.Fatalf("--strict: CODE-001 %s, exit %d; want FAIL, exit 1:\n%s", v, r.Exit, r.Out)
 	}
 }
 
@@ -162,7 +130,7 @@ func TestUnknownCodeWarns(t *testing.T) {
 // suite against its socket directory, the way a user runs them.
 func TestSeparateSimProcess(t *testing.T) {
 	dir := t.TempDir()
-	sim := exec.Command(bin, "csiproxy-sim", "--dir", dir)
+	sim := exec.Command(clitest.Bin, "csiproxy-sim", "--dir", dir)
 	var out bytes.Buffer
 	sim.Stdout, sim.Stderr = &out, &out
 	if err := sim.Start(); err != nil {
@@ -181,15 +149,15 @@ func TestSeparateSimProcess(t *testing.T) {
 	}
 	r := sanity(t, "--endpoint", "unix://"+dir, "--scratch-disk", "2", "--iscsi-portal", "192.0.2.77",
 		"--symlink-in-pods", `C:\var\lib\kubelet\pods\fenceproof-symlink`)
-	if r.exit != 0 {
-		t.Fatalf("exit %d:\n%s", r.exit, r.out)
+	if r.Exit != 0 {
+		t.Fatalf("exit %d:\n%s", r.Exit, r.Out)
 	}
 	v := r.verdicts()
-	if v["SMBAPI-001"] != conformance.VerdictSkip {
+	if v["SMBAPI-001"] != rulebook.VerdictSkip {
 		t.Errorf("SMBAPI-001 %s, want SKIP without --smb-share", v["SMBAPI-001"])
 	}
 	for _, id := range []string{"VOL-001", "ISCSIAPI-001", "LINK-006", "PATH-004"} {
-		if v[id] != conformance.VerdictPass {
+		if v[id] != rulebook.VerdictPass {
 			t.Errorf("%s %s, want PASS", id, v[id])
 		}
 	}
@@ -202,9 +170,10 @@ func TestBadFlagsExit2(t *testing.T) {
 		{"--endpoint", "tcp://127.0.0.1:1"},
 		{"--endpoint", "unix:///tmp/x", "--sim-fault", "no-effect"},
 		{"extra"},
+		{"--label-filter", "MUST && ("},
 	} {
-		if r := sanity(t, args...); r.exit != 2 {
-			t.Errorf("%v: exit %d, want 2:\n%s", args, r.exit, r.out)
+		if r := sanity(t, args...); r.Exit != 2 {
+			t.Errorf("%v: exit %d, want 2:\n%s", args, r.Exit, r.Out)
 		}
 	}
 }

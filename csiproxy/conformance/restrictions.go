@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	iscsiv1alpha2 "github.com/kubernetes-csi/csi-proxy/client/api/iscsi/v1alpha2"
-	. "github.com/onsi/ginkgo/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 // refusal is one refused request, for CODE-001.
@@ -44,7 +44,7 @@ func restrictionSpecs(s *state) {
 			continue
 		}
 		id := r.ID
-		it(id, func(ctx context.Context) {
+		s.it(id, func(ctx context.Context) {
 			var f failures
 			ran := 0
 			for _, c := range restrict.Cases {
@@ -52,12 +52,40 @@ func restrictionSpecs(s *state) {
 					ran += s.sendRefusal(ctx, c, &f)
 				}
 			}
+			if ran == 0 && !s.servesRule(id) {
+				rulebook.NotSupported("no served version takes this rule's fields")
+			}
 			if ran == 0 {
-				Skip("no served version takes this rule's fields, or its resource is not configured")
+				rulebook.Skip("its resource is not configured (--iscsi-portal)")
 			}
 			f.check()
 		})
 	}
+}
+
+// servesRule reports whether a served version takes the fields of some
+// case of the rule.
+func (s *state) servesRule(id string) bool {
+	for _, c := range restrict.Cases {
+		if c.Rule != id {
+			continue
+		}
+		switch c.Kind {
+		case restrict.KindLink, restrict.KindDir:
+			if len(s.fs) > 0 {
+				return true
+			}
+		case restrict.KindSMB:
+			if len(s.smb) > 0 {
+				return true
+			}
+		case restrict.KindIQN, restrict.KindPortal, restrict.KindCHAP:
+			if s.iscsi() != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sendRefusal sends one case on every version that takes it, records a
@@ -206,9 +234,9 @@ func (s *state) defaultPort(ctx context.Context, cl iscsiv1alpha2.IscsiClient, f
 
 // codeSpecs checks the codes of every refusal the run saw.
 func codeSpecs(s *state) {
-	it("CODE-001", func(ctx context.Context) {
+	s.it("CODE-001", func(ctx context.Context) {
 		if len(refusals) == 0 {
-			Skip("no refusal observed (rules filtered out)")
+			rulebook.Skip("no refusal observed (rules filtered out)")
 		}
 		var f failures
 		for _, r := range refusals {
@@ -216,7 +244,7 @@ func codeSpecs(s *state) {
 				f.add("%s: refused with %s", r.what, r.code)
 			}
 		}
-		note("%d refusals checked", len(refusals))
+		rulebook.Note("%d refusals checked", len(refusals))
 		f.check()
 	})
 }

@@ -5,11 +5,11 @@ import (
 	"slices"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 // linkState is one host-state refusal of LinkPath: prepare makes the host
@@ -44,12 +44,12 @@ func (s *state) linkStates() []linkState {
 func stateSpecs(s *state) {
 	for _, ls := range s.linkStates() {
 		ls := ls
-		it(ls.rule, func(ctx context.Context) {
+		s.it(ls.rule, func(ctx context.Context) {
 			if len(s.fs) == 0 {
-				Skip("no filesystem version the suite knows is served")
+				rulebook.Skip("no filesystem version the suite knows is served")
 			}
 			if ls.rule == "LINK-006" && s.cfg.SymlinkInPods == "" {
-				Skip("no --symlink-in-pods given: no known symbolic link below the pod path")
+				rulebook.Skip("no --symlink-in-pods given: no known symbolic link below the pod path")
 			}
 			var f failures
 			for _, fs := range s.fs {
@@ -58,7 +58,7 @@ func stateSpecs(s *state) {
 			f.check()
 		})
 	}
-	it("NOEFF-001", func(ctx context.Context) {
+	s.it("NOEFF-001", func(ctx context.Context) {
 		var f failures
 		for _, fs := range s.fs {
 			for _, ls := range s.linkStates()[1:3] {
@@ -85,7 +85,7 @@ func stateSpecs(s *state) {
 			cancel()
 		}
 		if len(s.fs)+len(s.smb) == 0 {
-			Skip("no filesystem or smb version the suite knows is served")
+			rulebook.Skip("no filesystem or smb version the suite knows is served")
 		}
 		f.check()
 	})
@@ -132,7 +132,7 @@ func (s *state) linkStateCase(ctx context.Context, fs fsAPI, ls linkState, f *fa
 
 // versionSpecs registers PIPE-001 and VER-001..003.
 func versionSpecs(s *state) {
-	it("PIPE-001", func(ctx context.Context) {
+	s.it("PIPE-001", func(ctx context.Context) {
 		var f failures
 		v := restrict.New()
 		for _, name := range s.served {
@@ -142,7 +142,7 @@ func versionSpecs(s *state) {
 		}
 		f.check()
 	})
-	it("VER-001", func(ctx context.Context) {
+	s.it("VER-001", func(ctx context.Context) {
 		var f failures
 		for _, g := range restrict.Groups {
 			if !slices.ContainsFunc(s.served, func(n string) bool { return strings.HasPrefix(n, "csi-proxy-"+g+"-") }) {
@@ -156,7 +156,7 @@ func versionSpecs(s *state) {
 		}
 		f.check()
 	})
-	it("VER-002", func(ctx context.Context) {
+	s.it("VER-002", func(ctx context.Context) {
 		var f failures
 		for _, name := range s.served {
 			cctx, cancel := s.call(ctx)
@@ -168,7 +168,7 @@ func versionSpecs(s *state) {
 		}
 		f.check()
 	})
-	it("VER-003", func(ctx context.Context) {
-		note("served: %s", strings.Join(s.served, " "))
+	s.it("VER-003", func(ctx context.Context) {
+		rulebook.Note("served: %s", strings.Join(s.served, " "))
 	})
 }

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
 	"google.golang.org/grpc"
 
 	"github.com/fenceproof/fenceproof/csiproxy/endpoint"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/rulebook"
 )
 
 // Config is what a run needs. Rules that would change a real host beyond
@@ -53,14 +53,32 @@ func Defaults() Config {
 
 // state is shared by the specs of one run.
 type state struct {
-	cfg    Config
-	ep     endpoint.Endpoint
-	served []string
-	conns  map[string]*grpc.ClientConn
-	fs     []fsAPI
-	smb    []smbAPI
-	n      atomic.Int64
+	cfg      Config
+	suite    *rulebook.Suite
+	setupErr error
+	ep       endpoint.Endpoint
+	served   []string
+	conns    map[string]*grpc.ClientConn
+	fs       []fsAPI
+	smb      []smbAPI
+	n        atomic.Int64
 }
+
+func newState(cfg Config, strict bool) *state {
+	s := &state{cfg: cfg}
+	s.suite = book.Suite(rulebook.SuiteOptions{Strict: strict, Before: s.mustBeReady})
+	return s
+}
+
+// mustBeReady fails every rule when the setup failed.
+func (s *state) mustBeReady() {
+	if s.setupErr != nil {
+		Fail("setup: " + s.setupErr.Error())
+	}
+}
+
+// it registers the body of rule id as one spec.
+func (s *state) it(id string, body func(ctx context.Context)) { s.suite.It(id, body) }
 
 func (s *state) name() string { return fmt.Sprintf("fp-%s-%d", s.cfg.RunID, s.n.Add(1)) }
 
@@ -76,36 +94,6 @@ func (s *state) conn(group, version string) *grpc.ClientConn {
 	return s.conns[restrict.PipeBase(group, version)]
 }
 
-// Report-entry names the specs attach.
-const (
-	entryRule    = "csiproxy.rule"
-	entryWarning = "csiproxy.warning"
-	entryNote    = "csiproxy.note"
-)
-
-// it registers one rule as one spec. SHOULD rules record a warning instead
-// of failing; INFO rules only notes.
-func it(id string, body func(ctx context.Context)) {
-	r, ok := RuleByID(id)
-	if !ok {
-		panic("unknown rule " + id)
-	}
-	It(fmt.Sprintf("[%s] %s", r.ID, r.Title), Label(r.ID, string(r.Level)), func(ctx SpecContext) {
-		AddReportEntry(entryRule, r.ID, ReportEntryVisibilityNever)
-		if r.Level == Must {
-			body(ctx)
-			return
-		}
-		if err := InterceptGomegaFailure(func() { body(ctx) }); err != nil {
-			AddReportEntry(entryWarning, fmt.Sprintf("%s not met: %s", r.Level, err.Error()), ReportEntryVisibilityNever)
-		}
-	})
-}
-
-func note(format string, args ...any) {
-	AddReportEntry(entryNote, fmt.Sprintf(format, args...), ReportEntryVisibilityNever)
-}
-
 // failures collects per-case failures so a rule reports every failing
 // case, not only the first.
 type failures []string
@@ -116,25 +104,34 @@ func (f failures) check() {
 	ExpectWithOffset(1, len(f)).To(BeZero(), fmt.Sprintf("%d case(s) failed:\n  %s", len(f), strings.Join(f, "\n  ")))
 }
 
+// setup discovers the served versions and dials each.
+func (s *state) setup(ctx context.Context) error {
+	ep, err := endpoint.Parse(s.cfg.Endpoint)
+	if err != nil {
+		return err
+	}
+	s.ep = ep
+	dctx, cancel := s.call(ctx)
+	defer cancel()
+	if s.served, err = ep.Discover(dctx); err != nil {
+		return fmt.Errorf("discovering the served API versions: %w", err)
+	}
+	s.conns = map[string]*grpc.ClientConn{}
+	for _, name := range s.served {
+		c, err := ep.DialName(name)
+		if err != nil {
+			return err
+		}
+		s.conns[name] = c
+	}
+	s.fs, s.smb = adapters(s.conns, s.cfg.PodPath)
+	return nil
+}
+
 // register builds the spec tree for cfg.
 func register(s *state) {
 	Describe("csi-proxy", Ordered, ContinueOnFailure, func() {
-		BeforeAll(func(ctx SpecContext) {
-			ep, err := endpoint.Parse(s.cfg.Endpoint)
-			Expect(err).NotTo(HaveOccurred())
-			s.ep = ep
-			dctx, cancel := s.call(ctx)
-			defer cancel()
-			s.served, err = ep.Discover(dctx)
-			Expect(err).NotTo(HaveOccurred(), "discovering the served API versions")
-			s.conns = map[string]*grpc.ClientConn{}
-			for _, name := range s.served {
-				c, err := ep.DialName(name)
-				Expect(err).NotTo(HaveOccurred())
-				s.conns[name] = c
-			}
-			s.fs, s.smb = adapters(s.conns, s.cfg.PodPath)
-		})
+		BeforeAll(func(ctx SpecContext) { s.setupErr = s.setup(ctx) })
 		AfterAll(func() {
 			for _, c := range s.conns {
 				_ = c.Close()
@@ -150,17 +147,14 @@ func register(s *state) {
 	})
 }
 
-// failRecorder is the minimal testing.T Ginkgo needs outside go test.
-type failRecorder struct{ failed bool }
-
-func (f *failRecorder) Fail() { f.failed = true }
-
-// RunOptions are the Ginkgo settings of a command-line run.
+// RunOptions are the settings of a command-line run.
 type RunOptions struct {
 	LabelFilter string
 	JUnitPath   string
 	Verbose     bool
 	NoColor     bool
+	// Strict makes SHOULD rules fail the run instead of warning.
+	Strict bool
 }
 
 // Run runs the suite once in this process (a Ginkgo limit) and returns the
@@ -169,23 +163,14 @@ func Run(cfg Config, opts RunOptions) (*Result, error) {
 	if _, err := endpoint.Parse(cfg.Endpoint); err != nil {
 		return nil, err
 	}
-	s := &state{cfg: cfg}
-	var result *Result
-	started := time.Now()
+	s := newState(cfg, opts.Strict)
 	var _ = Describe("", func() { register(s) })
-	ReportAfterSuite("csiproxy report", func(r types.Report) {
-		result = buildResult(cfg, r, started)
+	base, err := s.suite.Run(rulebook.RunOptions{
+		Selection: rulebook.Selection{LabelFilter: opts.LabelFilter},
+		JUnitPath: opts.JUnitPath, Verbose: opts.Verbose, NoColor: opts.NoColor,
 	})
-	sc, rc := GinkgoConfiguration()
-	sc.LabelFilter = opts.LabelFilter
-	rc.JUnitReport = opts.JUnitPath
-	rc.NoColor = opts.NoColor
-	rc.Verbose = opts.Verbose
-	rc.Succinct = !opts.Verbose
-	RegisterFailHandler(Fail)
-	RunSpecs(&failRecorder{}, "fenceproof csiproxy-sanity", sc, rc)
-	if result == nil {
-		return nil, fmt.Errorf("the suite did not produce a report")
+	if err != nil {
+		return nil, err
 	}
-	return result, nil
+	return newResult(s, base), nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fenceproof/fenceproof/internal/probeline"
+	"github.com/fenceproof/fenceproof/isolation/probeline"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

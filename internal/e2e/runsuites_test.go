@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -19,7 +20,8 @@ func runSuites(t *testing.T, kubeconfig string, targets ...string) (out string, 
 	return runSuitesEnv(t, nil, kubeconfig, targets...)
 }
 
-// runSuitesEnv is runSuites with more environment; the stand-in for make
+// runSuitesEnv is runSuites with more environment (it wins, e.g. REPORTS:
+// the reports are then read there); the stand-in for make
 // also records in DIR/peaks how many targets ran at once when each started,
 // and sleeps $SLEEP seconds.
 func runSuitesEnv(t *testing.T, env []string, kubeconfig string, targets ...string) (out string, code int, reports, calls string) {
@@ -36,11 +38,21 @@ d=`+dir+`
 sleep ${SLEEP:-0}
 ( flock 9; echo $(( $(cat $d/running) - 1 )) > $d/running ) 9> $d/lk
 echo "suite output of $t"
+if [[ $t == *cases* ]]; then
+  s=${t#e2e-}; s=${s//-/}; st=passed; [[ $t != *fail* ]] || st=failed
+  printf '%s\n' '<testsuites><testsuite name="x">' \
+    '<testcase name="[BeforeSuite]" classname="x" status="passed" time="0"></testcase>' \
+    '<testcase name="[It] d CASES-001 one [suite:x, area:a]" classname="x" status="passed" time="0"></testcase>' \
+    '<testcase name="[It] d tab CASES-002 two &amp; more" classname="x" status="'$st'" time="0"><failure message="m">[FAILED] m</failure></testcase>' \
+    '<testcase name="[It] d CASES-003 three" classname="x" status="skipped" time="0"></testcase>' \
+    '<testcase name="[AfterSuite]" classname="x" status="'$st'" time="0"></testcase>' \
+    '</testsuite></testsuites>' > "$REPORTS/e2e-$s-junit.xml"
+fi
 [[ $t != *fail* ]] || { printf '  \033[31m[FAILED]\033[0m the reason of %s\n  In [It] at: x_test.go:1\n' "$t"; for i in $(seq 40); do echo "later output $i"; done; exit 1; }
 `), 0o755)
 	cmd := exec.Command("bash", append([]string{script}, targets...)...)
-	cmd.Env = append(append(os.Environ(), env...), "MAKE="+fakeMake, "E2E_KUBECONFIG="+kubeconfig, "REPORTS="+reports,
-		"FENCEPROOF_CACHE="+filepath.Join(dir, "cache"))
+	cmd.Env = append(append(os.Environ(), "MAKE="+fakeMake, "E2E_KUBECONFIG="+kubeconfig, "REPORTS="+reports,
+		"FENCEPROOF_CACHE="+filepath.Join(dir, "cache")), env...)
 	b, err := cmd.CombinedOutput()
 	code = 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -105,6 +117,43 @@ func TestMakeE2ERunsEverySuiteOnOneCluster(t *testing.T) {
 
 	if out, code, _, _ := runSuites(t, kc, "e2e-a", "e2e-b"); code != 0 {
 		t.Errorf("every suite passed: exit %d, want 0:\n%s", code, out)
+	}
+}
+
+// TestMakeE2ESummaryNamesCases: the summary lists each suite's cases by ID
+// from the suite's Ginkgo JUnit report of this run (a stale report of an
+// earlier run is not read).
+func TestMakeE2ESummaryNamesCases(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte("apiVersion: v1\n"), 0o600)
+	reports := filepath.Join(t.TempDir(), "reports")
+	os.MkdirAll(reports, 0o755)
+	stale := filepath.Join(reports, "e2e-nojunit-junit.xml")
+	os.WriteFile(stale, []byte(`<testcase name="[It] OLD-001 x" status="failed">`), 0o644)
+	out, code, _, _ := runSuitesEnv(t, []string{"REPORTS=" + reports}, kc, "e2e-cases", "e2e-cases-fail", "e2e-nojunit")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	summary, err := os.ReadFile(filepath.Join(reports, "e2e-summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// target | verdict | seconds (any) | cases
+	for _, want := range []string{
+		`| e2e-cases | PASSED | \d+ | 2 passed; skipped: CASES-003 |`,
+		`| e2e-cases-fail | FAILED \(exit 1\) | \d+ | 1 passed; failed: CASES-002 \[AfterSuite\]; skipped: CASES-003 |`,
+		`| e2e-nojunit | PASSED | \d+ | - |`,
+	} {
+		re := regexp.MustCompile(strings.ReplaceAll(want, "|", `\|`))
+		if !re.Match(summary) {
+			t.Errorf("summary lacks %s:\n%s", want, summary)
+		}
+	}
+	if !strings.Contains(out, "failed: CASES-002 [AfterSuite]") {
+		t.Errorf("the printed summary does not name the failed case:\n%s", out)
+	}
+	if x, _ := os.ReadFile(filepath.Join(reports, "e2e-summary.xml")); !strings.Contains(string(x), "<system-out>cases: 1 passed; failed: CASES-002") {
+		t.Errorf("e2e-summary.xml does not name the cases:\n%s", x)
 	}
 }
 

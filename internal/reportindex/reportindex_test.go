@@ -34,7 +34,7 @@ func TestIndex(t *testing.T) {
 	write(t, dir, "sim-compare.md", "# md")
 	write(t, dir, "sim-compare-traces/x.txt", "# verdict: inv1\n")
 	write(t, dir, "sim-explore-seed.txt", "...\nexplore: policy seed: 41 of 100 random schedules broke an invariant\n")
-	es, err := Write(dir)
+	_, es, err := Write(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

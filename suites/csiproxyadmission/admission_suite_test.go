@@ -43,6 +43,10 @@ func TestAdmission(t *testing.T) {
 	RunSpecs(t, "csi-proxy admission policy")
 }
 
+// TestCaseTable: every case of the table has exactly one spec with its ID
+// and labels, and every spec is a case of the table (no cluster needed).
+func TestCaseTable(t *testing.T) { e2e.TestTable(t, cfg, admissionCases, "csi-proxy admission policy") }
+
 func logf(format string, args ...any) {
 	GinkgoWriter.Printf(time.Now().Format("15:04:05")+" "+format+"\n", args...)
 }

@@ -17,6 +17,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fenceproof/fenceproof/internal/e2e"
 )
 
 const (
@@ -57,8 +59,10 @@ func fixtureObjects() (*admv1.ValidatingAdmissionPolicy, *admv1.ValidatingAdmiss
 	return &p, &pb, &cm
 }
 
-// shape is one pod of the table and whether the policy must admit it.
+// shape is one pod of the table, its case ID and whether the policy must
+// admit it.
 type shape struct {
+	id    string
 	name  string
 	admit bool
 	pod   func() *corev1.Pod
@@ -105,43 +109,63 @@ func hostProcess(p *corev1.Pod) *corev1.Pod {
 }
 
 var shapes = []shape{
-	{"no hostPath at all", true, func() *corev1.Pod { return basePod(otherSA) }},
-	{"unrelated hostPath, unprivileged", true, func() *corev1.Pod { return withPipe(basePod(otherSA), "logs", `C:\var\log`, 0) }},
-	{"pipe, unprivileged container", false, func() *corev1.Pod { return withPipe(basePod(allowedSA), "pipe", pipe, 0) }},
-	{"pipe, privileged container, allowed service account", true, func() *corev1.Pod { return privileged(withPipe(basePod(allowedSA), "pipe", pipe, 0), 0) }},
-	{"pipe, privileged container, other service account", false, func() *corev1.Pod { return privileged(withPipe(basePod(otherSA), "pipe", pipe, 0), 0) }},
-	{"pipe, privileged container, default service account", false, func() *corev1.Pod { return privileged(withPipe(basePod(""), "pipe", pipe, 0), 0) }},
-	{"pipe, HostProcess pod, allowed service account", true, func() *corev1.Pod { return hostProcess(withPipe(basePod(allowedSA), "pipe", pipe, 0)) }},
-	{"pipe in upper case, unprivileged", false, func() *corev1.Pod {
+	{"CSIPROXY-ADM-001", "no hostPath at all", true, func() *corev1.Pod { return basePod(otherSA) }},
+	{"CSIPROXY-ADM-002", "unrelated hostPath, unprivileged", true, func() *corev1.Pod { return withPipe(basePod(otherSA), "logs", `C:\var\log`, 0) }},
+	{"CSIPROXY-ADM-003", "pipe, unprivileged container", false, func() *corev1.Pod { return withPipe(basePod(allowedSA), "pipe", pipe, 0) }},
+	{"CSIPROXY-ADM-004", "pipe, privileged container, allowed service account", true, func() *corev1.Pod { return privileged(withPipe(basePod(allowedSA), "pipe", pipe, 0), 0) }},
+	{"CSIPROXY-ADM-005", "pipe, privileged container, other service account", false, func() *corev1.Pod { return privileged(withPipe(basePod(otherSA), "pipe", pipe, 0), 0) }},
+	{"CSIPROXY-ADM-006", "pipe, privileged container, default service account", false, func() *corev1.Pod { return privileged(withPipe(basePod(""), "pipe", pipe, 0), 0) }},
+	{"CSIPROXY-ADM-007", "pipe, HostProcess pod, allowed service account", true, func() *corev1.Pod { return hostProcess(withPipe(basePod(allowedSA), "pipe", pipe, 0)) }},
+	{"CSIPROXY-ADM-008", "pipe in upper case, unprivileged", false, func() *corev1.Pod {
 		return withPipe(basePod(allowedSA), "pipe", `\\.\PIPE\CSI-PROXY-DISK-V1`, 0)
 	}},
-	{"pipe with forward slashes, unprivileged", false, func() *corev1.Pod {
+	{"CSIPROXY-ADM-009", "pipe with forward slashes, unprivileged", false, func() *corev1.Pod {
 		return withPipe(basePod(allowedSA), "pipe", `//./pipe/csi-proxy-volume-v1`, 0)
 	}},
-	{`pipe through \\?\, unprivileged`, false, func() *corev1.Pod {
+	{"CSIPROXY-ADM-010", `pipe through \\?\, unprivileged`, false, func() *corev1.Pod {
 		return withPipe(basePod(allowedSA), "pipe", `\\?\pipe\csi-proxy-filesystem-v1`, 0)
 	}},
-	{"the whole pipe namespace, unprivileged", false, func() *corev1.Pod { return withPipe(basePod(allowedSA), "pipes", `\\.\pipe\`, 0) }},
-	{"pipe in an unprivileged init container, privileged main container", false, func() *corev1.Pod {
+	{"CSIPROXY-ADM-011", "the whole pipe namespace, unprivileged", false, func() *corev1.Pod { return withPipe(basePod(allowedSA), "pipes", `\\.\pipe\`, 0) }},
+	{"CSIPROXY-ADM-012", "pipe in an unprivileged init container, privileged main container", false, func() *corev1.Pod {
 		p := privileged(withPipe(basePod(allowedSA), "pipe", pipe, 0), 0)
 		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "registry.k8s.io/pause:3.10",
 			VolumeMounts: []corev1.VolumeMount{{Name: "pipe", MountPath: pipe}}}}
 		return p
 	}},
-	{"two volumes: privileged container mounts the pipe, unprivileged sidecar only the other", true, func() *corev1.Pod {
+	{"CSIPROXY-ADM-013", "two volumes: privileged container mounts the pipe, unprivileged sidecar only the other", true, func() *corev1.Pod {
 		p := basePod(allowedSA)
 		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "registrar", Image: "registry.k8s.io/pause:3.10"})
 		p = withPipe(p, "registration", `C:\var\lib\kubelet\plugins_registry`, 1)
 		return privileged(withPipe(p, "pipe", pipe, 0), 0)
 	}},
-	{"two volumes: unprivileged sidecar mounts the second, a pipe", false, func() *corev1.Pod {
+	{"CSIPROXY-ADM-014", "two volumes: unprivileged sidecar mounts the second, a pipe", false, func() *corev1.Pod {
 		p := basePod(allowedSA)
 		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "registrar", Image: "registry.k8s.io/pause:3.10"})
 		p = privileged(withPipe(p, "registration", `C:\var\lib\kubelet\plugins_registry`, 0), 0)
 		return withPipe(p, "pipe", `\\.\pipe\csi-proxy-smb-v1`, 1)
 	}},
-	{"pipe declared, mounted by no container, allowed service account", true, func() *corev1.Pod { return withPipe(basePod(allowedSA), "pipe", pipe) }},
-	{"pipe declared, mounted by no container, other service account", false, func() *corev1.Pod { return withPipe(basePod(otherSA), "pipe", pipe) }},
+	{"CSIPROXY-ADM-015", "pipe declared, mounted by no container, allowed service account", true, func() *corev1.Pod { return withPipe(basePod(allowedSA), "pipe", pipe) }},
+	{"CSIPROXY-ADM-016", "pipe declared, mounted by no container, other service account", false, func() *corev1.Pod { return withPipe(basePod(otherSA), "pipe", pipe) }},
+}
+
+// admissionCases is the suite's case table: one case per shape, then the
+// ephemeral container. IDs are stable (reports and CI history refer to
+// them) and never reused; TestCaseTable checks the table against the specs.
+var admissionCases = e2e.Cases{Suite: "csiproxyadmission", Prefix: "CSIPROXY-ADM", List: append(shapeCases(),
+	e2e.Case{ID: "CSIPROXY-ADM-017", Area: "ephemeral-container", Cluster: e2e.Shared,
+		Title: "rejects an unprivileged ephemeral container mounting the pipe, admits a privileged one"})}
+
+func shapeCases() []e2e.Case {
+	var out []e2e.Case
+	for _, sh := range shapes {
+		out = append(out, e2e.Case{ID: sh.id, Area: "pod-shape", Cluster: e2e.Shared, Title: sh.title()})
+	}
+	return out
+}
+
+// title is what the shape's case proves: "admits: ..." or "rejects: ...".
+func (sh shape) title() string {
+	return map[bool]string{true: "admits", false: "rejects"}[sh.admit] + ": " + sh.name
 }
 
 func dryRun(ctx context.Context, p *corev1.Pod) error {
@@ -214,7 +238,7 @@ var _ = Describe("csi-proxy pipe admission policy", Ordered, ContinueOnFailure, 
 
 	for _, sh := range shapes {
 		sh := sh
-		It(fmt.Sprintf("%s: %s", map[bool]string{true: "admits", false: "rejects"}[sh.admit], sh.name), func(ctx SpecContext) {
+		admissionCases.It(sh.id, func(ctx SpecContext) {
 			err := dryRun(ctx, sh.pod())
 			if sh.admit {
 				Expect(err).NotTo(HaveOccurred())
@@ -226,7 +250,7 @@ var _ = Describe("csi-proxy pipe admission policy", Ordered, ContinueOnFailure, 
 		})
 	}
 
-	It("rejects an unprivileged ephemeral container mounting the pipe, admits a privileged one", func(ctx SpecContext) {
+	admissionCases.It("CSIPROXY-ADM-017", func(ctx SpecContext) {
 		pod, err := cs.CoreV1().Pods(namespace).Create(ctx, privileged(withPipe(basePod(allowedSA), "pipe", pipe, 0), 0), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) {

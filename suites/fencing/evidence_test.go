@@ -2,7 +2,6 @@ package fencing
 
 import (
 	"context"
-	"path"
 	"sync"
 	"time"
 
@@ -11,12 +10,13 @@ import (
 	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
-// evidence is one read of everything a check judges: refstore's audit and
-// enforcement logs, every driver pod's log and the case's writer logs,
-// fetched concurrently (each is one round trip through the API server).
+// evidence is one read of everything a check judges: the storage's
+// accepted-writes and enforcement logs, every driver pod's log and the
+// case's writer logs, fetched concurrently (each is one round trip through
+// the API server).
 // until is taken before any read: every write a writer saw acknowledged by
-// then is in the audit log read after it (refstore fsyncs before it
-// answers); taken after, the last writes would look lost.
+// then is in the audit log read after it (the storage makes a write durable
+// before it answers); taken after, the last writes would look lost.
 type evidence struct {
 	until   int64
 	audit   []byte
@@ -27,8 +27,8 @@ type evidence struct {
 
 // collect reads the evidence of the case.
 func (c *fcase) collect(ctx context.Context) *evidence {
+	w := c.w
 	ev := &evidence{until: time.Now().UnixNano(), writers: map[string][]byte{}}
-	base := w.spec.AuditLogPath()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	took := map[string]time.Duration{}
@@ -40,11 +40,11 @@ func (c *fcase) collect(ctx context.Context) *evidence {
 		mu.Unlock()
 	}
 	wg.Add(3)
-	go func() { defer wg.Done(); timed("audit", func() { ev.audit = auditLog(ctx) }) }()
+	go func() { defer wg.Done(); timed("audit", func() { ev.audit = w.auditLog(ctx) }) }()
 	go func() {
 		defer wg.Done()
 		timed("enforce", func() {
-			if b, err := w.k.NodeFile(ctx, w.storage, path.Join(path.Dir(base), "enforce.log")); err == nil {
+			if b, err := w.store.log(ctx, w, enforceLog); err == nil {
 				ev.enforce = b
 			}
 		})
@@ -65,7 +65,7 @@ func (c *fcase) collect(ctx context.Context) *evidence {
 	}
 	wg.Wait()
 	logf("[%s] evidence read in %s: %v (audit log %d bytes)", c.id, time.Since(time.Unix(0, ev.until)).Round(time.Millisecond), took, len(ev.audit))
-	Expect(ev.audit).NotTo(BeNil(), "refstore's audit log could not be read")
+	Expect(ev.audit).NotTo(BeNil(), "the storage's log of accepted writes could not be read")
 	return ev
 }
 

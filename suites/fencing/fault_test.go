@@ -11,24 +11,23 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fenceproof/fenceproof/audit"
+	"github.com/fenceproof/fenceproof/internal/e2e"
 	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
 // ackFault is the driver fault this spec injects: Fence is acknowledged
-// before refstore enforces it (driver/fault).
+// before the storage enforces it (driver/fault).
 const ackFault = "ack-before-enforce"
 
 // redeployDriver rolls the driver StatefulSet out with faults and waits
 // until the new pod is the controller's Connected endpoint.
-func redeployDriver(ctx context.Context, faults []string) {
+func (w *world) redeployDriver(ctx context.Context, faults []string) {
 	pods, err := w.k.DriverPods(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	w.logs.refresh(ctx)
-	spec := w.spec
-	spec.Faults = faults
 	s, err := w.k.CS.AppsV1().StatefulSets(fencekind.StorageNamespace).Get(ctx, fencekind.DriverName, metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	s.Spec.Template = fencekind.DriverStatefulSet(spec).Spec.Template
+	s.Spec.Template = w.store.driverTemplate(w, faults)
 	_, err = w.k.CS.AppsV1().StatefulSets(fencekind.StorageNamespace).Update(ctx, s, metav1.UpdateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	var old types.UID
@@ -40,16 +39,16 @@ func redeployDriver(ctx context.Context, faults []string) {
 }
 
 var _ = Describe("a driver that acknowledges before it enforces", Ordered, ContinueOnFailure, func() {
-	It("ack-before-enforce: the oracle fails and names the exact offending write of worker B", func(ctx SpecContext) {
-		c := newCase(ctx, "fault", "ack-before-enforce driver: the oracle must name the offending write", false)
+	fencingCase("FENCING-008", func(ctx SpecContext, w *world, tc e2e.Case) {
+		c := w.newCase(ctx, tc, false)
 		// Registered before the redeploy: a redeploy that fails half-way
 		// must not leave the faulty driver to the cases after this one.
-		DeferCleanup(func(ctx SpecContext) { redeployDriver(ctx, nil) }, NodeTimeout(10*time.Minute))
-		redeployDriver(ctx, []string{ackFault})
+		DeferCleanup(func(ctx SpecContext) { w.redeployDriver(ctx, nil) }, NodeTimeout(10*time.Minute))
+		w.redeployDriver(ctx, []string{ackFault})
 		c.event("driver redeployed with --fault=%s (lease holder %s)", ackFault, w.k.LeaseHolder(ctx))
 		c.startWriters(ctx, map[string]string{c.id + "-a": w.a, c.id + "-b": w.b})
 
-		name := "fenceproof-fault"
+		name := "fenceproof-" + c.id
 		DeferCleanup(func(ctx SpecContext) { _ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, name, crTimeout) })
 		ack := c.fenceB(ctx, name, w.bCIDRs)
 		c.observe(ctx, observeWindow)

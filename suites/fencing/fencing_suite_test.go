@@ -10,7 +10,12 @@
 //	make rehearse-kind                                 # only the DR rehearsal, with its timeline
 //	go test ./suites/fencing -args --kubeconfig=PATH   # an existing cluster
 //
-// Without FENCEPROOF_E2E=1 or --kubeconfig, `go test ./...` skips it.
+// Every case has a stable ID (FENCING-001 ...; the table in cases_test.go),
+// labels (suite, area, cluster use) and a body that takes the deployed world
+// as a parameter; the world's storage (storage_test.go) is the only part
+// that knows what the writers write to, so the same cases run on another
+// storage. Without FENCEPROOF_E2E=1 or --kubeconfig, `go test ./...` skips
+// the cases and runs the suite's unit tests (its case table included).
 package fencing
 
 import (
@@ -44,18 +49,8 @@ var (
 	flagAckFault   = flag.String("fencing.ack-before-enforce", envOr("FENCING_ACK_BEFORE_ENFORCE", "expect"), "the ack-before-enforce spec: expect (the oracle must name the exact offending write) or fail (a plain case, so the suite fails and shows it); default $FENCING_ACK_BEFORE_ENFORCE")
 	flagCut        = flag.String("fencing.cut", "kubelet-stop", "how the rehearsal cuts worker B off (kind node containers): kubelet-stop (B loses the control plane but its pods keep writing: the split brain), docker-pause or docker-disconnect")
 	flagKeep       = flag.Bool("fencing.keep", false, "keep the deployed world after the run")
-	flagStorage    = flag.String("fencing.storage", envOr("FENCING_STORAGE", fencekind.StorageRefstore), "the storage the driver fences: refstore (the reference storage service) or ceph (a real single-node Ceph, reports/fencing-ceph.md); default $FENCING_STORAGE")
-	flagCephImage  = flag.String("fencing.ceph-image", fencekind.DefaultImages.Ceph, "image with Debian's Ceph and fenceproof built with -tags ceph (storage ceph)")
+	flagStorage    = flag.String("fencing.storage", envOr("FENCING_STORAGE", "refstore"), "the storage the cases fence: "+storageNames()+"; default $FENCING_STORAGE")
 )
-
-// reportName is the base name of the suite's reports: fencing, or
-// fencing-ceph on Ceph (both can sit side by side in reports/).
-func reportName() string {
-	if *flagStorage == fencekind.StorageCeph {
-		return "fencing-ceph"
-	}
-	return "fencing"
-}
 
 var (
 	cfg     *envconf.Config
@@ -63,21 +58,24 @@ var (
 	// worldLock: one fencing world per cluster (its namespaces are fixed);
 	// a second run of the suite on the same cluster waits for this one.
 	worldLock *e2e.ClusterLock
-	w         *world
-	report    = &suiteReport{}
+	// deployed is the world BeforeSuite deployed; every case gets it as a
+	// parameter.
+	deployed *world
+	report   = &suiteReport{}
 )
 
-// world is what BeforeSuite deployed.
+// world is what BeforeSuite deployed: the cluster, the csi-addons
+// controller and the storage with the driver that fences it.
 type world struct {
-	k         fencekind.Cluster
-	fences    fencekind.Fences
-	spec      fencekind.World
-	storage   string   // the storage node (control plane)
-	a, b      string   // worker A (never fenced) and worker B (fenced)
-	bCIDRs    []string // B's pod CIDR and node IP
-	server    string   // refstore's address for writers
-	logs      *driverLogs
-	startedAt time.Time
+	k           fencekind.Cluster
+	fences      fencekind.Fences
+	spec        fencekind.World
+	store       storage
+	storageNode string   // runs the storage side (the control plane)
+	a, b        string   // worker A (never fenced) and worker B (fenced)
+	bCIDRs      []string // B's pod CIDR and node IP
+	logs        *driverLogs
+	startedAt   time.Time
 	// caseNamespaces are deleted when their case ends; AfterSuite waits
 	// until they are gone.
 	caseNamespaces []string
@@ -96,6 +94,10 @@ func TestFencing(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "fencing end to end")
 }
+
+// TestCaseTable: every case of the table has exactly one spec with its ID
+// and labels, and every spec is a case of the table (no cluster needed).
+func TestCaseTable(t *testing.T) { e2e.TestTable(t, cfg, fencingCases, "fencing end to end") }
 
 func logf(format string, args ...any) {
 	GinkgoWriter.Printf(time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
@@ -117,9 +119,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	res, err := resources.New(rc)
 	Expect(err).NotTo(HaveOccurred())
-	k := fencekind.Cluster{CS: cluster.Clientset, Dyn: dyn, Res: res, REST: rc,
+	k := fencekind.Cluster{CS: cluster.Clientset, Dyn: dyn, Res: res,
 		Log: slog.New(slog.NewTextHandler(GinkgoWriter, nil))}
-	Expect(*flagStorage).To(BeElementOf(fencekind.StorageRefstore, fencekind.StorageCeph), "--fencing.storage (FENCING_STORAGE)")
 
 	cp, err := cluster.Clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
 	Expect(err).NotTo(HaveOccurred())
@@ -128,36 +129,38 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(len(workers)).To(BeNumerically(">=", 2), "the suite needs two workers")
 
+	store, err := storageNamed(*flagStorage)
+	Expect(err).NotTo(HaveOccurred())
 	runID := time.Now().UTC().Format("20060102-150405") + "-" + randHex(3)
-	w = &world{
-		k: k, fences: fencekind.Fences{Client: dyn},
-		storage: cp.Items[0].Name, a: workers[0], b: workers[1],
+	w := &world{
+		k: k, fences: fencekind.Fences{Client: dyn}, store: store,
+		storageNode: cp.Items[0].Name, a: workers[0], b: workers[1],
 		spec: fencekind.World{
-			Images:      fencekind.Images{Fenceproof: *flagImage, Controller: *flagController, Sidecar: *flagSidecar, Ceph: *flagCephImage},
-			StorageNode: cp.Items[0].Name, RunID: runID, Storage: *flagStorage,
+			Images:      fencekind.Images{Fenceproof: *flagImage, Controller: *flagController, Sidecar: *flagSidecar},
+			StorageNode: cp.Items[0].Name, RunID: runID,
 		},
 		logs:      &driverLogs{k: k, seen: map[string][]byte{}},
 		startedAt: start,
 	}
+	// From here on AfterSuite removes what was deployed, should this fail.
+	deployed = w
 	w.bCIDRs, err = k.NodeAddrs(ctx, w.b)
 	Expect(err).NotTo(HaveOccurred())
-	logf("run %s: storage node %s, worker A %s (never fenced), worker B %s (fenced: %v)", runID, w.storage, w.a, w.b, w.bCIDRs)
+	logf("run %s: storage %s on node %s, worker A %s (never fenced), worker B %s (fenced: %v)", runID, store.name(), w.storageNode, w.a, w.b, w.bCIDRs)
 
-	Expect(k.Uninstall(ctx)).To(Succeed(), "remove what an earlier run left")
+	Expect(store.uninstall(ctx, w)).To(Succeed(), "remove what an earlier run left")
 	Expect(k.InstallUpstream(ctx, *flagDeploy)).To(Succeed())
-	Expect(k.Install(ctx, w.spec, randHex(16))).To(Succeed())
-	w.server, err = k.WriterTarget(ctx, w.spec)
-	Expect(err).NotTo(HaveOccurred())
-	logf("deployed: csi-addons controller, driver + sidecar (lease holder %s), %s at %s, in %s",
-		k.LeaseHolder(ctx), *flagStorage, w.server, time.Since(start).Round(time.Millisecond))
+	Expect(store.install(ctx, w)).To(Succeed())
+	logf("deployed: csi-addons controller, driver + sidecar (lease holder %s), %s, in %s",
+		k.LeaseHolder(ctx), store, time.Since(start).Round(time.Millisecond))
 	report.start(fmt.Sprintf("%s; storage %s on node %s, worker A %s, worker B %s (fenced CIDRs %v); run %s",
-		cluster.Kubeconfig, *flagStorage, w.storage, w.a, w.b, w.bCIDRs, runID))
+		cluster.Kubeconfig, store, w.storageNode, w.a, w.b, w.bCIDRs, runID))
 }, NodeTimeout(20*time.Minute))
 
 var _ = AfterSuite(func(ctx SpecContext) {
-	if w != nil {
+	if w := deployed; w != nil {
 		w.saveEvidence(ctx)
-		paths, err := report.write(*flagReports)
+		paths, err := report.write(*flagReports, w)
 		Expect(err).NotTo(HaveOccurred())
 		for _, p := range paths {
 			abs, _ := filepath.Abs(p)
@@ -166,7 +169,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 		Expect(e2e.DeleteNamespaces(ctx, w.k.CS, podTimeout, w.caseNamespaces...)).To(Succeed())
 		if !*flagKeep {
 			t0 := time.Now()
-			Expect(w.k.Uninstall(ctx)).To(Succeed())
+			Expect(w.store.uninstall(ctx, w)).To(Succeed())
 			logf("removed the fencing world in %s", time.Since(t0).Round(time.Millisecond))
 		}
 	}

@@ -17,13 +17,13 @@ import (
 )
 
 // oracleRun is the write-audit oracle (audit) over the evidence
-// of a case: refstore's audit and enforcement logs, every driver pod's log
-// and the case's writer logs. The inputs and the oracle's own report are
-// written under reports/fencing/<case>/ first, so a failure can be replayed
-// with the replay.sh written next to them (`fenceproof audit check --since
-// <case start>` on exactly those files).
+// of a case: the storage's accepted-writes and enforcement logs, every
+// driver pod's log and the case's writer logs. The inputs and the oracle's
+// own report are written into the case's directory first, so a failure can
+// be replayed with the replay.sh written next to them (`fenceproof audit
+// check --since <case start>` on exactly those files).
 func (c *fcase) oracleRun(ev *evidence) *audit.Result {
-	dir := filepath.Join(*flagReports, reportName(), c.id)
+	dir := c.caseDir()
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	// Only this case's writes: an earlier case (the ack-before-enforce one)
 	// must not fail a later one. The driver logs stay whole: the fence
@@ -80,10 +80,6 @@ func (c *fcase) enforcementFigure(r *audit.Result, ack int64) {
 			c.figure(figEnforce, "%+.1f", e.EnforceDeltaMs)
 			return
 		}
-	}
-	if *flagStorage == fencekind.StorageCeph {
-		c.figure(figEnforce, "n/a (Ceph keeps no enforcement log; the driver acknowledges after its OSD barrier: see ack → first refusal)")
-		return
 	}
 	c.figure(figEnforce, "unknown (no enforcement record)")
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fenceproof/fenceproof/internal/e2e"
 	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
@@ -81,13 +82,13 @@ func (c *cutter) restore() error {
 // exists for, so the stale writer must be seen refused.
 func (c *cutter) dataPathAlive() bool { return c.how == "kubelet-stop" }
 
-func setUnschedulable(ctx context.Context, node string, on bool) error {
+func (w *world) setUnschedulable(ctx context.Context, node string, on bool) error {
 	_, err := w.k.CS.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType,
 		[]byte(fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)), metav1.PatchOptions{})
 	return err
 }
 
-func setTaint(ctx context.Context, node string, t corev1.Taint, on bool) error {
+func (w *world) setTaint(ctx context.Context, node string, t corev1.Taint, on bool) error {
 	n, err := w.k.CS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ func setTaint(ctx context.Context, node string, t corev1.Taint, on bool) error {
 	return err
 }
 
-func nodeReady(ctx context.Context, node string) bool {
+func (w *world) nodeReady(ctx context.Context, node string) bool {
 	n, err := w.k.CS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return false
@@ -119,8 +120,8 @@ func nodeReady(ctx context.Context, node string) bool {
 	return false
 }
 
-var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure, func() {
-	It("7. DR rehearsal: worker B cut off, fenced through the CR, declared out of service; its StatefulSet writer moves, and the stale writer never gets a write accepted after the ack", func(ctx SpecContext) {
+var _ = Describe("DR rehearsal", Ordered, ContinueOnFailure, func() {
+	fencingCase("FENCING-007", func(ctx SpecContext, w *world, tc e2e.Case) {
 		cut := &cutter{node: w.b, how: *flagCut}
 		if err := exec.Command("docker", "inspect", w.b).Run(); err != nil {
 			Skip(fmt.Sprintf("the rehearsal cuts a node off through Docker and node %s is not a kind node container here", w.b))
@@ -131,13 +132,13 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 		release, lockErr := cluster.Exclusive(ctx)
 		Expect(lockErr).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(release()).To(Succeed()) })
-		c := newCase(ctx, "c7", "7. DR rehearsal (make rehearse-kind)", false)
+		c := w.newCase(ctx, tc, false)
 		DeferCleanup(func(ctx SpecContext) {
 			// Always leave the cluster whole, whatever failed.
 			Expect(cut.restore()).To(Succeed())
-			Expect(setTaint(ctx, w.b, OutOfServiceTaint, false)).To(Succeed())
-			Expect(setUnschedulable(ctx, w.a, false)).To(Succeed())
-			eventually(ctx, func(g Gomega) { g.Expect(nodeReady(ctx, w.b)).To(BeTrue(), "node %s Ready again", w.b) }, 5*time.Minute)
+			Expect(w.setTaint(ctx, w.b, OutOfServiceTaint, false)).To(Succeed())
+			Expect(w.setUnschedulable(ctx, w.a, false)).To(Succeed())
+			eventually(ctx, func(g Gomega) { g.Expect(w.nodeReady(ctx, w.b)).To(BeTrue(), "node %s Ready again", w.b) }, 5*time.Minute)
 			fmt.Fprintf(os.Stderr, "\nDR rehearsal timeline (seconds since start):\n")
 			for _, e := range c.events {
 				fmt.Fprintf(os.Stderr, "  %8.3f  %s\n", e.At.Seconds(), e.What)
@@ -148,8 +149,8 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 		// B (A is cordoned while it is scheduled), and a writer on A.
 		c.startWriters(ctx, map[string]string{c.id + "-a": w.a})
 		app := c.id + "-app"
-		Expect(setUnschedulable(ctx, w.a, true)).To(Succeed())
-		_, err := w.k.CS.AppsV1().StatefulSets(c.ns).Create(ctx, fencekind.StatefulWriter(w.spec.Images, c.ns, app, w.server, []string{w.a, w.b}), createOpts)
+		Expect(w.setUnschedulable(ctx, w.a, true)).To(Succeed())
+		_, err := w.k.CS.AppsV1().StatefulSets(c.ns).Create(ctx, w.store.statefulWriter(w, c.ns, app, []string{w.a, w.b}), createOpts)
 		Expect(err).NotTo(HaveOccurred())
 		pod := app + "-0"
 		var staleIP string // the writer's address on B: refstore refuses a fenced session before it names its client
@@ -161,21 +162,22 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 			g.Expect(p.Status.PodIP).NotTo(BeEmpty())
 			staleIP = p.Status.PodIP
 		}, podTimeout)
-		Expect(setUnschedulable(ctx, w.a, false)).To(Succeed())
+		Expect(w.setUnschedulable(ctx, w.a, false)).To(Succeed())
 		eventually(ctx, func(g Gomega) {
-			g.Expect(bWrites(fencekind.ParseLines[fencekind.Accepted](auditLog(ctx)), c.start.UnixNano(), 0)).To(
+			g.Expect(w.bWrites(fencekind.ParseLines[fencekind.Accepted](w.auditLog(ctx)), c.start.UnixNano(), 0)).To(
 				ContainElement(HaveField("Client", pod)), "the StatefulSet writer on B writes")
 		}, podTimeout)
 		c.event("StatefulSet writer %s runs on %s and writes", pod, w.b)
 
 		Expect(cut.cut()).To(Succeed())
 		c.event("worker B (%s) cut off (%s)", w.b, cut.how)
-		ack := c.fenceB(ctx, "fenceproof-c7", w.bCIDRs)
-		DeferCleanup(func(ctx SpecContext) { _ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, "fenceproof-c7", crTimeout) })
+		name := "fenceproof-" + c.id
+		ack := c.fenceB(ctx, name, w.bCIDRs)
+		DeferCleanup(func(ctx SpecContext) { _ = w.fences.Delete(ctx, fencekind.NetworkFenceGVR, name, crTimeout) })
 
-		eventually(ctx, func(g Gomega) { g.Expect(nodeReady(ctx, w.b)).To(BeFalse(), "node %s NotReady", w.b) }, 5*time.Minute)
+		eventually(ctx, func(g Gomega) { g.Expect(w.nodeReady(ctx, w.b)).To(BeFalse(), "node %s NotReady", w.b) }, 5*time.Minute)
 		c.event("node %s NotReady", w.b)
-		Expect(setTaint(ctx, w.b, OutOfServiceTaint, true)).To(Succeed())
+		Expect(w.setTaint(ctx, w.b, OutOfServiceTaint, true)).To(Succeed())
 		c.event("taint %s=%s:%s on %s", OutOfServiceTaint.Key, OutOfServiceTaint.Value, OutOfServiceTaint.Effect, w.b)
 
 		var moved int64
@@ -183,7 +185,7 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 			p, err := w.k.CS.CoreV1().Pods(c.ns).Get(ctx, pod, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(p.Spec.NodeName).To(Equal(w.a), "%s rescheduled to worker A", pod)
-			for _, r := range fencekind.ParseLines[fencekind.Accepted](auditLog(ctx)) {
+			for _, r := range fencekind.ParseLines[fencekind.Accepted](w.auditLog(ctx)) {
 				if r.Client == pod && r.TNs > ack && !fencekind.InPrefixes(r.Addr, w.bCIDRs) {
 					moved = r.TNs
 					return
@@ -196,16 +198,16 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 
 		Expect(cut.restore()).To(Succeed())
 		c.event("worker B restored")
-		eventually(ctx, func(g Gomega) { g.Expect(nodeReady(ctx, w.b)).To(BeTrue()) }, 5*time.Minute)
+		eventually(ctx, func(g Gomega) { g.Expect(w.nodeReady(ctx, w.b)).To(BeTrue()) }, 5*time.Minute)
 		c.event("node %s Ready", w.b)
 		c.observe(ctx, observeWindow)
-		un := c.unfence(ctx, "fenceproof-c7", w.bCIDRs, false)
-		Expect(setTaint(ctx, w.b, OutOfServiceTaint, false)).To(Succeed())
+		un := c.unfence(ctx, name, w.bCIDRs, false)
+		Expect(w.setTaint(ctx, w.b, OutOfServiceTaint, false)).To(Succeed())
 		c.event("taint removed from %s", w.b)
 
 		ev := c.collect(ctx) // un is long past: every acknowledged write before it is in the audit log read here
 		audit := ev.accepted()
-		Expect(bWrites(audit, ack, un)).To(BeEmpty(), "split brain: writes from worker B accepted while fenced")
+		Expect(w.bWrites(audit, ack, un)).To(BeEmpty(), "split brain: writes from worker B accepted while fenced")
 		r := c.oracleRun(ev)
 		Expect(r.OK()).To(BeTrue(), "oracle: first violation %v", r.First())
 		// Refusals carry no client id (refstore refuses a fenced session
@@ -213,33 +215,17 @@ var _ = Describe("DR rehearsal", Label("rehearsal"), Ordered, ContinueOnFailure,
 		// pod's address. Matching by client id, as this once did, counted
 		// none and reported 0 refusals as if nothing had been tried.
 		refused, firstRefused := 0, int64(0)
-		if w.spec.Storage == fencekind.StorageCeph {
-			// Ceph keeps no log of what it refused: the stale writer's
-			// own log, which it copies to B's disk (its pod is gone, B
-			// is back), has the OSD's -108 answers.
-			b, err := w.k.NodeFile(ctx, w.b, w.spec.WriterLogCopy(pod))
-			Expect(err).NotTo(HaveOccurred())
-			for _, a := range fencekind.ParseLines[fencekind.Attempt](b) {
-				if a.Outcome == "refused" && fencekind.InPrefixes(a.Local, []string{staleIP + "/32"}) && a.TNs > ack {
-					refused++
-					if firstRefused == 0 {
-						firstRefused = a.TNs
-					}
-				}
-			}
-		} else {
-			b, err := w.k.NodeFile(ctx, w.storage, strings.TrimSuffix(w.spec.AuditLogPath(), fencekind.AuditLogName)+"refused.log")
-			Expect(err).NotTo(HaveOccurred())
-			for _, x := range fencekind.ParseLines[fencekind.Accepted](b) {
-				if fencekind.InPrefixes(x.Addr, []string{staleIP + "/32"}) && x.TNs > ack {
-					refused++
-					if firstRefused == 0 {
-						firstRefused = x.TNs
-					}
+		b, err := w.store.log(ctx, w, refusedLog)
+		Expect(err).NotTo(HaveOccurred())
+		for _, x := range fencekind.ParseLines[fencekind.Accepted](b) {
+			if fencekind.InPrefixes(x.Addr, []string{staleIP + "/32"}) && x.TNs > ack {
+				refused++
+				if firstRefused == 0 {
+					firstRefused = x.TNs
 				}
 			}
 		}
-		c.figure("stale writer's attempts from B refused by "+*flagStorage+" after the ack", "%d", refused)
+		c.figure("stale writer's attempts from B refused by the storage after the ack", "%d", refused)
 		if refused > 0 {
 			c.figure("ack → stale writer's first refusal (ms)", "%.1f", float64(firstRefused-ack)/1e6)
 		}

@@ -10,13 +10,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/reporters"
-
-	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
 // The figures the summary of reports/fencing.md gathers from every case.
 const (
-	figEnforce   = "RPC return → enforcement (ms; refstore's enforcement time minus the ack)"
+	figEnforce   = "RPC return → enforcement (ms; the storage's enforcement time minus the ack)"
 	figSucceeded = "CR creation → Succeeded (s)"
 	figLastB     = "last write of B accepted before the ack (ms before the ack)"
 	figRefusal   = "ack → first refusal seen by B's writer (ms)"
@@ -25,8 +23,9 @@ const (
 
 var summaryFigures = []string{figEnforce, figSucceeded, figLastB, figRefusal, figLost}
 
-// suiteReport collects every case for reports/fencing.md; the JUnit XML
-// (reports/fencing.xml) is Ginkgo's own (--ginkgo.junit-report).
+// suiteReport collects every case for reports/fencing.md
+// (fencing-<storage>.md on another storage); the JUnit XML
+// (reports/fencing.xml) is Ginkgo's own.
 type suiteReport struct {
 	mu      sync.Mutex
 	target  string
@@ -64,16 +63,17 @@ func oneLine(s string) string {
 	return s
 }
 
-// write renders fencing.md and one timeline file per case under fencing/.
-func (r *suiteReport) write(dir string) ([]string, error) {
+// write renders <reportBase>.md and one timeline file per case in its
+// directory.
+func (r *suiteReport) write(dir string, w *world) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := os.MkdirAll(filepath.Join(dir, reportName()), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, reportBase()), 0o755); err != nil {
 		return nil, err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# fencing end to end (storage: %s)\n\nTarget: %s\n\nSuite wall time: %.1f s (deploy included); %d cases.\n\n",
-		*flagStorage, r.target, time.Since(w.startedAt).Seconds(), len(r.cases))
+		w.store.name(), r.target, time.Since(w.startedAt).Seconds(), len(r.cases))
 	b.WriteString("| case | verdict | wall time (s) |\n| --- | --- | --- |\n")
 	for _, c := range r.cases {
 		fmt.Fprintf(&b, "| %s | %s | %.1f |\n", c.name, mdEscape(r.results[c.id]), c.wall().Seconds())
@@ -108,16 +108,12 @@ func (r *suiteReport) write(dir string) ([]string, error) {
 		}
 		b.WriteString(t.String())
 		b.WriteString("```\n")
-		if err := os.MkdirAll(filepath.Join(dir, reportName(), c.id), 0o755); err == nil {
-			_ = os.WriteFile(filepath.Join(dir, reportName(), c.id, "timeline.txt"), []byte(t.String()), 0o644)
+		if err := os.MkdirAll(c.caseDir(), 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join(c.caseDir(), "timeline.txt"), []byte(t.String()), 0o644)
 		}
 	}
-	if *flagStorage == fencekind.StorageCeph {
-		b.WriteString("\nEvidence: reports/fencing-ceph/ holds the writes Ceph accepted (the writers' audit objects, read back), every driver pod's log, and per case the writers' logs, the oracle's inputs and report, and the timeline.\n")
-	} else {
-		b.WriteString("\nEvidence: reports/fencing/ holds refstore's audit, refusal and enforcement logs, every driver pod's log, and per case the writers' logs and the timeline.\n")
-	}
-	md := filepath.Join(dir, reportName()+".md")
+	fmt.Fprintf(&b, "\nEvidence: reports/%s/ holds the storage's accepted, refused and enforcement logs, every driver pod's log, and per case (a directory named by its ID) the writers' logs, the oracle's inputs and report, and the timeline.\n", reportBase())
+	md := filepath.Join(dir, reportBase()+".md")
 	if err := os.WriteFile(md, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}
@@ -133,10 +129,14 @@ func (c *fcase) wall() time.Duration {
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// The JUnit report of the suite, reports/fencing.xml, whatever the flags.
+// The JUnit report of the suite, reports/<reportBase>.xml, whatever the
+// flags; not for a preview (the case table test).
 var _ = ReportAfterSuite("fencing JUnit report", func(r Report) {
+	if r.SuiteConfig.DryRun {
+		return
+	}
 	_ = os.MkdirAll(*flagReports, 0o755)
-	if err := reporters.GenerateJUnitReport(r, filepath.Join(*flagReports, reportName()+".xml")); err != nil {
+	if err := reporters.GenerateJUnitReport(r, filepath.Join(*flagReports, reportBase()+".xml")); err != nil {
 		fmt.Fprintf(os.Stderr, "fencing: JUnit report: %v\n", err)
 	}
 })

@@ -91,6 +91,9 @@ type event struct {
 
 // fcase is one running case: its namespace, writers and timeline.
 type fcase struct {
+	w *world
+	// name is the case's ID and title; id is the ID in lower case, for the
+	// names of the case's objects; ns is its namespace.
 	name, id, ns string
 	start        time.Time
 	mu           sync.Mutex
@@ -117,14 +120,15 @@ func (c *fcase) figure(name, format string, args ...any) {
 	c.mu.Unlock()
 }
 
-// newCase starts a case: its own namespace (deleted when the spec ends),
+// newCase starts case tc: its own namespace (deleted when the spec ends),
 // and, with writers, writer pods "<id>-a" on worker A and "<id>-b" on
 // worker B, returned once both have had writes accepted.
-func newCase(ctx context.Context, id, name string, writers bool) *fcase {
-	c := &fcase{id: id, name: name, ns: "fence-" + id, start: time.Now(), writers: map[string]string{}}
+func (w *world) newCase(ctx context.Context, tc e2e.Case, writers bool) *fcase {
+	id := strings.ToLower(tc.ID)
+	c := &fcase{w: w, id: id, name: tc.Text(), ns: id, start: time.Now(), writers: map[string]string{}}
 	Expect(e2e.DeleteNamespace(ctx, w.k.CS, c.ns, podTimeout)).To(Succeed())
 	Expect(e2e.CreateNamespace(ctx, w.k.CS, c.ns, map[string]string{"app.kubernetes.io/part-of": "fenceproof"})).To(Succeed())
-	Expect(w.k.PrepareNamespace(ctx, w.spec, c.ns)).To(Succeed())
+	Expect(w.store.prepare(ctx, w, c.ns)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		report.add(c)
 		if CurrentSpecReport().Failed() {
@@ -151,6 +155,7 @@ func newCase(ctx context.Context, id, name string, writers bool) *fcase {
 // fenced succeeds. It runs after the case's own cleanups (which restore the
 // faithful driver after the fault case).
 func (c *fcase) reset(ctx context.Context) {
+	w := c.w
 	cidrs := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(c.fenced), w.bCIDRs...))))
 	name := "fenceproof-" + c.id + "-reset"
 	// A reset CR of an earlier failed run would keep its old result.
@@ -171,11 +176,12 @@ func (c *fcase) reset(ctx context.Context) {
 // startWriters creates writer pods (id -> node) and waits until each has
 // had a write accepted.
 func (c *fcase) startWriters(ctx context.Context, ws map[string]string) {
+	w := c.w
 	var pods = make([]string, 0, len(ws))
 	for id, node := range ws {
 		c.writers[id] = node
 		pods = append(pods, id)
-		_, err := w.k.CS.CoreV1().Pods(c.ns).Create(ctx, fencekind.WriterPod(w.spec.Images, c.ns, id, node, w.server), createOpts)
+		_, err := w.k.CS.CoreV1().Pods(c.ns).Create(ctx, w.store.writerPod(w, c.ns, id, node), createOpts)
 		Expect(err).NotTo(HaveOccurred())
 	}
 	sort.Strings(pods)
@@ -195,24 +201,19 @@ func (c *fcase) startWriters(ctx context.Context, ws map[string]string) {
 
 // attempts returns a writer's log (its pod's standard output).
 func (c *fcase) attempts(ctx context.Context, id string) []fencekind.Attempt {
-	b, err := w.k.PodLogs(ctx, c.ns, id, "writer", false)
+	b, err := c.w.k.PodLogs(ctx, c.ns, id, "writer", false)
 	if err != nil {
 		return nil
 	}
 	return fencekind.ParseLines[fencekind.Attempt](b)
 }
 
-// auditLog reads refstore's audit log of this run from the storage node;
-// on Ceph, the writes Ceph accepted, in the same format (CephAudit).
-func auditLog(ctx context.Context) []byte {
+// auditLog reads the storage's log of accepted writes of this run.
+func (w *world) auditLog(ctx context.Context) []byte {
 	var b []byte
 	Eventually(func() error {
 		var err error
-		if w.spec.Storage == fencekind.StorageCeph {
-			b, err = w.k.CephAudit(ctx)
-		} else {
-			b, err = w.k.NodeFile(ctx, w.storage, w.spec.AuditLogPath())
-		}
+		b, err = w.store.log(ctx, w, acceptedLog)
 		return err
 	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	return b
@@ -220,7 +221,7 @@ func auditLog(ctx context.Context) []byte {
 
 // waitResult waits for a NetworkFence result and records it.
 func (c *fcase) waitResult(ctx context.Context, name, result string) fencekind.FenceStatus {
-	_, st, err := w.fences.WaitResult(ctx, name, result, crTimeout)
+	_, st, err := c.w.fences.WaitResult(ctx, name, result, crTimeout)
 	Expect(err).NotTo(HaveOccurred())
 	c.event("NetworkFence %s: %s (%s)", name, st.Result, st.Message)
 	return st
@@ -237,7 +238,7 @@ func (c *fcase) observe(ctx context.Context, d time.Duration) {
 
 // bWrites returns the audit records from worker B's fenced CIDRs accepted
 // in (from, to] (unix ns; to 0 = no end).
-func bWrites(audit []fencekind.Accepted, from, to int64) []fencekind.Accepted {
+func (w *world) bWrites(audit []fencekind.Accepted, from, to int64) []fencekind.Accepted {
 	var out []fencekind.Accepted
 	for _, r := range audit {
 		if r.TNs > from && (to == 0 || r.TNs <= to) && fencekind.InPrefixes(r.Addr, w.bCIDRs) {
@@ -274,42 +275,44 @@ func lostWrites(atts []fencekind.Attempt, audit []fencekind.Accepted, id string,
 	return lost, total, reasons
 }
 
-// saveEvidence copies the audit, refusal and enforcement logs of the run and
-// every driver log under reports/fencing/.
-func (wd *world) saveEvidence(ctx context.Context) {
-	dir := filepath.Join(*flagReports, reportName())
+// saveEvidence copies the storage's accepted, refused and enforcement logs
+// of the run and every driver log under reports/<reportBase>/.
+func (w *world) saveEvidence(ctx context.Context) {
+	dir := filepath.Join(*flagReports, reportBase())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		logf("evidence: %v", err)
 		return
 	}
-	if wd.spec.Storage == fencekind.StorageCeph {
-		if b, err := wd.k.CephAudit(ctx); err == nil {
-			_ = os.WriteFile(filepath.Join(dir, fencekind.AuditLogName), b, 0o644)
-		} else {
-			logf("evidence: %v", err)
-		}
-		for pod, b := range wd.logs.all(ctx) {
-			_ = os.WriteFile(filepath.Join(dir, "driver-"+pod+".log"), b, 0o644)
-		}
-		return
-	}
-	base := filepath.Dir(wd.spec.AuditLogPath())
-	for _, f := range []string{fencekind.AuditLogName, "refused.log", "enforce.log"} {
-		b, err := wd.k.NodeFile(ctx, wd.storage, base+"/"+f)
+	for _, l := range []storageLog{acceptedLog, refusedLog, enforceLog} {
+		b, err := w.store.log(ctx, w, l)
 		if err != nil {
 			logf("evidence: %v", err)
 			continue
 		}
-		_ = os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, string(l)), b, 0o644)
 	}
-	for pod, b := range wd.logs.all(ctx) {
+	for pod, b := range w.logs.all(ctx) {
 		_ = os.WriteFile(filepath.Join(dir, "driver-"+pod+".log"), b, 0o644)
 	}
 }
 
-// saveCaseLogs writes the case's writer logs under reports/fencing/<id>/.
+// reportBase is the base name of the suite's reports: fencing for
+// refstore, fencing-<storage> for any other storage.
+func reportBase() string {
+	if *flagStorage != "refstore" {
+		return "fencing-" + *flagStorage
+	}
+	return "fencing"
+}
+
+// caseDir is where the case's evidence goes: reports/<reportBase>/<ID>/.
+func (c *fcase) caseDir() string {
+	return filepath.Join(*flagReports, reportBase(), strings.ToUpper(c.id))
+}
+
+// saveCaseLogs writes the case's writer logs into its caseDir.
 func (c *fcase) saveCaseLogs(ev *evidence) {
-	dir := filepath.Join(*flagReports, reportName(), c.id)
+	dir := c.caseDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}

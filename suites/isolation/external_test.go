@@ -16,8 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/fenceproof/fenceproof/internal/e2e"
-	"github.com/fenceproof/fenceproof/internal/probing"
-	"github.com/fenceproof/fenceproof/internal/reach"
+	"github.com/fenceproof/fenceproof/isolation"
 )
 
 // The workload outside the cluster (topology.yaml's external peers): a
@@ -46,7 +45,7 @@ func (o *outside) on() bool { return o != nil && len(o.byPeer) > 0 }
 
 // startOutside starts the topology's external workloads, or says why not
 // (auto mode on a cluster that is not on a Docker network of this host).
-func startOutside(ctx context.Context, cs kubernetes.Interface, apiServer string, topo reach.Topology) (*outside, error) {
+func startOutside(ctx context.Context, cs kubernetes.Interface, apiServer string, topo isolation.Topology) (*outside, error) {
 	o := &outside{byPeer: map[string]*e2e.External{}}
 	off := func(format string, args ...any) (*outside, error) {
 		o.why = fmt.Sprintf(format, args...)
@@ -95,7 +94,7 @@ func startOutside(ctx context.Context, cs kubernetes.Interface, apiServer string
 	}
 	ports := joinPorts(e2e.ProbePorts)
 	for _, x := range topo.External {
-		name := reach.ExternalNamespace + "/" + x.Name
+		name := isolation.ExternalNamespace + "/" + x.Name
 		ext, err := e2e.StartExternal(ctx, e2e.ExternalOptions{
 			Container:  fmt.Sprintf("fenceproof-iso-%s-%d", x.Name, os.Getpid()),
 			Network:    *flagExtNetwork,
@@ -149,10 +148,10 @@ func joinPorts(ps []int32) string {
 
 // withoutExternalCells drops the cells about external peers (when the
 // external workloads are off) and says how many.
-func withoutExternalCells(cells []reach.Cell) ([]reach.Cell, int) {
-	var out []reach.Cell
+func withoutExternalCells(cells []isolation.Cell) ([]isolation.Cell, int) {
+	var out []isolation.Cell
 	for _, c := range cells {
-		if !reach.IsExternal(c.From) && !reach.IsExternal(c.To) {
+		if !isolation.IsExternal(c.From) && !isolation.IsExternal(c.To) {
 			out = append(out, c)
 		}
 	}
@@ -163,26 +162,26 @@ func withoutExternalCells(cells []reach.Cell) ([]reach.Cell, int) {
 // an external peer's address.
 func specUsesExternal(spec string) bool {
 	data, err := os.ReadFile(*flagFixtures + "/" + spec)
-	return err == nil && strings.Contains(string(data), `"`+reach.ExternalNamespace+`/`)
+	return err == nil && strings.Contains(string(data), `"`+isolation.ExternalNamespace+`/`)
 }
 
 // The source-address spec probes once each way, per port/protocol, between
 // the external workload and a pod no policy selects (iso-app/stranger), with
 // servers that reply with the client address they saw.
 var _ = Describe("data-plane isolation: the workload outside the cluster", func() {
-	It("reaches a pod with its own source address (no SNAT, so ipBlock can match it), and reports the source it sees for the pod's connections", func(ctx SpecContext) {
+	isolationCases().It("ISOLATION-017", func(ctx SpecContext) {
 		if !world.outside.on() {
 			Skip("out-of-cluster workload " + world.outside.why)
 		}
 		const podName = "iso-app/stranger"
-		var ext probing.Endpoint
+		var ext isolation.ProbeEndpoint
 		for _, p := range world.probes {
 			if p.Container != "" {
 				ext = p
 				break
 			}
 		}
-		var pod probing.Endpoint
+		var pod isolation.ProbeEndpoint
 		for _, p := range world.probes {
 			if p.Name == podName {
 				pod = p
@@ -195,13 +194,13 @@ var _ = Describe("data-plane isolation: the workload outside the cluster", func(
 
 		var notes []string
 		for _, pc := range world.cases {
-			in, err := world.runner.Prober.Probe(ctx, probing.Request{From: ext, To: pod, Case: pc})
+			in, err := world.runner.Prober.Probe(ctx, isolation.ProbeRequest{From: ext, To: pod, Case: pc})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(in.Reachable).To(BeTrue(), "%s -> %s %s: %+v", ext.Name, pod.Name, pc, in)
 			Expect(in.Reply).To(Equal(fmt.Sprintf("ok %s from %s", name, ext.IP)),
 				"%s -> %s %s: the pod must see the outside workload's own address %s (no SNAT), or ipBlock could not match it", ext.Name, pod.Name, pc, ext.IP)
 
-			out, err := world.runner.Prober.Probe(ctx, probing.Request{From: pod, To: ext, Case: pc})
+			out, err := world.runner.Prober.Probe(ctx, isolation.ProbeRequest{From: pod, To: ext, Case: pc})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(out.Reachable).To(BeTrue(), "%s -> %s %s: %+v", pod.Name, ext.Name, pc, out)
 			// Leaving the cluster, a pod's connection is either masqueraded

@@ -1,9 +1,10 @@
 // Package isolation is the data-plane isolation end-to-end suite (seed 002):
-// application specs become NetworkPolicies (internal/isolation), a model
-// predicts the reachability matrix from the policies in the cluster
-// (internal/netpolmodel), probes in 9 pods measure it over fresh TCP and UDP
-// connections (internal/probing, cmd/probe), and the report diffs them
-// (internal/reach, internal/reachreport) under reports/.
+// application specs become NetworkPolicies, a model predicts the
+// reachability matrix from the policies in the cluster, probes in 9 pods and
+// one container outside the cluster measure it over fresh TCP and UDP
+// connections (cmd/probe), and the report diffs them under reports/; all of
+// it is the package isolation (the repository's isolation/), this suite
+// only deploys the topology and runs the cases.
 //
 //	make e2e-isolation               # creates or reuses the kind cluster, runs, cleans up
 //	go test ./suites/isolation -args --kubeconfig=PATH   # an existing cluster
@@ -34,10 +35,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
 
 	"github.com/fenceproof/fenceproof/internal/e2e"
-	"github.com/fenceproof/fenceproof/internal/netpolmodel"
-	"github.com/fenceproof/fenceproof/internal/probing"
-	"github.com/fenceproof/fenceproof/internal/reach"
-	"github.com/fenceproof/fenceproof/internal/reachreport"
+	"github.com/fenceproof/fenceproof/isolation"
 )
 
 var (
@@ -73,27 +71,31 @@ func TestIsolation(t *testing.T) {
 	RunSpecs(t, "data-plane isolation")
 }
 
+// TestCaseTable: every case of the table has exactly one spec with its ID
+// and labels, and every spec is a case of the table (no cluster needed).
+func TestCaseTable(t *testing.T) { e2e.TestTable(t, cfg, isolationCases(), "data-plane isolation") }
+
 // testWorld is the deployed topology and what probes and predicts on it.
 type testWorld struct {
-	topo    reach.Topology
-	cases   []reach.PortProto
+	topo    isolation.Topology
+	cases   []isolation.PortProto
 	names   []string
 	ips     map[string]netip.Addr
-	peers   []netpolmodel.Endpoint
-	probes  []probing.Endpoint
-	profile netpolmodel.Profile
+	peers   []isolation.Peer
+	probes  []isolation.ProbeEndpoint
+	profile isolation.Profile
 	cs      kubernetes.Interface
-	runner  probing.Runner
+	runner  isolation.Runner
 	// outside holds the workloads outside the cluster (external peers).
 	outside *outside
 }
 
 type suiteReport struct {
 	mu sync.Mutex
-	r  reachreport.Report
+	r  isolation.Report
 }
 
-func (s *suiteReport) add(c reachreport.Case) {
+func (s *suiteReport) add(c isolation.CaseResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.r.Cases = append(s.r.Cases, c)
@@ -108,7 +110,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf})
 	Expect(err).NotTo(HaveOccurred())
 
-	topo, err := reach.LoadTopology(filepath.Join(*flagFixtures, "topology.yaml"))
+	topo, err := isolation.LoadTopology(filepath.Join(*flagFixtures, "topology.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	cases, err := topo.Cases()
 	Expect(err).NotTo(HaveOccurred())
@@ -152,7 +154,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	running, err := e2e.CreatePodsAndWait(ctx, cs, 3*time.Minute, pods...)
 	Expect(err).NotTo(HaveOccurred())
 	ips := map[string]netip.Addr{}
-	var probes []probing.Endpoint
+	var probes []isolation.ProbeEndpoint
 	for _, p := range running {
 		ip, err := netip.ParseAddr(p.Status.PodIP)
 		Expect(err).NotTo(HaveOccurred())
@@ -165,29 +167,29 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	}
 	for _, n := range topo.PeerNames() {
 		if ext, ok := out.byPeer[n]; ok {
-			probes = append(probes, probing.Endpoint{Name: n, Container: ext.Container, IP: ext.IP})
+			probes = append(probes, isolation.ProbeEndpoint{Name: n, Container: ext.Container, IP: ext.IP})
 			continue
 		}
 		ns, pod := splitName(n)
-		probes = append(probes, probing.Endpoint{Name: n, Namespace: ns, Pod: pod, IP: ips[n]})
+		probes = append(probes, isolation.ProbeEndpoint{Name: n, Namespace: ns, Pod: pod, IP: ips[n]})
 	}
-	peers, err := topo.Endpoints(ips)
+	peers, err := topo.Peers(ips)
 	Expect(err).NotTo(HaveOccurred())
 	logf("deployed %d probe pods in %d namespaces in %s", len(running), len(topo.Namespaces), time.Since(start).Round(time.Millisecond))
 
 	world = &testWorld{
 		topo: topo, cases: cases, names: topo.PeerNames(), ips: ips, peers: peers, probes: probes,
 		profile: profile, cs: cs, outside: out,
-		runner: probing.Runner{
-			Prober: probing.ByRunner{
-				Pod:       &probing.ExecProber{Config: rc, Client: cs, Command: *flagProbePath, Timeout: *flagTimeout},
-				Container: &probing.DockerProber{Command: *flagProbePath, Timeout: *flagTimeout},
+		runner: isolation.Runner{
+			Prober: isolation.ByRunner{
+				Pod:       &isolation.ExecProber{Config: rc, Client: cs, Command: *flagProbePath, Timeout: *flagTimeout},
+				Container: &isolation.DockerProber{Command: *flagProbePath, Timeout: *flagTimeout},
 			},
 			Parallel: *flagParallel,
 			Settle:   *flagSettle,
 		},
 	}
-	report.r = reachreport.Report{Suite: "data-plane isolation", Target: fmt.Sprintf("%s; network plugin profile %s (ipBlock matches pod addresses: %v)", cluster.Kubeconfig, profile.Name, profile.IPBlockMatchesPods), Started: time.Now()}
+	report.r = isolation.Report{Suite: "data-plane isolation", Target: fmt.Sprintf("%s; network plugin profile %s (ipBlock matches pod addresses: %v)", cluster.Kubeconfig, profile.Name, profile.IPBlockMatchesPods), Started: time.Now()}
 	if out.on() {
 		for name, ext := range out.byPeer {
 			report.r.Notes = append(report.r.Notes, fmt.Sprintf("%s is outside the cluster: Docker container %s on network %s at %s (not a pod), routed to the pod CIDRs through the nodes: %v", name, ext.Container, ext.Network, ext.IP, out.routes))
@@ -206,7 +208,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 			if !c.Passed() {
 				verdict = "FAIL"
 			}
-			fmt.Fprintf(os.Stderr, "  %-20s %8s  %s\n", c.Name, c.MatrixTime.Round(time.Millisecond), verdict)
+			fmt.Fprintf(os.Stderr, "  %-14s %-24s %8s  %s\n", c.ID, c.Name, c.MatrixTime.Round(time.Millisecond), verdict)
 		}
 		paths, err := report.r.WriteFiles(*flagReports, "isolation")
 		Expect(err).NotTo(HaveOccurred())
@@ -229,7 +231,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 
 // deleteNamespaces deletes the topology's namespaces at once and waits
 // until all are gone.
-func deleteNamespaces(ctx context.Context, cs kubernetes.Interface, topo reach.Topology) error {
+func deleteNamespaces(ctx context.Context, cs kubernetes.Interface, topo isolation.Topology) error {
 	names := make([]string, len(topo.Namespaces))
 	for i, ns := range topo.Namespaces {
 		names[i] = ns.Name
@@ -238,18 +240,18 @@ func deleteNamespaces(ctx context.Context, cs kubernetes.Interface, topo reach.T
 }
 
 // detectProfile picks the model's network plugin profile.
-func detectProfile(ctx context.Context, cs kubernetes.Interface, name string) (netpolmodel.Profile, error) {
+func detectProfile(ctx context.Context, cs kubernetes.Interface, name string) (isolation.Profile, error) {
 	if name != "auto" {
-		return netpolmodel.ProfileByName(name)
+		return isolation.ProfileByName(name)
 	}
 	_, err := cs.AppsV1().DaemonSets("kube-system").Get(ctx, "cilium", metav1.GetOptions{})
 	switch {
 	case err == nil:
-		return netpolmodel.Cilium, nil
+		return isolation.Cilium, nil
 	case apierrors.IsNotFound(err):
-		return netpolmodel.Upstream, nil
+		return isolation.Upstream, nil
 	}
-	return netpolmodel.Profile{}, fmt.Errorf("detect the network plugin: %w", err)
+	return isolation.Profile{}, fmt.Errorf("detect the network plugin: %w", err)
 }
 
 func envOr(key, def string) string {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,19 +17,50 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fenceproof/fenceproof/internal/isolation"
-	"github.com/fenceproof/fenceproof/internal/netpolmodel"
-	"github.com/fenceproof/fenceproof/internal/reach"
-	"github.com/fenceproof/fenceproof/internal/reachreport"
+	"github.com/fenceproof/fenceproof/internal/e2e"
+	"github.com/fenceproof/fenceproof/isolation"
 )
 
 // wrongCell is the one cell the deliberately wrong policy opens.
 const wrongCell = "tcp/80 iso-app/stranger -> iso-mods/m0: expected X (blocked), observed . (allowed)"
 
+// otherCases follow the matrix cases of cases.yaml (ISOLATION-001 ...) in
+// the suite's case table.
+var otherCases = []e2e.Case{
+	{ID: "ISOLATION-014", Area: "legacy-selector", Cluster: e2e.Shared,
+		Title: "gives identical matrices for the legacy workloadSelector and its equivalent location"},
+	{ID: "ISOLATION-015", Area: "selector-change", Cluster: e2e.Shared,
+		Title: "updates the policies in place when the application's selector changes, without redeploying modules, and the probes converge"},
+	{ID: "ISOLATION-016", Area: "wrong-policy", Cluster: e2e.Shared,
+		Title: "catches a deliberately wrong policy at its exact cell"},
+	{ID: "ISOLATION-017", Area: "external-source", Cluster: e2e.Shared,
+		Title: "reaches a pod with its own source address (no SNAT, so ipBlock can match it), and reports the source it sees for the pod's connections"},
+}
+
+// matrixCases are the matrix cases of cases.yaml, read once (after the
+// flags are parsed: Ginkgo builds the tree in RunSpecs).
+var matrixCases = sync.OnceValues(func() ([]isolation.MatrixCase, error) {
+	return isolation.LoadCases(filepath.Join(*flagFixtures, "cases.yaml"))
+})
+
+// isolationCases is the suite's case table: the matrix cases, then
+// otherCases. IDs are stable (reports and CI history refer to them) and
+// never reused; TestCaseTable checks the table against the specs.
+func isolationCases() e2e.Cases {
+	mcs, _ := matrixCases()
+	var list []e2e.Case
+	for _, c := range mcs {
+		list = append(list, e2e.Case{ID: c.ID, Area: "matrix", Cluster: e2e.Shared, Title: c.Name + ": " + c.Description})
+	}
+	return e2e.Cases{Suite: "isolation", Prefix: "ISOLATION", List: append(list, otherCases...)}
+}
+
 // run is one case as the suite executes it.
 type run struct {
-	name, description, spec string
-	cells                   []reach.Cell
+	// id is the case's ID; name names the matrix run in the report (a case
+	// may measure several).
+	id, name, description, spec string
+	cells                       []isolation.Cell
 	// tamper changes the cluster after the generated policies are applied
 	// (the wrong policy); expected then follows the generated policies.
 	tamper func(ctx context.Context) error
@@ -40,24 +72,24 @@ type run struct {
 type result struct {
 	app                isolation.Application
 	generated          []networkingv1.NetworkPolicy
-	expected, observed *reach.Matrix
-	rc                 reachreport.Case
+	expected, observed *isolation.Matrix
+	rc                 isolation.CaseResult
 }
 
 func loadApp(spec string) isolation.Application {
 	tmpl, err := os.ReadFile(filepath.Join(*flagFixtures, spec))
 	Expect(err).NotTo(HaveOccurred())
-	data, err := reach.Render(tmpl, world.ips)
+	data, err := isolation.RenderSpec(tmpl, world.ips)
 	Expect(err).NotTo(HaveOccurred())
 	app, err := isolation.Parse(data)
 	Expect(err).NotTo(HaveOccurred())
 	return app
 }
 
-func predict(pols []networkingv1.NetworkPolicy) *reach.Matrix {
-	m, err := netpolmodel.New(world.topo.NamespaceLabels(), pols)
+func predict(pols []networkingv1.NetworkPolicy) *isolation.Matrix {
+	m, err := isolation.NewModel(world.topo.NamespaceLabels(), pols)
 	Expect(err).NotTo(HaveOccurred())
-	return reach.Predict(m.WithProfile(world.profile), world.names, world.peers, world.cases)
+	return isolation.Predict(m.WithProfile(world.profile), world.names, world.peers, world.cases)
 }
 
 // clusterPolicies lists the policies in the topology's namespaces.
@@ -72,17 +104,19 @@ func clusterPolicies(ctx context.Context) []networkingv1.NetworkPolicy {
 }
 
 // execute applies the case's application, predicts, probes and records the
-// case in the report; it returns the result without asserting on it.
+// case in the report; it returns the result without asserting on it. The
+// application's policies are removed when the spec ends.
 func execute(ctx context.Context, r run, app isolation.Application) result {
 	start := time.Now()
 	generated, err := isolation.Apply(ctx, world.cs, app)
 	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(removePolicies, app)
 	if r.tamper != nil {
 		Expect(r.tamper(ctx)).To(Succeed())
 	}
 	intended := predict(generated)
 	inCluster := predict(clusterPolicies(ctx))
-	rc := reachreport.Case{Name: r.name, Description: r.description, WantMismatches: r.wantMismatches}
+	rc := isolation.CaseResult{ID: r.id, Name: r.name, Description: r.description, WantMismatches: r.wantMismatches}
 	for _, p := range generated {
 		rc.Notes = append(rc.Notes, "policy "+p.Namespace+"/"+p.Name)
 	}
@@ -91,12 +125,12 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 		// The cluster holds a policy the spec does not ask for: the spec's
 		// intent is the expectation.
 		expected = intended
-		ms, _ := reach.Diff(intended, inCluster)
+		ms, _ := isolation.Diff(intended, inCluster)
 		rc.Notes = append(rc.Notes, fmt.Sprintf("the model on the tampered cluster policies predicts %d differing cell(s): %v", len(ms), ms))
-	} else if ms, _ := reach.Diff(intended, inCluster); len(ms) > 0 {
+	} else if ms, _ := isolation.Diff(intended, inCluster); len(ms) > 0 {
 		rc.Failures = append(rc.Failures, fmt.Sprintf("the cluster's policies do not predict what the generated ones do: %v", ms))
 	}
-	rc.Failures = append(rc.Failures, reach.Check(intended, r.cells, world.profile.Name)...)
+	rc.Failures = append(rc.Failures, isolation.CheckCells(intended, r.cells, world.profile.Name)...)
 	for _, c := range r.cells {
 		if c.Profile == world.profile.Name {
 			rc.Notes = append(rc.Notes, "pinned for the "+c.Profile+" profile only: "+c.String())
@@ -117,36 +151,40 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 	logf("case %s: full matrix (%d pods x %d pods x %d port/protocols) time %s (first pass; %s with retries and settling)",
 		r.name, len(world.names), len(world.names), len(world.cases), st.FirstPass.Round(time.Millisecond), st.Duration.Round(time.Millisecond))
 	AddReportEntry("matrix time "+r.name, st.FirstPass.Round(time.Millisecond).String())
-	GinkgoWriter.Printf("EXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s\n", expected.Tables(), observed.Tables(), reach.DiffTables(expected, observed))
+	GinkgoWriter.Printf("EXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s\n", expected.Tables(), observed.Tables(), isolation.DiffTables(expected, observed))
 	return result{app: app, generated: generated, expected: expected, observed: observed, rc: rc}
 }
 
 func expectPassed(res result) {
 	Expect(res.rc.Problems()).To(BeEmpty(), "case %s\nEXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s",
-		res.rc.Name, res.expected.Tables(), res.observed.Tables(), reach.DiffTables(res.expected, res.observed))
+		res.rc.Name, res.expected.Tables(), res.observed.Tables(), isolation.DiffTables(res.expected, res.observed))
 }
 
-// casesErr is why the case file could not be read; the table then has one
-// entry that fails with it.
-var casesErr error
+// removePolicies deletes the policies of app (Apply with no workload
+// location leaves none): each case's teardown.
+func removePolicies(ctx SpecContext, app isolation.Application) {
+	app.Selector = isolation.Selector{}
+	_, err := isolation.Apply(ctx, world.cs, app)
+	Expect(err).NotTo(HaveOccurred())
+}
 
+// caseEntries are the matrix cases' table entries; when the case file
+// cannot be read, one entry that fails with why.
 func caseEntries() []TableEntry {
-	path := filepath.Join(*flagFixtures, "cases.yaml")
-	cs, err := reach.LoadCases(path)
+	cs, err := matrixCases()
 	if err != nil {
-		casesErr = err
-		return []TableEntry{Entry("the case file "+path, reach.SpecCase{})}
+		return []TableEntry{Entry("the case file cases.yaml", isolation.MatrixCase{}, err)}
 	}
 	var out []TableEntry
 	for _, c := range cs {
-		out = append(out, Entry(c.Name+": "+c.Description, NodeTimeout(5*time.Minute), c))
+		out = append(out, isolationCases().Entry(c.ID, NodeTimeout(5*time.Minute), c, error(nil)))
 	}
 	return out
 }
 
 var _ = Describe("data-plane isolation", func() {
 	DescribeTable("matrix cases",
-		func(ctx SpecContext, c reach.SpecCase) {
+		func(ctx SpecContext, c isolation.MatrixCase, casesErr error) {
 			Expect(casesErr).NotTo(HaveOccurred())
 			if !world.outside.on() {
 				if specUsesExternal(c.Spec) {
@@ -157,34 +195,34 @@ var _ = Describe("data-plane isolation", func() {
 					logf("case %s: %d cell(s) about the workload outside the cluster dropped: it is %s", c.Name, dropped, world.outside.why)
 				}
 			}
-			r := run{name: c.Name, description: c.Description, spec: c.Spec, cells: c.Cells}
+			r := run{id: c.ID, name: c.Name, description: c.Description, spec: c.Spec, cells: c.Cells}
 			expectPassed(execute(ctx, r, loadApp(c.Spec)))
 		},
 		caseEntries(),
 	)
 
-	It("gives identical matrices for the legacy workloadSelector and its equivalent location", func(ctx SpecContext) {
-		legacy := execute(ctx, run{name: "legacy", description: "the legacy workloadSelector", spec: "apps/legacy.yaml"}, loadApp("apps/legacy.yaml"))
+	isolationCases().It("ISOLATION-014", func(ctx SpecContext) {
+		legacy := execute(ctx, run{id: "ISOLATION-014", name: "legacy", description: "the legacy workloadSelector", spec: "apps/legacy.yaml"}, loadApp("apps/legacy.yaml"))
 		expectPassed(legacy)
-		located := execute(ctx, run{name: "legacy-equivalent", description: "the location equivalent to the legacy workloadSelector", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
+		located := execute(ctx, run{id: "ISOLATION-014", name: "legacy-equivalent", description: "the location equivalent to the legacy workloadSelector", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
 		expectPassed(located)
-		for _, pair := range [][2]*reach.Matrix{{legacy.expected, located.expected}, {legacy.observed, located.observed}} {
-			ms, err := reach.Diff(pair[0], pair[1])
+		for _, pair := range [][2]*isolation.Matrix{{legacy.expected, located.expected}, {legacy.observed, located.observed}} {
+			ms, err := isolation.Diff(pair[0], pair[1])
 			Expect(err).NotTo(HaveOccurred())
 			Expect(ms).To(BeEmpty(), "legacy and location matrices differ")
 		}
 		Expect(legacy.generated).To(Equal(located.generated), "the generated policies differ")
 	}, NodeTimeout(5*time.Minute))
 
-	It("updates the policies in place when the application's selector changes, without redeploying modules, and the probes converge", func(ctx SpecContext) {
-		before := execute(ctx, run{name: "selector-before", description: "before the selector change (app namespace's workload)", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
+	isolationCases().It("ISOLATION-015", func(ctx SpecContext) {
+		before := execute(ctx, run{id: "ISOLATION-015", name: "selector-before", description: "before the selector change (app namespace's workload)", spec: "apps/app-workload.yaml"}, loadApp("apps/app-workload.yaml"))
 		expectPassed(before)
 		modules := podIdentities(ctx, "iso-mods")
 		policies := policyUIDs(ctx, "iso-mods")
 
 		app := before.app
 		app.Selector = loadApp("apps/other-namespace.yaml").Selector
-		after := execute(ctx, run{name: "selector-after", description: "after changing the selector to the other namespace's workload",
+		after := execute(ctx, run{id: "ISOLATION-015", name: "selector-after", description: "after changing the selector to the other namespace's workload",
 			spec: "apps/other-namespace.yaml", cells: mustCells(
 				"iso-other/workload -> iso-mods/m0 tcp/80 .",
 				"iso-app/workload -> iso-mods/m0 tcp/80 X",
@@ -192,13 +230,13 @@ var _ = Describe("data-plane isolation", func() {
 		expectPassed(after)
 		Expect(podIdentities(ctx, "iso-mods")).To(Equal(modules), "module pods were recreated or restarted")
 		Expect(policyUIDs(ctx, "iso-mods")).To(Equal(policies), "policies were recreated instead of updated")
-		ms, _ := reach.Diff(before.expected, after.expected)
+		ms, _ := isolation.Diff(before.expected, after.expected)
 		Expect(ms).NotTo(BeEmpty(), "the selector change changed nothing: the spec proves nothing")
 	}, NodeTimeout(5*time.Minute))
 
-	It("catches a deliberately wrong policy at its exact cell", func(ctx SpecContext) {
+	isolationCases().It("ISOLATION-016", func(ctx SpecContext) {
 		r := run{
-			name: "wrong-policy", description: "a deliberately wrong entry policy admits one pod too many",
+			id: "ISOLATION-016", name: "wrong-policy", description: "a deliberately wrong entry policy admits one pod too many",
 			spec: "apps/app-workload.yaml", tamper: applyWrongPolicy,
 			wantMismatches: []string{wrongCell},
 		}
@@ -206,17 +244,17 @@ var _ = Describe("data-plane isolation", func() {
 			r.wantMismatches = nil
 		}
 		res := execute(ctx, r, loadApp(r.spec))
-		ms, err := reach.Diff(res.expected, res.observed)
+		ms, err := isolation.Diff(res.expected, res.observed)
 		Expect(err).NotTo(HaveOccurred())
 		GinkgoWriter.Printf("wrong policy: %d mismatching cell(s): %v\n", len(ms), ms)
 		expectPassed(res)
 	}, NodeTimeout(5*time.Minute))
 })
 
-func mustCells(ss ...string) []reach.Cell {
-	var out []reach.Cell
+func mustCells(ss ...string) []isolation.Cell {
+	var out []isolation.Cell
 	for _, s := range ss {
-		c, err := reach.ParseCell(s)
+		c, err := isolation.ParseCell(s)
 		Expect(err).NotTo(HaveOccurred())
 		out = append(out, c)
 	}

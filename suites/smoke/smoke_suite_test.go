@@ -39,6 +39,10 @@ func TestSmoke(t *testing.T) {
 	RunSpecs(t, "smoke")
 }
 
+// TestCaseTable: every case of the table has exactly one spec with its ID
+// and labels, and every spec is a case of the table (no cluster needed).
+func TestCaseTable(t *testing.T) { e2e.TestTable(t, cfg, smokeCases, "smoke") }
+
 var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
 	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: func(format string, args ...any) {

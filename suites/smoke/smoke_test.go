@@ -17,11 +17,22 @@ import (
 	"github.com/fenceproof/fenceproof/internal/e2e"
 )
 
-// The spec: a client pod on worker A reaches a server pod on worker B; a
-// default-deny ingress policy blocks it; an allow policy admits the labelled
-// client only; deleting the policies restores reachability. Every check is a
-// fresh connection made by the probe in the client pod.
-var _ = Describe("NetworkPolicy enforcement across nodes", Ordered, Label("smoke"), func() {
+// smokeCases is the suite's case table; IDs are stable (reports and CI
+// history refer to them) and never reused. TestCaseTable checks it against
+// the specs.
+var smokeCases = e2e.Cases{Suite: "smoke", Prefix: "SMOKE", List: []e2e.Case{
+	{ID: "SMOKE-001", Area: "connectivity", Cluster: e2e.Shared, Title: "reaches the server on the other worker without policies"},
+	{ID: "SMOKE-002", Area: "default-deny", Cluster: e2e.Shared, Title: "blocks a fresh connection under a default-deny ingress policy"},
+	{ID: "SMOKE-003", Area: "allow-policy", Cluster: e2e.Shared, Title: "admits only the labelled client under an allow policy"},
+	{ID: "SMOKE-004", Area: "policy-deletion", Cluster: e2e.Shared, Title: "restores reachability when the policies are deleted"},
+}}
+
+// The cases are the steps of one story, in order, on one setup (BeforeAll,
+// its cleanup beside it): a client pod on worker A reaches a server pod on
+// worker B; a default-deny ingress policy blocks it; an allow policy admits
+// the labelled client only; deleting the policies restores reachability.
+// Every check is a fresh connection made by the probe in the client pod.
+var _ = Describe("NetworkPolicy enforcement across nodes", Ordered, func() {
 	const (
 		probeTimeout = 2 * time.Second
 		// How long a policy change may take to reach the datapath.
@@ -71,7 +82,7 @@ var _ = Describe("NetworkPolicy enforcement across nodes", Ordered, Label("smoke
 			server.Status.PodIP, server.Spec.NodeName, client.Status.PodIP, other.Status.PodIP, client.Spec.NodeName)
 	}, NodeTimeout(5*time.Minute))
 
-	It("reaches the server on the other worker without policies", func(ctx SpecContext) {
+	smokeCases.It("SMOKE-001", func(ctx SpecContext) {
 		r := connect(ctx, client)
 		Expect(r.OK).To(BeTrue(), "client -> server: %+v", r)
 		Expect(r.Reply).To(Equal("ok server"))
@@ -81,7 +92,7 @@ var _ = Describe("NetworkPolicy enforcement across nodes", Ordered, Label("smoke
 		Expect(udp.OK).To(BeTrue(), "client -> server over UDP: %+v", udp)
 	}, NodeTimeout(time.Minute))
 
-	It("blocks a fresh connection under a default-deny ingress policy", func(ctx SpecContext) {
+	smokeCases.It("SMOKE-002", func(ctx SpecContext) {
 		_, err := cluster.Clientset.NetworkingV1().NetworkPolicies(ns).Create(ctx, &networkingv1.NetworkPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: "default-deny-ingress"},
 			Spec: networkingv1.NetworkPolicySpec{
@@ -96,7 +107,7 @@ var _ = Describe("NetworkPolicy enforcement across nodes", Ordered, Label("smoke
 		Expect(connect(ctx, other).OK).To(BeFalse())
 	}, NodeTimeout(2*time.Minute))
 
-	It("admits only the labelled client under an allow policy", func(ctx SpecContext) {
+	smokeCases.It("SMOKE-003", func(ctx SpecContext) {
 		port := intstr.FromInt32(e2e.ProbePorts[0])
 		tcp := corev1.ProtocolTCP
 		_, err := cluster.Clientset.NetworkingV1().NetworkPolicies(ns).Create(ctx, &networkingv1.NetworkPolicy{
@@ -116,7 +127,7 @@ var _ = Describe("NetworkPolicy enforcement across nodes", Ordered, Label("smoke
 		Expect(connect(ctx, client).OK).To(BeTrue())
 	}, NodeTimeout(2*time.Minute))
 
-	It("restores reachability when the policies are deleted", func(ctx SpecContext) {
+	smokeCases.It("SMOKE-004", func(ctx SpecContext) {
 		for _, name := range []string{"allow-client", "default-deny-ingress"} {
 			Expect(cluster.Clientset.NetworkingV1().NetworkPolicies(ns).Delete(ctx, name, metav1.DeleteOptions{})).To(Succeed())
 		}
