@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package cluster starts a real single-node Ceph (Debian's Pacific packages:
 // ceph-mon, ceph-osd, ceph-mgr, ceph-common) for tests, the driver's Ceph
 // backend and the simulator's calibration. It only runs Debian's programs
