@@ -44,7 +44,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fenceproof/fenceproof/driver/backend"
@@ -111,9 +110,7 @@ type Backend struct {
 	set map[netip.Prefix]int // the multiset of the last successful Apply/Change
 	rec record               // the ownership record (saved to o.RecordPath)
 
-	lastCommit  atomic.Int64 // ns the last successful change took (figures)
-	lastBarrier atomic.Int64 // ns the last OSD barrier took
-	closed      chan struct{}
+	closed chan struct{}
 }
 
 // ErrLimit is returned by CheckChange for a request that needs more
@@ -285,10 +282,12 @@ func (b *Backend) change(ctx context.Context, next map[netip.Prefix]int) error {
 	b.mu.Lock()
 	prev := b.set
 	b.mu.Unlock()
-	t0 := time.Now()
-	late, err := b.converge(ctx, b.want(next))
+	late, st, err := b.converge(ctx, b.want(next))
 	if err == nil {
-		b.lastCommit.Store(int64(time.Since(t0)))
+		if st.added+st.removed > 0 {
+			b.o.Log.Info("ceph blocklist change committed", "osdmap_epoch", st.epoch, "added", st.added, "removed", st.removed,
+				"mon_ms", ms(st.mon), "barrier_ms", ms(st.barrier))
+		}
 		b.mu.Lock()
 		b.set = next
 		b.mu.Unlock()
@@ -308,7 +307,7 @@ func (b *Backend) change(ctx context.Context, next map[netip.Prefix]int) error {
 			case <-sctx.Done():
 			}
 		}
-		if _, uerr := b.converge(sctx, b.want(prev)); uerr != nil {
+		if _, _, uerr := b.converge(sctx, b.want(prev)); uerr != nil {
 			b.o.Log.Error("ceph backend: undoing a failed change failed; Verify reports the drift and the driver re-applies", "err", uerr)
 			return
 		}
@@ -339,10 +338,7 @@ func (b *Backend) Peers(context.Context, []uint16) ([]netip.Addr, error) {
 	return nil, backend.ErrNoView
 }
 
-// LastCommit is how long the last successful change took, from reading
-// the OSD map to the barrier; LastBarrier how long its barrier took.
-func (b *Backend) LastCommit() time.Duration  { return time.Duration(b.lastCommit.Load()) }
-func (b *Backend) LastBarrier() time.Duration { return time.Duration(b.lastBarrier.Load()) }
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 var (
 	_ backend.Incremental  = (*Backend)(nil)

@@ -139,22 +139,32 @@ func (b *Backend) plan(snap snapshot, want map[entry]bool) []*action {
 	return acts
 }
 
+// commitStats describe a change that converged: the OSD map epoch it
+// reached, the entries added and removed, how long the mon took (from the
+// first command to the map read back) and the OSD barrier.
+type commitStats struct {
+	epoch          int
+	added, removed int
+	mon, barrier   time.Duration
+}
+
 // converge makes the blocklist hold the wanted entries and none of this
 // backend's others. It returns nil once the mon answered every command and
 // the OSD map shows the result at a newer epoch. When ctx ends first it
 // returns an error and late, closed once every command sent has its answer
 // (each answer updates the record as it comes).
-func (b *Backend) converge(ctx context.Context, want map[entry]bool) (late <-chan struct{}, err error) {
+func (b *Backend) converge(ctx context.Context, want map[entry]bool) (late <-chan struct{}, st commitStats, err error) {
 	snap, err := b.dump(ctx)
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
+	st.epoch = snap.epoch
 	acts := b.plan(snap, want)
 	if len(acts) == 0 {
-		return nil, b.saveRecord()
+		return nil, st, b.saveRecord()
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < b.o.MinTime {
-		return nil, fmt.Errorf("ceph backend: %s left before the deadline, less than the %s a blocklist commit needs (--ceph-min-time); nothing sent: %w",
+		return nil, st, fmt.Errorf("ceph backend: %s left before the deadline, less than the %s a blocklist commit needs (--ceph-min-time); nothing sent: %w",
 			time.Until(dl).Round(time.Millisecond), b.o.MinTime, context.DeadlineExceeded)
 	}
 	// The record names every add before it is sent, so an entry whose
@@ -168,13 +178,14 @@ func (b *Backend) converge(ctx context.Context, want map[entry]bool) (late <-cha
 	}
 	b.mu.Unlock()
 	if err := b.saveRecord(); err != nil {
-		return nil, err
+		return nil, st, err
 	}
+	t0 := time.Now()
 	done := b.send(ctx, acts)
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return done, fmt.Errorf("ceph backend: the mon did not answer every blocklist command before the deadline (what commits later is undone): %w", ctx.Err())
+		return done, st, fmt.Errorf("ceph backend: the mon did not answer every blocklist command before the deadline (what commits later is undone): %w", ctx.Err())
 	}
 	var errs []error
 	for _, a := range acts {
@@ -183,16 +194,25 @@ func (b *Backend) converge(ctx context.Context, want map[entry]bool) (late <-cha
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("ceph backend: %d of %d blocklist commands failed: %w", len(errs), len(acts), errors.Join(errs[:min(len(errs), 3)]...))
+		return nil, st, fmt.Errorf("ceph backend: %d of %d blocklist commands failed: %w", len(errs), len(acts), errors.Join(errs[:min(len(errs), 3)]...))
 	}
-	epoch, err := b.confirm(ctx, snap.epoch, acts)
-	if err != nil {
-		return nil, err
+	if st.epoch, err = b.confirm(ctx, snap.epoch, acts); err != nil {
+		return nil, st, err
 	}
-	if err := b.barrier(ctx, epoch, acts); err != nil {
-		return nil, err
+	st.mon = time.Since(t0)
+	t1 := time.Now()
+	if err := b.barrier(ctx, st.epoch, acts); err != nil {
+		return nil, st, err
 	}
-	return nil, b.saveRecord()
+	st.barrier = time.Since(t1)
+	for _, a := range acts {
+		if a.add {
+			st.added++
+		} else {
+			st.removed++
+		}
+	}
+	return nil, st, b.saveRecord()
 }
 
 // send runs the commands, at most Concurrency at a time, and closes the
@@ -317,11 +337,9 @@ func (b *Backend) barrier(ctx context.Context, epoch int, acts []*action) error 
 	if !ok || b.o.NoOSDBarrier || len(acts) == 0 {
 		return nil
 	}
-	t0 := time.Now()
 	if err := ob.Barrier(ctx, epoch); err != nil {
 		return fmt.Errorf("ceph backend: epoch %d is committed but not every PG answered under it: %w", epoch, err)
 	}
-	b.lastBarrier.Store(int64(time.Since(t0)))
 	return nil
 }
 

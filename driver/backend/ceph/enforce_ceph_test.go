@@ -3,6 +3,7 @@
 package ceph_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +29,29 @@ type enforcementRun struct {
 	epochs     [2]int   // OSD map epoch before and after the Fence
 	neighbour  map[string]int
 	fenced     map[string]int
+	monMs      float64 // the Fence's mon commands to the OSD map read back
+	barrierMs  float64 // the Fence's OSD barrier
+}
+
+// commitFigures reads the first committed change that added entries from
+// a driver log: how long the mon and the OSD barrier took.
+func commitFigures(t *testing.T, log string) (mon, barrier float64) {
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		var c struct {
+			Msg       string  `json:"msg"`
+			Added     int     `json:"added"`
+			MonMs     float64 `json:"mon_ms"`
+			BarrierMs float64 `json:"barrier_ms"`
+		}
+		if json.Unmarshal([]byte(l), &c) == nil && c.Msg == "ceph blocklist change committed" && c.Added > 0 {
+			return c.MonMs, c.BarrierMs
+		}
+	}
+	return 0, 0
 }
 
 func runEnforcement(t *testing.T, ranges string, faults ...string) enforcementRun {
@@ -67,9 +91,13 @@ func runEnforcement(t *testing.T, ranges string, faults ...string) enforcementRu
 	}
 	r.res, _ = oracle(t, rd, n, a, b)
 	r.neighbour, r.fenced = n.w.Counts(), a.w.Counts()
-	md := r.res.Markdown(fmt.Sprintf("Ceph enforcement, ranges %s %v", ranges, faults))
-	name := "ceph-enforcement-" + ranges + strings.Join(faults, "-") + ".md"
-	os.WriteFile(filepath.Join(reportDir(t), strings.NewReplacer("=", "-", ".", "_").Replace(name[:len(name)-3])+".md"), []byte(md), 0o644)
+	r.monMs, r.barrierMs = commitFigures(t, rd.log)
+	name := "ceph-enforcement-ranges-" + ranges
+	for _, f := range faults {
+		name += "-" + strings.NewReplacer("=", "-", ".", "-").Replace(f)
+	}
+	md := r.res.Markdown(fmt.Sprintf("Ceph enforcement, range entries %s, faults %v", ranges, faults))
+	os.WriteFile(filepath.Join(reportDir(t), name+".md"), []byte(md), 0o644)
 	return r
 }
 
@@ -131,8 +159,8 @@ func TestFencedWritersRefusedNeighbourWrites(t *testing.T) {
 			if !resumed {
 				t.Errorf("no fenced writer wrote again after the Unfence")
 			}
-			t.Logf("FIGURES ranges=%s: Fence RPC (mon commit + OSD map read back) %.0f ms, epoch %d -> %d, entries %v; first refused write %.1f ms after the ack; neighbour %v; fenced-a %v; Unfence RPC %.0f ms",
-				mode.ranges, ms(r.fenceRPC), r.epochs[0], r.epochs[1], r.entries, ref, r.neighbour, r.fenced, ms(r.unfenceRPC))
+			t.Logf("FIGURES ranges=%s: Fence RPC %.0f ms (mon commit to OSD map read back %.0f ms, OSD barrier %.0f ms), epoch %d -> %d, entries %v; first refused write %.1f ms after the ack; neighbour %v; fenced-a %v; Unfence RPC %.0f ms",
+				mode.ranges, ms(r.fenceRPC), r.monMs, r.barrierMs, r.epochs[0], r.epochs[1], r.entries, ref, r.neighbour, r.fenced, ms(r.unfenceRPC))
 		})
 	}
 }
