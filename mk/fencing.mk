@@ -51,7 +51,7 @@ e2e-fencing: ## fencing end to end: NetworkFence CR -> csi-addons -> driver -> r
 	@$(FENCING_RUN)
 
 e2e-fencing-ceph: ## the fencing suite on a real single-node Ceph: NetworkFence CR -> csi-addons -> driver (Ceph backend) -> OSD blocklist, librados writers; reports/fencing-ceph.md
-	@FENCING_STORAGE=ceph $(FENCING_RUN)
+	@FENCING_STORAGE=ceph E2E_JUNIT_SUITE=fencingceph $(FENCING_RUN)
 
 rehearse-kind: ## DR rehearsal on kind: cut worker B off, fence it via the CR, out-of-service taint, restore; prints the timeline
 	@E2E_GINKGO_ARGS="-ginkgo.label-filter=area:rehearsal $(E2E_GINKGO_ARGS)" $(FENCING_RUN)
