@@ -331,7 +331,7 @@ func TestGroupCommitMatchesModel(t *testing.T) {
 			for p := range model {
 				want = append(want, p)
 			}
-			slices.SortFunc(want, comparePrefix)
+			slices.SortFunc(want, netip.Prefix.Compare)
 			var listedPs []netip.Prefix
 			for _, s := range h.list(t) {
 				listedPs = append(listedPs, netip.MustParsePrefix(s))
@@ -375,7 +375,7 @@ func TestBatchPanicAnswersEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	fenceKey := func(k string) func(*txn) error {
-		return func(tx *txn) error { tx.set(k, store.Entry{Seq: tx.nextSeq(), Count: 1}); return nil }
+		return func(tx *txn) error { tx.set(cidr.Spelled(k), store.Entry{Seq: tx.nextSeq(), Count: 1}); return nil }
 	}
 	changes := []func(*txn) error{
 		fenceKey("192.0.2.0/24"),

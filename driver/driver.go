@@ -41,7 +41,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +55,7 @@ import (
 	"github.com/fenceproof/fenceproof/driver/cidr"
 	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/driver/store"
+	"github.com/fenceproof/fenceproof/endpoint"
 )
 
 // DefaultName is the Identity name used when Options.Name is empty.
@@ -103,8 +103,8 @@ var DefaultStaticClients = []Client{{ID: "ref-client-1", Addresses: []string{"19
 type Driver struct {
 	o        Options
 	log      *slog.Logger
-	faults   *fault.Set
-	extra    faultState // state of the second-generation faults (faults2.go)
+	faults   *fault.Set   // deliberate faults, acting at the hooks of the faithful path; nil: none
+	parse    fault.Parser // the faithful parse of one CIDR (parseBlock), which the cidr hook wraps
 	hostBits cidr.HostBits
 	minBits  cidr.MinBits
 	protect  []netip.Prefix
@@ -116,7 +116,7 @@ type Driver struct {
 	qmu     sync.Mutex   // guards queue
 	queue   []*mreq      // mutations waiting for the next batch (group commit)
 	stateMu sync.RWMutex // guards live and maxSeq: written by mutations (under mu), read by List
-	live    store.State  // mirror of the last committed store state
+	live    fenceSet     // mirror of the last committed store state
 	maxSeq  uint64
 	sortMu  sync.Mutex
 	sorted  []*fence.CIDR // List's answer; nil when stale
@@ -132,7 +132,6 @@ type Driver struct {
 	lastProbeVerify time.Time // guarded by mu
 	loopDone        chan struct{}
 
-	calls    atomic.Uint64 // GetFenceClients calls, for the clients-unstable fault
 	slots    chan struct{} // in-flight RPCs (boundInterceptor)
 	srv      *grpc.Server
 	lis      net.Listener
@@ -162,6 +161,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 	if d.faults, err = fault.Parse(o.Faults); err != nil {
 		return nil, err
 	}
+	d.parse = d.parseBlock
 	if d.hostBits, err = cidr.ParseHostBits(o.HostBits); err != nil {
 		return nil, err
 	}
@@ -182,37 +182,24 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 	if d.store, err = store.Open(o.StatePath); err != nil {
 		return nil, err
 	}
-	if d.faults.ForgetOnRestart {
-		d.log.Warn("fault forget-on-restart: discarding every stored fence")
-		if err := d.store.Set(store.State{}); err != nil {
-			d.store.Close()
-			return nil, err
-		}
-	}
-	st, err := d.store.Load()
-	if err == nil && !d.faults.KeepMapped {
-		err = d.migrateMapped(st)
-	}
-	if err == nil {
-		err = d.checkKeys(st)
-	}
+	st, err := d.load()
 	if err != nil {
 		d.store.Close()
 		return nil, fmt.Errorf("load state %s: %w", o.StatePath, err)
 	}
-	d.live, d.maxSeq = st, st.MaxSeq()
+	d.live, d.maxSeq = st, st.maxSeq()
 	if d.backend, err = newBackend(ctx, o, d.protect, d.store.InstanceID(), d.log); err != nil {
 		d.store.Close()
 		return nil, err
 	}
-	if err := d.backend.Apply(ctx, prefixes(st)); err != nil {
+	if err := d.backend.Apply(ctx, st.prefixes()); err != nil {
 		d.backend.Close()
 		d.store.Close()
 		return nil, fmt.Errorf("re-apply %d stored fences: %w", len(st), err)
 	}
 	d.startReconciler()
 	d.log.Info(MsgReady, "backend", backendName(o), "state", o.StatePath, "fences", len(st),
-		KeyCIDRs, boundedCIDRs(sortedFences(st)), KeyCIDRCount, len(st), KeyTimeNs, time.Now().UnixNano(),
+		KeyCIDRs, boundedCIDRs(blockKeys(st.sorted())), KeyCIDRCount, len(st), KeyTimeNs, time.Now().UnixNano(),
 		"secret_keys", sortedKeys(o.Secrets), "faults", d.faults.Specs())
 	return d, nil
 }
@@ -284,50 +271,58 @@ func buildVersion() string {
 	return "dev"
 }
 
-// prefixes returns the enforceable prefixes of a state; stored strings that
-// do not parse (only possible under accept-* faults) are skipped.
-func prefixes(st store.State) []netip.Prefix {
-	out := make([]netip.Prefix, 0, len(st))
-	for k := range st {
-		if p, err := netip.ParsePrefix(k); err == nil {
-			out = append(out, p.Masked())
+// load reads the stored fences, through the load hook: each record becomes
+// a block once, IPv4-mapped records are rewritten as IPv4 and every block
+// is checked.
+func (d *Driver) load() (fenceSet, error) {
+	l := d.faults.Load()
+	if l.Forget {
+		d.log.Warn("a fault discards every stored fence at start")
+		if err := d.store.Set(store.State{}); err != nil {
+			return nil, err
 		}
 	}
-	return out
+	records, err := d.store.Load()
+	if err != nil {
+		return nil, err
+	}
+	st := loadSet(records)
+	if l.Migrate {
+		if err := d.migrateMapped(st); err != nil {
+			return nil, err
+		}
+	}
+	return st, d.checkBlocks(st, l)
 }
 
 // Fences returns the prefixes in force now, read from the store, sorted.
 // After Stop it returns the last committed set.
 func (d *Driver) Fences() []netip.Prefix {
-	st, err := d.store.Load()
-	if err != nil {
+	var ps []netip.Prefix
+	if records, err := d.store.Load(); err == nil {
+		ps = loadSet(records).prefixes()
+	} else {
 		d.stateMu.RLock()
-		st = d.live.Clone()
+		ps = d.live.prefixes()
 		d.stateMu.RUnlock()
 	}
-	ps := prefixes(st)
-	slices.SortFunc(ps, comparePrefix)
+	slices.SortFunc(ps, netip.Prefix.Compare)
 	return ps
 }
 
-func comparePrefix(a, b netip.Prefix) int {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
-}
-
-// Start listens on endpoint ("unix:///path.sock" or "tcp://host:port") and
-// serves in the background. It returns the actual address in endpoint form.
-func (d *Driver) Start(endpoint string) (string, error) {
+// Start listens on an endpoint ("unix:///path.sock" or "tcp://host:port")
+// and serves in the background. It returns the actual address in endpoint
+// form.
+func (d *Driver) Start(at string) (string, error) {
 	if d.srv != nil {
 		return "", errors.New("driver already started")
 	}
-	network, address, err := parseEndpoint(endpoint)
+	ep, err := endpoint.Parse(at, endpoint.Listen)
 	if err != nil {
 		return "", err
 	}
-	if network == "unix" {
+	network, address := ep.Scheme, ep.Address
+	if network == endpoint.Unix {
 		if err := removeStaleSocket(address); err != nil {
 			return "", err
 		}
@@ -337,22 +332,22 @@ func (d *Driver) Start(endpoint string) (string, error) {
 		return "", err
 	}
 	var lis net.Listener
-	if network == "unix" {
+	if network == endpoint.Unix {
 		lis, err = listenUnix(address)
 	} else {
 		lis, err = net.Listen(network, address)
 	}
 	if err != nil {
-		return "", fmt.Errorf("listen %s: %w", endpoint, err)
+		return "", fmt.Errorf("listen %s: %w", at, err)
 	}
 	addr := "tcp://" + lis.Addr().String()
-	if network == "tcp" {
+	if network == endpoint.TCP {
 		if err := d.protectControlPort(lis.Addr()); err != nil {
 			lis.Close()
 			return "", err
 		}
 	}
-	if network == "unix" {
+	if network == endpoint.Unix {
 		if err := os.Chmod(address, 0o600); err != nil {
 			lis.Close()
 			return "", err
@@ -376,8 +371,8 @@ func (d *Driver) Start(endpoint string) (string, error) {
 }
 
 // Serve is Start followed by waiting until Stop.
-func (d *Driver) Serve(endpoint string) error {
-	if _, err := d.Start(endpoint); err != nil {
+func (d *Driver) Serve(at string) error {
+	if _, err := d.Start(at); err != nil {
 		return err
 	}
 	<-d.done
@@ -438,23 +433,12 @@ func (d *Driver) protectControlPort(a net.Addr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stateMu.RLock()
-	ps := prefixes(d.live)
+	ps := d.live.prefixes()
 	d.stateMu.RUnlock()
 	if err := d.backend.Apply(context.Background(), ps); err != nil {
 		return fmt.Errorf("protect control port %d: %w", ta.Port, err)
 	}
 	return nil
-}
-
-func parseEndpoint(ep string) (network, address string, err error) {
-	scheme, rest, ok := strings.Cut(ep, "://")
-	switch {
-	case ok && scheme == "unix" && rest != "":
-		return "unix", rest, nil
-	case ok && scheme == "tcp" && rest != "":
-		return "tcp", rest, nil
-	}
-	return "", "", fmt.Errorf("endpoint %q: want unix:///path.sock or tcp://host:port", ep)
 }
 
 // removeStaleSocket removes a socket file nobody listens on; a live one is

@@ -117,7 +117,7 @@ func (h *harness) list(t testing.TB) []string {
 func (h *harness) enforced(t *testing.T) []string {
 	t.Helper()
 	ps, _ := h.d.backend.(*memory.Backend).Applied()
-	slices.SortFunc(ps, comparePrefix)
+	slices.SortFunc(ps, netip.Prefix.Compare)
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.String())
@@ -225,7 +225,7 @@ func TestFenceUnfenceList(t *testing.T) {
 			t.Fatalf("step %d: List = %v, want %v", i, got, s.want)
 		}
 		want := slices.Clone(s.want)
-		slices.SortFunc(want, func(a, b string) int { return comparePrefix(netip.MustParsePrefix(a), netip.MustParsePrefix(b)) })
+		slices.SortFunc(want, func(a, b string) int { return netip.MustParsePrefix(a).Compare(netip.MustParsePrefix(b)) })
 		if got := h.enforced(t); !slices.Equal(got, want) {
 			t.Fatalf("step %d: enforced %v, want %v", i, got, want)
 		}

@@ -180,7 +180,7 @@ var faultCases = []faultCase{
 		return !slices.Contains(applied, netip.MustParsePrefix("192.0.2.0/24"))
 	}},
 
-	// Second-generation faults (sanity issue 12).
+	// Faults of the list, capacity, expiry and spelling rules.
 	{spec: "list-storage-native", broken: func(t *testing.T, h *harness, _ Options) bool {
 		h.fence(t, "192.0.2.7/32")
 		return !listed(t, h, "192.0.2.7/32")

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/driver/backend"
+	"github.com/fenceproof/fenceproof/driver/cidr"
+	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/driver/store"
 )
 
@@ -24,13 +25,8 @@ type fenceServer struct {
 	d *Driver
 }
 
-// before runs the per-RPC fault hook (delay, forced code).
-func (d *Driver) before(rpc string) error {
-	if c, ok := d.faults.Before(rpc); ok {
-		return status.Errorf(c, "fault injected: code=%s:%s", rpc, c)
-	}
-	return nil
-}
+// before is the call hook every RPC runs first (a fault may delay or fail it).
+func (d *Driver) before(rpc string) error { return d.faults.Call(rpc) }
 
 // FenceClusterNetwork fences every CIDR of the request in one transaction.
 func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceClusterNetworkRequest) (*fence.FenceClusterNetworkResponse, error) {
@@ -38,40 +34,29 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 	if err := d.before("Fence"); err != nil {
 		return nil, err
 	}
-	if err := d.checkRequest(req); err != nil {
+	r, err := d.request("Fence", req, req.GetCidrs())
+	if err != nil {
 		return nil, err
 	}
-	if len(req.GetCidrs()) == 0 && d.faults.AcceptEmpty {
-		return &fence.FenceClusterNetworkResponse{}, nil
-	}
-	keys, verr := d.parseCIDRs(req, req.GetCidrs())
-	if verr != nil && !(d.faults.PartialApply && len(keys) > 0) {
-		return nil, verr
-	}
-	if d.faults.FirstOnly && len(keys) > 1 {
-		keys = keys[:1]
-	}
-	keys, serr := d.shapeFenceKeys(keys, true)
-	if serr != nil {
-		return nil, serr
-	}
-	if err := d.checkBackendLimit(keys); err != nil {
+	defer r.Done()
+	if err := d.checkBackendLimit(r.Blocks); err != nil {
 		return nil, err
 	}
-	dup, leave := d.enterFence()
-	defer leave()
-	err := d.mutate(ctx, len(keys), func(t *txn) error {
-		for _, k := range keys {
-			e, ok := t.get(k)
-			switch {
-			case ok && d.faults.NotIdempotent:
-				return status.Errorf(codes.AlreadyExists, "%s is already fenced", k)
-			case ok && (d.faults.NoDedupe || dup):
-				t.set(k, store.Entry{Seq: t.nextSeq(), Count: e.Count + 1})
-			case !ok && d.overCapacity(t):
-			case !ok:
-				t.set(k, store.Entry{Seq: t.nextSeq(), Count: 1})
-				d.fenced(k)
+	err = d.mutate(ctx, len(r.Blocks), func(t *txn) error {
+		for _, b := range r.Blocks {
+			e, stored := t.get(b)
+			st := fault.FenceStep{Request: r, Block: b, Fences: t, Action: fault.Add}
+			if stored {
+				st.Action = fault.Keep
+			}
+			if err := d.faults.Fence(&st); err != nil {
+				return err
+			}
+			switch st.Action {
+			case fault.Add:
+				t.set(b, store.Entry{Seq: t.nextSeq(), Count: 1})
+			case fault.Recount:
+				t.set(b, store.Entry{Seq: t.nextSeq(), Count: e.Count + 1})
 			}
 		}
 		return nil
@@ -79,45 +64,31 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 	if err != nil {
 		return nil, err
 	}
-	if verr != nil {
-		return nil, verr
+	if r.Invalid != nil {
+		return nil, r.Invalid
 	}
 	return &fence.FenceClusterNetworkResponse{}, nil
 }
 
-// UnfenceClusterNetwork removes exactly the stored prefixes named.
+// UnfenceClusterNetwork removes exactly the stored blocks named.
 func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.UnfenceClusterNetworkRequest) (*fence.UnfenceClusterNetworkResponse, error) {
 	d := s.d
 	if err := d.before("Unfence"); err != nil {
 		return nil, err
 	}
-	if err := d.checkRequest(req); err != nil {
+	r, err := d.request("Unfence", req, req.GetCidrs())
+	if err != nil {
 		return nil, err
 	}
-	if len(req.GetCidrs()) == 0 && d.faults.AcceptEmpty {
-		return &fence.UnfenceClusterNetworkResponse{}, nil
-	}
-	keys, verr := d.parseCIDRs(req, req.GetCidrs())
-	if verr != nil && !(d.faults.PartialApply && len(keys) > 0) {
-		return nil, verr
-	}
-	keys, serr := d.shapeFenceKeys(keys, false)
-	if serr != nil {
-		return nil, serr
-	}
-	keys = d.unfenceKeys(keys, req.GetCidrs())
-	err := d.mutate(ctx, len(keys), func(t *txn) error {
-		for _, k := range keys {
-			if _, ok := t.get(k); !ok && d.faults.NotIdempotent {
-				return status.Errorf(codes.NotFound, "%s is not fenced", k)
+	defer r.Done()
+	err = d.mutate(ctx, len(r.Blocks), func(t *txn) error {
+		for _, b := range r.Blocks {
+			st := fault.UnfenceStep{Block: b, Fences: t}
+			if err := d.faults.Unfence(&st); err != nil {
+				return err
 			}
-			d.removeNeighbour(t, k)
-			switch {
-			case d.faults.UnfenceNoop:
-			case d.faults.UnfenceOverlap:
-				removeOverlapping(t, k)
-			default:
-				t.remove(k)
+			if !st.Keep {
+				t.remove(b)
 			}
 		}
 		return nil
@@ -125,37 +96,19 @@ func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.Unfe
 	if err != nil {
 		return nil, err
 	}
-	if verr != nil {
-		return nil, verr
+	if r.Invalid != nil {
+		return nil, r.Invalid
 	}
 	return &fence.UnfenceClusterNetworkResponse{}, nil
 }
 
-// removeOverlapping deletes k and every stored prefix overlapping it (the
-// unfence-overlap fault).
-func removeOverlapping(t *txn, k string) {
-	t.remove(k)
-	p, err := netip.ParsePrefix(k)
-	if err != nil {
-		return
-	}
-	for _, sk := range t.keys() {
-		if q, err := netip.ParsePrefix(sk); err == nil && q.Overlaps(p) {
-			t.remove(sk)
-		}
-	}
-}
-
-// ListClusterFence returns every stored prefix once, sorted.
+// ListClusterFence returns every stored block once, sorted.
 func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClusterFenceRequest) (*fence.ListClusterFenceResponse, error) {
 	d := s.d
 	if err := d.before("List"); err != nil {
 		return nil, err
 	}
-	if d.faults.ListUnimplemented {
-		return nil, status.Error(codes.Unimplemented, "ListClusterFence is not implemented (fault list-unimplemented)")
-	}
-	if err := d.checkRequest(req); err != nil {
+	if err := d.checkRequest("List", req); err != nil {
 		return nil, err
 	}
 	var inForce map[netip.Prefix]bool
@@ -171,31 +124,40 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	}
 	d.stateMu.RLock()
 	defer d.stateMu.RUnlock()
-	if !d.faults.DropList && !d.faults.ExpireFences && !d.faults.ListStorageNative {
+	if !d.faults.Acts(fault.AtList) {
 		return &fence.ListClusterFenceResponse{Cidrs: enforcedOnly(d.listed(), inForce)}, nil
 	}
-	st := d.live
-	keys := sortedFences(st)
-	if d.faults.DropList && len(keys) > 0 {
-		var newest string
-		var seq uint64
-		for k, e := range st {
-			if e.Seq >= seq {
-				newest, seq = k, e.Seq
-			}
-		}
-		keys = slices.DeleteFunc(keys, func(k string) bool { return k == newest })
+	var entries []fault.Listed
+	for _, b := range d.live.sorted() {
+		e := d.live[b]
+		entries = append(entries, fault.Listed{Block: b, Seq: e.Seq, Count: e.Count, CIDR: b.String()})
 	}
-	resp := &fence.ListClusterFenceResponse{Cidrs: make([]*fence.CIDR, 0, len(keys))}
-	for _, k := range keys {
-		if d.expired(k) {
-			continue
-		}
-		for range st[k].Count {
-			resp.Cidrs = append(resp.Cidrs, &fence.CIDR{Cidr: d.listSpelling(k)})
+	resp := &fence.ListClusterFenceResponse{Cidrs: []*fence.CIDR{}}
+	for _, e := range d.faults.List(entries) {
+		for range e.Count {
+			resp.Cidrs = append(resp.Cidrs, &fence.CIDR{Cidr: e.CIDR})
 		}
 	}
 	return resp, nil
+}
+
+// listed returns List's answer, built once per mutation and shared
+// read-only by every List until the next one: a List then costs its
+// encoding. d.stateMu is read-locked; the cache has its own lock.
+func (d *Driver) listed() []*fence.CIDR {
+	d.sortMu.Lock()
+	defer d.sortMu.Unlock()
+	if d.sorted == nil {
+		blocks := d.live.sorted()
+		out := make([]*fence.CIDR, 0, len(blocks))
+		for _, b := range blocks {
+			for range d.live[b].Count {
+				out = append(out, &fence.CIDR{Cidr: b.String()})
+			}
+		}
+		d.sorted = out
+	}
+	return d.sorted
 }
 
 // enforcedOnly keeps the listed fences in force (all when inForce is nil:
@@ -216,16 +178,16 @@ func enforcedOnly(listed []*fence.CIDR, inForce map[netip.Prefix]bool) []*fence.
 }
 
 // checkBackendLimit asks a Limiter backend whether it can take a Fence of
-// these keys; a refusal is INVALID_ARGUMENT and nothing is stored.
-func (d *Driver) checkBackendLimit(keys []string) error {
+// these blocks; a refusal is INVALID_ARGUMENT and nothing is stored.
+func (d *Driver) checkBackendLimit(blocks []cidr.Block) error {
 	l, ok := d.backend.(backend.Limiter)
 	if !ok {
 		return nil
 	}
-	ps := make([]netip.Prefix, 0, len(keys))
-	for _, k := range keys {
-		if p, err := netip.ParsePrefix(k); err == nil {
-			ps = append(ps, p.Masked())
+	ps := make([]netip.Prefix, 0, len(blocks))
+	for _, b := range blocks {
+		if b.Enforced() {
+			ps = append(ps, b.Prefix)
 		}
 	}
 	if err := l.CheckChange(ps); err != nil {
@@ -234,77 +196,24 @@ func (d *Driver) checkBackendLimit(keys []string) error {
 	return nil
 }
 
-// listed returns List's answer, built once per mutation and shared
-// read-only by every List until the next one: a List then costs its
-// encoding. d.stateMu is read-locked; the cache has its own lock.
-func (d *Driver) listed() []*fence.CIDR {
-	d.sortMu.Lock()
-	defer d.sortMu.Unlock()
-	if d.sorted == nil {
-		keys := sortedFences(d.live)
-		out := make([]*fence.CIDR, 0, len(keys))
-		for _, k := range keys {
-			for range d.live[k].Count {
-				out = append(out, &fence.CIDR{Cidr: k})
-			}
-		}
-		d.sorted = out
-	}
-	return d.sorted
-}
-
-// sortedFences orders stored keys by address then prefix length (IPv4
-// first); keys that do not parse (fault modes only) come last, as strings.
-func sortedFences(st store.State) []string {
-	type item struct {
-		key string
-		p   netip.Prefix
-		ok  bool
-	}
-	items := make([]item, 0, len(st))
-	for k := range st {
-		p, err := netip.ParsePrefix(k)
-		items = append(items, item{k, p, err == nil})
-	}
-	slices.SortFunc(items, func(a, b item) int {
-		switch {
-		case a.ok && b.ok:
-			if c := comparePrefix(a.p, b.p); c != 0 {
-				return c
-			}
-		case a.ok != b.ok:
-			if a.ok {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.key, b.key)
-	})
-	keys := make([]string, len(items))
-	for i, it := range items {
-		keys[i] = it.key
-	}
-	return keys
-}
-
 // GetFenceClients reports the clients a CO may want to fence. It never
-// changes any fence (unless the clients-mutate fault is set).
+// changes any fence (unless a fault at the clients hook does).
 func (s *fenceServer) GetFenceClients(ctx context.Context, req *fence.GetFenceClientsRequest) (*fence.GetFenceClientsResponse, error) {
 	d := s.d
 	if err := d.before("GetClients"); err != nil {
 		return nil, err
 	}
-	if d.o.DisableGetClients || d.faults.GetClientsUnimplemented {
+	if d.o.DisableGetClients {
 		return nil, status.Error(codes.Unimplemented, "GetFenceClients is not implemented in this mode")
 	}
-	if err := d.checkRequest(req); err != nil {
+	if err := d.checkRequest("GetClients", req); err != nil {
 		return nil, err
 	}
-	clients := d.seenClients(ctx)
-	if d.faults.ClientsMutate {
+	seen := d.seenClients(ctx)
+	if d.faults.ClearOnClients() {
 		clear := func(t *txn) error {
-			for _, k := range t.keys() {
-				t.remove(k)
+			for _, b := range t.Blocks() {
+				t.remove(b)
 			}
 			return nil
 		}
@@ -312,20 +221,15 @@ func (s *fenceServer) GetFenceClients(ctx context.Context, req *fence.GetFenceCl
 			return nil, err
 		}
 	}
-	call := d.calls.Add(1)
+	clients := make([]fault.Client, len(seen))
+	for i, c := range seen {
+		clients[i] = fault.Client{ID: c.ID, Addresses: slices.Clone(c.Addresses)}
+	}
+	d.faults.Clients(clients)
 	resp := &fence.GetFenceClientsResponse{}
-	for i, c := range clients {
+	for _, c := range clients {
 		cd := &fence.ClientDetails{Id: c.ID}
-		if d.faults.ClientsUnstable {
-			cd.Id = fmt.Sprintf("%s-%d", c.ID, call)
-		}
-		if d.faults.ClientsEmptyID && i == 0 {
-			cd.Id = ""
-		}
 		for _, a := range c.Addresses {
-			if p, err := netip.ParsePrefix(a); err == nil && d.faults.ClientsBadAddress {
-				a = netip.AddrPortFrom(p.Addr(), 6789).String()
-			}
 			cd.Addresses = append(cd.Addresses, &fence.CIDR{Cidr: a})
 		}
 		resp.Clients = append(resp.Clients, cd)

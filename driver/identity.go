@@ -5,6 +5,8 @@ import (
 
 	"github.com/csi-addons/spec/lib/go/identity"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/fenceproof/fenceproof/driver/fault"
 )
 
 // identityServer implements identity.IdentityServer.
@@ -18,11 +20,7 @@ func (s *identityServer) GetIdentity(context.Context, *identity.GetIdentityReque
 	if err := s.d.before("GetIdentity"); err != nil {
 		return nil, err
 	}
-	resp := &identity.GetIdentityResponse{Name: s.d.o.Name, VendorVersion: s.d.o.Version}
-	if s.d.faults.EmptyIdentity {
-		resp.Name = ""
-	}
-	return resp, nil
+	return &identity.GetIdentityResponse{Name: s.d.identity(true).Name, VendorVersion: s.d.o.Version}, nil
 }
 
 // GetCapabilities advertises the controller service and network fencing.
@@ -35,7 +33,7 @@ func (s *identityServer) GetCapabilities(context.Context, *identity.GetCapabilit
 	fenceCap := func(t identity.Capability_NetworkFence_Type) *identity.Capability {
 		return &identity.Capability{Type: &identity.Capability_NetworkFence_{NetworkFence: &identity.Capability_NetworkFence{Type: t}}}
 	}
-	if !s.d.faults.NoFenceCapability {
+	if s.d.identity(true).NetworkFence {
 		caps = append(caps, fenceCap(identity.Capability_NetworkFence_NETWORK_FENCE))
 	}
 	if !s.d.o.DisableGetClients {
@@ -52,5 +50,12 @@ func (s *identityServer) Probe(ctx context.Context, _ *identity.ProbeRequest) (*
 	}
 	s.d.probeVerify(ctx)
 	ready, _ := s.d.Ready()
-	return &identity.ProbeResponse{Ready: wrapperspb.Bool(ready && !s.d.faults.ProbeNotReady)}, nil
+	return &identity.ProbeResponse{Ready: wrapperspb.Bool(s.d.identity(ready).Ready)}, nil
+}
+
+// identity is what the Identity service answers, through the identity hook.
+func (d *Driver) identity(ready bool) fault.Identity {
+	id := fault.Identity{Name: d.o.Name, NetworkFence: true, Ready: ready}
+	d.faults.Identity(&id)
+	return id
 }

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/fenceproof/fenceproof/driver/fault"
 )
 
 // MaxLoggedCIDRs bounds the cidrs logged per RPC (and on the ready line);
@@ -74,11 +76,11 @@ func (d *Driver) logInterceptor(ctx context.Context, req any, info *grpc.UnarySe
 	return resp, err
 }
 
-// loggedError is an error message as logged: redacted under the
-// leak-secret fault (which puts secret values in it).
+// loggedError is an error message as logged: redacted when a fault acts at
+// the message hook (leak-secret puts secret values in it).
 func (d *Driver) loggedError(msg string) string {
-	if d.faults.LeakSecret {
-		return "[redacted: the leak-secret fault puts secret values in error messages]"
+	if d.faults.Acts(fault.AtMessage) {
+		return "[redacted: a fault puts secret values in error messages]"
 	}
 	return msg
 }

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"maps"
 	"net/netip"
 	"time"
 
@@ -9,30 +10,28 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/driver/backend"
+	"github.com/fenceproof/fenceproof/driver/cidr"
+	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/driver/store"
 )
-
-// raceWindow is how long the race fault sleeps between reading and writing
-// the fence set, wide enough for concurrent mutations to interleave.
-const raceWindow = 20 * time.Millisecond
 
 // txn is a change to the fence set, staged over a read-only base: only the
 // keys it touches are copied, so a mutation costs what it changes.
 type txn struct {
-	parent *txn        // a batch's combined txn, or nil
-	base   store.State // read-only; used when parent is nil
-	put    store.State
-	del    map[string]bool
+	parent *txn     // a batch's combined txn, or nil
+	base   fenceSet // read-only; used when parent is nil
+	put    fenceSet
+	del    map[cidr.Block]bool
 	seq    uint64
 }
 
-func newTxn(base store.State, maxSeq uint64) *txn {
-	return &txn{base: base, put: store.State{}, del: map[string]bool{}, seq: maxSeq}
+func newTxn(base fenceSet, maxSeq uint64) *txn {
+	return &txn{base: base, put: fenceSet{}, del: map[cidr.Block]bool{}, seq: maxSeq}
 }
 
 // child stages one request of a batch on top of t.
 func (t *txn) child() *txn {
-	return &txn{parent: t, put: store.State{}, del: map[string]bool{}, seq: t.seq}
+	return &txn{parent: t, put: fenceSet{}, del: map[cidr.Block]bool{}, seq: t.seq}
 }
 
 // merge folds a child's edits into t.
@@ -47,7 +46,7 @@ func (t *txn) merge(c *txn) {
 }
 
 // below reads what t is staged on.
-func (t *txn) below(k string) (store.Entry, bool) {
+func (t *txn) below(k cidr.Block) (store.Entry, bool) {
 	if t.parent != nil {
 		return t.parent.get(k)
 	}
@@ -55,7 +54,7 @@ func (t *txn) below(k string) (store.Entry, bool) {
 	return e, ok
 }
 
-func (t *txn) get(k string) (store.Entry, bool) {
+func (t *txn) get(k cidr.Block) (store.Entry, bool) {
 	if t.del[k] {
 		return store.Entry{}, false
 	}
@@ -65,9 +64,9 @@ func (t *txn) get(k string) (store.Entry, bool) {
 	return t.below(k)
 }
 
-func (t *txn) set(k string, e store.Entry) { delete(t.del, k); t.put[k] = e }
+func (t *txn) set(k cidr.Block, e store.Entry) { delete(t.del, k); t.put[k] = e }
 
-func (t *txn) remove(k string) {
+func (t *txn) remove(k cidr.Block) {
 	delete(t.put, k)
 	if _, ok := t.below(k); ok {
 		t.del[k] = true
@@ -76,17 +75,26 @@ func (t *txn) remove(k string) {
 
 func (t *txn) nextSeq() uint64 { t.seq++; return t.seq }
 
-// keys lists every key the txn sees (the whole set: fault modes only).
-func (t *txn) keys() []string {
-	var src []string
+// The fence set as the fault hooks see it (fault.Fences).
+
+// Has reports whether the txn holds the block.
+func (t *txn) Has(k cidr.Block) bool { _, ok := t.get(k); return ok }
+
+// Remove removes the block.
+func (t *txn) Remove(k cidr.Block) { t.remove(k) }
+
+// Blocks lists every block the txn sees: the whole set, for fault hooks
+// only.
+func (t *txn) Blocks() []cidr.Block {
+	var src []cidr.Block
 	if t.parent != nil {
-		src = t.parent.keys()
+		src = t.parent.Blocks()
 	} else {
 		for k := range t.base {
 			src = append(src, k)
 		}
 	}
-	var out []string
+	var out []cidr.Block
 	for _, k := range src {
 		if !t.del[k] {
 			if _, ok := t.put[k]; !ok {
@@ -103,30 +111,28 @@ func (t *txn) keys() []string {
 // diff is what a txn changes relative to its base: records to write, keys
 // to delete, and the prefixes that enter and leave the set.
 type diff struct {
-	put        store.State
-	del        []string
+	put        fenceSet
+	del        []cidr.Block
 	add, unset []netip.Prefix
 }
 
 func (t *txn) diff() diff {
 	var d diff
-	d.put = store.State{}
+	d.put = fenceSet{}
 	for k, e := range t.put {
 		old, ok := t.base[k]
 		if ok && old == e {
 			continue
 		}
 		d.put[k] = e
-		if !ok {
-			if p, err := netip.ParsePrefix(k); err == nil {
-				d.add = append(d.add, p.Masked())
-			}
+		if !ok && k.Enforced() {
+			d.add = append(d.add, k.Prefix)
 		}
 	}
 	for k := range t.del {
 		d.del = append(d.del, k)
-		if p, err := netip.ParsePrefix(k); err == nil {
-			d.unset = append(d.unset, p.Masked())
+		if k.Enforced() {
+			d.unset = append(d.unset, k.Prefix)
 		}
 	}
 	return d
@@ -135,8 +141,8 @@ func (t *txn) diff() diff {
 func (d diff) empty() bool { return len(d.put) == 0 && len(d.del) == 0 }
 
 // inverse undoes d on base.
-func (d diff) inverse(base store.State) (put store.State, del []string) {
-	put = store.State{}
+func (d diff) inverse(base fenceSet) (put fenceSet, del []cidr.Block) {
+	put = fenceSet{}
 	for k := range d.put {
 		if e, ok := base[k]; ok {
 			put[k] = e
@@ -157,22 +163,13 @@ func (d diff) inverse(base store.State) (put store.State, del []string) {
 // store writes the touched records, an Incremental backend gets the
 // prefixes that entered and left the set.
 func (d *Driver) mutate(ctx context.Context, size int, change func(*txn) error) error {
-	switch {
-	case d.faults.Race:
+	switch d.faults.Mutate() {
+	case fault.Racy:
 		return d.mutateRacy(ctx, change)
-	case d.faults.InternalOnContention:
-		if !d.mu.TryLock() {
-			return status.Error(codes.Internal, "another mutation is in flight")
-		}
-		defer d.mu.Unlock()
-	default:
-		return d.mutateBatched(ctx, size, change)
+	case fault.FailOnContention:
+		return d.mutateOrFail(ctx, change)
 	}
-	t := newTxn(d.live, d.maxSeq)
-	if err := change(t); err != nil {
-		return err
-	}
-	return d.commit(ctx, t.diff())
+	return d.mutateBatched(ctx, size, change)
 }
 
 // mreq is one mutation waiting for a batch.
@@ -294,56 +291,23 @@ func batchContext(ctx context.Context, batch []*mreq) (context.Context, context.
 	return context.WithDeadline(context.WithoutCancel(ctx), first)
 }
 
-// mutateRacy is the race fault: an unserialised read-modify-write. It reads
-// a snapshot, sleeps, then overwrites the set with snapshot+change, so
-// concurrent mutations lose updates (but never corrupt memory).
-func (d *Driver) mutateRacy(ctx context.Context, change func(*txn) error) error {
-	d.stateMu.RLock()
-	snap, seq := d.live.Clone(), d.maxSeq
-	d.stateMu.RUnlock()
-	t := newTxn(snap, seq)
-	if err := change(t); err != nil {
-		return err
-	}
-	time.Sleep(raceWindow)
-	next := snap
-	for k := range t.del {
-		delete(next, k)
-	}
-	for k, e := range t.put {
-		next[k] = e
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	full := newTxn(d.live, d.maxSeq)
-	for _, k := range full.keys() {
-		if _, ok := next[k]; !ok {
-			full.remove(k)
-		}
-	}
-	for k, e := range next {
-		full.set(k, e)
-	}
-	return d.commit(ctx, full.diff())
-}
-
 // commit writes a diff to the store, then the backend, then the in-memory
 // set. d.mu is held.
 func (d *Driver) commit(ctx context.Context, df diff) error {
 	if df.empty() {
 		return nil
 	}
-	if err := d.store.Update(df.put, df.del); err != nil {
+	if err := d.store.Update(df.put.records(), blockKeys(df.del)); err != nil {
 		return status.Errorf(codes.Unknown, "commit to state store failed, nothing changed: %v", err)
 	}
-	if delay := d.faults.AckBeforeEnforce; delay > 0 && len(df.add) > 0 {
+	if delay := d.faults.EnforceDelay(); delay > 0 && len(df.add) > 0 {
 		d.setLive(df)
 		go d.enforceLater(delay)
 		return nil
 	}
 	if err := d.enforce(ctx, df); err != nil {
 		put, del := df.inverse(d.live)
-		if rerr := d.store.Update(put, del); rerr != nil {
+		if rerr := d.store.Update(put.records(), blockKeys(del)); rerr != nil {
 			d.log.Error("store rollback failed; store is ahead of enforcement until the next change or restart", "err", rerr)
 			return status.Errorf(codes.Unknown, "backend update failed (%v) and store rollback failed (%v)", err, rerr)
 		}
@@ -367,31 +331,6 @@ func (d *Driver) setLive(df diff) {
 	d.stateMu.Unlock()
 }
 
-// enforceLater is the ack-before-enforce fault: after delay it applies
-// whatever set is stored by then, as a whole.
-func (d *Driver) enforceLater(delay time.Duration) {
-	select {
-	case <-d.done:
-		return
-	case <-time.After(delay):
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	select {
-	case <-d.done:
-		return
-	default:
-	}
-	d.stateMu.Lock()
-	ps := prefixes(d.live)
-	d.stateMu.Unlock()
-	if err := d.backend.Apply(context.Background(), ps); err != nil {
-		d.log.Error("fault ack-before-enforce: late apply failed", "err", err)
-		return
-	}
-	d.log.Warn("fault ack-before-enforce: fences enforced late", "delay", delay, "count", len(ps))
-}
-
 // enforce hands a diff to the backend: as a Change when it is incremental,
 // else as the whole next set.
 func (d *Driver) enforce(ctx context.Context, df diff) error {
@@ -401,12 +340,12 @@ func (d *Driver) enforce(ctx context.Context, df diff) error {
 	if inc, ok := d.backend.(backend.Incremental); ok {
 		return inc.Change(ctx, df.add, df.unset)
 	}
-	next := d.live.Clone()
+	next := maps.Clone(d.live)
 	for _, k := range df.del {
 		delete(next, k)
 	}
 	for k, e := range df.put {
 		next[k] = e
 	}
-	return d.backend.Apply(ctx, prefixes(next))
+	return d.backend.Apply(ctx, next.prefixes())
 }

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/endpoint"
 )
 
 // Resource bounds applied when the Options leave them 0.
@@ -62,6 +64,7 @@ func (t TLSFiles) config() (*tls.Config, error) {
 
 // serverOptions builds the gRPC server options: bounds, TLS on TCP, and the
 // interceptors (in-flight bound first, so a refused call costs nothing more).
+// network is the endpoint's scheme.
 func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 	maxMsg := d.o.MaxMessageBytes
 	if maxMsg <= 0 {
@@ -82,7 +85,7 @@ func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 		grpc.ChainUnaryInterceptor(d.boundInterceptor, d.recoverInterceptor, d.logInterceptor),
 	}
 	switch {
-	case d.o.TLS.enabled() && network != "tcp":
+	case d.o.TLS.enabled() && network != endpoint.TCP:
 		return nil, errors.New("TLS applies to tcp:// endpoints; a unix socket is protected by its file mode")
 	case d.o.TLS.enabled():
 		c, err := d.o.TLS.config()
@@ -90,7 +93,7 @@ func (d *Driver) serverOptions(network string) ([]grpc.ServerOption, error) {
 			return nil, err
 		}
 		opts = append(opts, grpc.Creds(credentials.NewTLS(c)))
-	case network == "tcp":
+	case network == endpoint.TCP:
 		d.log.Warn("the TCP endpoint is plaintext: secrets cross the network in the clear; set TLS (--tls-cert, --tls-key)")
 	}
 	return opts, nil

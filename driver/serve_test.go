@@ -22,6 +22,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/endpoint"
 )
 
 // testPKI is a CA generated for one test, issuing server and client
@@ -92,7 +94,11 @@ func (p *testPKI) issue(t *testing.T, name string, server bool) (certFile, keyFi
 
 func listOver(t *testing.T, addr string, creds credentials.TransportCredentials) error {
 	t.Helper()
-	conn, err := grpc.NewClient(strings.TrimPrefix(addr, "tcp://"), grpc.WithTransportCredentials(creds))
+	ep, err := endpoint.Parse(addr, endpoint.Dial)
+	if err != nil || ep.Scheme != endpoint.TCP {
+		t.Fatalf("Start's address %q: %v, want tcp://host:port", addr, err)
+	}
+	conn, err := grpc.NewClient(ep.Address, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		t.Fatal(err)
 	}

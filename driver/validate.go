@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"strings"
 
 	"github.com/csi-addons/spec/lib/go/fence"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/driver/cidr"
-	"github.com/fenceproof/fenceproof/driver/store"
+	"github.com/fenceproof/fenceproof/driver/fault"
 )
 
 // request is what every fence request carries.
@@ -21,173 +22,192 @@ type request interface {
 	GetParameters() map[string]string
 }
 
-// fail builds an error status. Its message never holds a secret value unless
-// the leak-secret fault asks for exactly that.
+// fail builds an error status. Its message never holds a secret value
+// (unless a fault at the message hook puts one there).
 func (d *Driver) fail(r request, c codes.Code, format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
-	if d.faults.LeakSecret && (c == codes.Unauthenticated || c == codes.InvalidArgument || c == codes.PermissionDenied) {
-		msg += fmt.Sprintf(" (request secrets: %v)", r.GetSecrets())
-	}
-	return status.Error(c, msg)
+	return status.Error(c, d.faults.Message(c, fmt.Sprintf(format, args...), r.GetSecrets()))
 }
 
 // checkRequest runs the checks shared by every fence RPC, in spec order:
 // secrets, then required parameters.
-func (d *Driver) checkRequest(r request) error {
-	if err := d.authenticate(r); err != nil {
+func (d *Driver) checkRequest(rpc string, r request) error {
+	if err := d.authenticate(rpc, r); err != nil {
 		return err
 	}
-	if d.faults.IgnoreParams {
+	p := d.faults.Params()
+	if !p.Check {
 		return nil
 	}
 	for _, k := range d.o.RequiredParameters {
-		if err := d.checkParam(r, k); err != nil {
+		if err := d.checkParam(r, k, p.Values); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// checkParam checks one required parameter: "key" must be present and
+// non-empty; "key=value" must also carry exactly that value (when values
+// are checked), as a clusterID names one cluster.
+func (d *Driver) checkParam(r request, spec string, values bool) error {
+	key, want, hasValue := strings.Cut(spec, "=")
+	got := r.GetParameters()[key]
+	if got == "" {
+		return d.fail(r, codes.InvalidArgument, "missing required parameter %q", key)
+	}
+	if hasValue && got != want && values {
+		return d.fail(r, codes.InvalidArgument, "parameter %q names nothing this driver serves", key)
+	}
+	return nil
+}
+
 // authenticate checks that the request carries every configured secret with
 // the configured value. Messages name the key, never a value.
-func (d *Driver) authenticate(r request) error {
-	if d.faults.NoAuth || d.authSkipped(r) {
+func (d *Driver) authenticate(rpc string, r request) error {
+	a := d.faults.Auth(rpc)
+	if !a.Check {
 		return nil
-	}
-	code := codes.Unauthenticated
-	if d.faults.WrongAuthCode {
-		code = codes.PermissionDenied
 	}
 	got := r.GetSecrets()
 	for _, k := range sortedKeys(d.o.Secrets) {
 		v, ok := got[k]
 		if !ok {
-			return d.fail(r, code, "missing secret %q", k)
+			return d.fail(r, a.Code, "missing secret %q", k)
 		}
 		if subtle.ConstantTimeCompare([]byte(v), []byte(d.o.Secrets[k])) != 1 {
-			return d.fail(r, code, "secret %q does not match", k)
+			return d.fail(r, a.Code, "secret %q does not match", k)
 		}
 	}
 	return nil
 }
 
-// parseCIDRs validates every element and returns the keys to store, in
-// request order, deduplicated (unless no-dedupe). On the first bad element
-// it returns an INVALID_ARGUMENT naming the element, and the caller applies
-// nothing; under partial-apply it goes on and also returns the keys of every
-// valid element, which the caller then applies.
-func (d *Driver) parseCIDRs(r request, cidrs []*fence.CIDR) ([]string, error) {
+// request checks a Fence or Unfence and parses its CIDRs into blocks, once:
+// the request's blocks in order, each once. On an invalid CIDR it returns an
+// INVALID_ARGUMENT naming it and the caller applies nothing (unless a fault
+// at the request hook says otherwise: then r.Invalid is answered after the
+// valid blocks are applied).
+func (d *Driver) request(rpc string, req request, cidrs []*fence.CIDR) (*fault.Request, error) {
+	if err := d.checkRequest(rpc, req); err != nil {
+		return nil, err
+	}
+	r := &fault.Request{RPC: rpc, CIDRs: make([]string, len(cidrs))}
 	if len(cidrs) == 0 {
-		return nil, d.fail(r, codes.InvalidArgument, "cidrs is required: at least one CIDR block")
+		r.Invalid = d.fail(req, codes.InvalidArgument, "cidrs is required: at least one CIDR block")
 	}
-	hb := d.hostBits
-	if d.faults.RejectHostBits {
-		hb = cidr.Reject
-	}
-	seen := make(map[string]bool, len(cidrs))
-	keys := make([]string, 0, len(cidrs))
-	var first error
 	for i, c := range cidrs {
 		v := c.GetCidr()
-		p, err := cidr.Parse(v, hb)
-		if err != nil && d.faults.LenientCIDRs && cidr.IsBareOrPadded(v) {
-			p, err = cidr.Parse(cidr.Loosen(v), hb)
-		}
-		if err == nil {
-			p = d.keepMapped(v, p)
-			err = d.minBits.Check(p)
-		}
-		if err == nil && d.faults.RejectIPv6 && p.Addr().Is6() {
-			err = errors.New("IPv6 is not supported")
-		}
-		if err == nil {
-			err = d.extraCIDRCheck(p)
-		}
-		key := p.String()
-		switch {
-		case err == nil && d.faults.NoNormalise:
-			key = v
-		case err == nil:
-		case v != "" && d.faults.AcceptBareIP && cidr.IsBareOrPadded(v):
-			key = v
-		case v != "" && d.faults.AcceptMalformed && !cidr.IsBareOrPadded(v) && !errors.Is(err, cidr.ErrHostBits) && !errors.Is(err, cidr.ErrTooWide):
-			key = v
-		default:
-			if first == nil {
-				first = d.fail(r, codes.InvalidArgument, "cidrs[%d] %q: %v", i, clip(v), err)
-			}
-			if !d.faults.PartialApply {
-				return nil, first
+		r.CIDRs[i] = v
+		b, err := d.faults.CIDR(v, d.hostBits, d.parse)
+		if err != nil {
+			if r.Invalid == nil {
+				r.Invalid = d.fail(req, codes.InvalidArgument, "cidrs[%d] %q: %v", i, clip(v), err)
 			}
 			continue
 		}
-		if !d.faults.NoDedupe {
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-		}
-		keys = append(keys, key)
+		r.Blocks = append(r.Blocks, b)
 	}
-	return keys, first
+	if err := d.faults.Request(r); err != nil {
+		r.Done()
+		return nil, err
+	}
+	if r.Invalid != nil && !(r.Partial && len(r.Blocks) > 0) {
+		r.Done()
+		return nil, r.Invalid
+	}
+	if !r.Repeats {
+		r.Blocks = once(r.Blocks)
+	}
+	return r, nil
 }
 
-// CheckKey is the check every stored key passes on load: a prefix in the
-// canonical form the driver stores (masked, IPv4-mapped unmapped).
-func CheckKey(k string) error {
-	p, err := netip.ParsePrefix(k)
+// parseBlock is the faithful parse of one CIDR: strict, under the host-bits
+// policy, within the prefix-length limits.
+func (d *Driver) parseBlock(raw string, hb cidr.HostBits) (cidr.Block, error) {
+	p, err := cidr.Parse(raw, hb)
+	if err == nil {
+		err = d.minBits.Check(p)
+	}
 	if err != nil {
+		return cidr.Block{}, err
+	}
+	return cidr.Canonical(p), nil
+}
+
+// once keeps the first of each repeated block, in order.
+func once(bs []cidr.Block) []cidr.Block {
+	seen := make(map[cidr.Block]bool, len(bs))
+	out := bs[:0]
+	for _, b := range bs {
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// CheckKey is the check every stored record key passes on load: a prefix in
+// the canonical form the driver stores (masked, IPv4-mapped unmapped).
+func CheckKey(k string) error {
+	if _, err := netip.ParsePrefix(k); err != nil {
 		return fmt.Errorf("not a CIDR block: %v", err)
 	}
-	q, err := cidr.Unmap(p.Masked())
+	return checkBlock(cidr.Spelled(k))
+}
+
+// checkBlock is CheckKey for a loaded block.
+func checkBlock(b cidr.Block) error {
+	if !b.Enforced() {
+		return errors.New("not a CIDR block")
+	}
+	q, err := cidr.Unmap(b.Prefix)
 	if err != nil {
 		return err
 	}
-	if q.String() != k {
+	if b.Spelling != "" || q != b.Prefix {
 		return fmt.Errorf("not in canonical form (want %s)", q)
 	}
 	return nil
 }
 
-// checkKeys validates a loaded state. Faults that store keys verbatim
-// (accept-malformed, accept-bare-ip, no-normalise) relax it, so a driver
-// restarted with the same faults reads back what it wrote.
-func (d *Driver) checkKeys(st store.State) error {
-	if d.faults.AcceptMalformed || d.faults.AcceptBareIP || d.faults.NoNormalise || d.faults.LenientCIDRs || d.faults.KeepMapped {
+// checkBlocks validates a loaded set, unless a fault that stores blocks as
+// spelled is active (a driver restarted with the same faults reads back
+// what it wrote).
+func (d *Driver) checkBlocks(st fenceSet, load fault.Load) error {
+	if load.Spellings {
 		return nil
 	}
-	for k := range st {
-		if err := CheckKey(k); err != nil {
-			return fmt.Errorf("stored record %q: %w", clip(k), err)
+	for b := range st {
+		if err := checkBlock(b); err != nil {
+			return fmt.Errorf("stored record %q: %w", clip(b.String()), err)
 		}
 	}
 	return nil
 }
 
-// migrateMapped rewrites IPv4-mapped keys stored by earlier versions (which
-// enforced them as IPv6, failing open) as the IPv4 blocks they name, in one
-// store transaction, before anything is enforced.
-func (d *Driver) migrateMapped(st store.State) error {
-	put, seen := store.State{}, []string{}
-	for k, e := range st {
-		p, err := netip.ParsePrefix(k)
-		if err != nil || !p.Addr().Is4In6() || p.Bits() < 96 {
+// migrateMapped rewrites IPv4-mapped records stored by earlier versions
+// (which enforced them as IPv6, failing open) as the IPv4 blocks they name,
+// in one store transaction, before anything is enforced.
+func (d *Driver) migrateMapped(st fenceSet) error {
+	put, seen := fenceSet{}, []cidr.Block{}
+	for b, e := range st {
+		if !b.Enforced() || !b.Prefix.Addr().Is4In6() || b.Prefix.Bits() < 96 {
 			continue
 		}
-		q, _ := cidr.Unmap(p.Masked())
-		if _, ok := st[q.String()]; !ok {
-			put[q.String()] = e
+		q, _ := cidr.Unmap(b.Prefix)
+		if _, ok := st[cidr.Canonical(q)]; !ok {
+			put[cidr.Canonical(q)] = e
 		}
-		seen = append(seen, k)
+		seen = append(seen, b)
 	}
 	if len(seen) == 0 {
 		return nil
 	}
-	if err := d.store.Update(put, seen); err != nil {
+	if err := d.store.Update(put.records(), blockKeys(seen)); err != nil {
 		return fmt.Errorf("rewrite IPv4-mapped records: %w", err)
 	}
-	for _, k := range seen {
-		delete(st, k)
+	for _, b := range seen {
+		delete(st, b)
 	}
 	maps.Copy(st, put)
 	d.log.Warn("rewrote IPv4-mapped fences as IPv4 blocks (they were not enforced for IPv4 clients)", "count", len(seen))

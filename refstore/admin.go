@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/fenceproof/fenceproof/endpoint"
 )
 
 // Admin API paths (HTTP/JSON).
@@ -46,11 +48,19 @@ type ErrorBody struct {
 	Error string `json:"error"`
 }
 
-func (s *Server) startAdmin() error {
-	path, ok := strings.CutPrefix(s.o.Admin, "unix://")
-	if !ok || path == "" {
-		return fmt.Errorf("admin endpoint %q: want unix:///path.sock", s.o.Admin)
+// adminSocket is the socket path of the admin endpoint, which must be
+// unix:///path.sock in the grammar of package endpoint (the TCP admin
+// listener is Options.AdminTCP, with its token).
+func adminSocket(admin string) (string, error) {
+	ep, err := endpoint.Parse(admin, endpoint.Listen)
+	if err != nil || ep.Scheme != endpoint.Unix {
+		return "", fmt.Errorf("admin endpoint %q: want unix:///path.sock", admin)
 	}
+	return ep.Address, nil
+}
+
+func (s *Server) startAdmin() error {
+	path := s.adminSock
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
 			return fmt.Errorf("%s exists and is not a socket", path)
@@ -168,27 +178,28 @@ type AdminClient struct {
 	hc    *http.Client
 }
 
-// NewAdminClient returns a client for endpoint "unix:///path.sock" or
-// "tcp://host:port" (the latter needs the token of --admin-token-file).
-func NewAdminClient(endpoint, token string) (*AdminClient, error) {
+// NewAdminClient returns a client for the admin endpoint admin,
+// unix:///path.sock or tcp://host:port in the grammar of package endpoint
+// (the latter needs the token of --admin-token-file).
+func NewAdminClient(admin, token string) (*AdminClient, error) {
+	ep, err := endpoint.Parse(admin, endpoint.Dial)
+	if err != nil {
+		return nil, fmt.Errorf("admin %w", err)
+	}
 	tr := &http.Transport{MaxIdleConns: 2, IdleConnTimeout: 30 * time.Second}
 	c := &AdminClient{token: token, hc: &http.Client{Transport: tr}}
-	switch {
-	case strings.HasPrefix(endpoint, "unix://") && len(endpoint) > len("unix://"):
-		path := strings.TrimPrefix(endpoint, "unix://")
-		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		}
-		c.base = "http://refstore"
-	case strings.HasPrefix(endpoint, "tcp://") && len(endpoint) > len("tcp://"):
+	if ep.Scheme == endpoint.TCP {
 		if token == "" {
 			return nil, errors.New("a tcp:// admin endpoint needs a token")
 		}
-		c.base = "http://" + strings.TrimPrefix(endpoint, "tcp://")
-	default:
-		return nil, fmt.Errorf("admin endpoint %q: want unix:///path.sock or tcp://host:port", endpoint)
+		c.base = "http://" + ep.Address
+		return c, nil
 	}
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", ep.Address)
+	}
+	c.base = "http://refstore"
 	return c, nil
 }
 

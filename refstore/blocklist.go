@@ -65,15 +65,8 @@ func ParseCIDRs(cidrs []string) ([]netip.Prefix, error) {
 		}
 		out = append(out, p)
 	}
-	slices.SortFunc(out, comparePrefix)
+	slices.SortFunc(out, netip.Prefix.Compare)
 	return slices.Compact(out), nil
-}
-
-func comparePrefix(a, b netip.Prefix) int {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
 }
 
 // stateFile is the persisted form of a blocklist.

@@ -88,13 +88,14 @@ type Server struct {
 
 	accepted, refused atomic.Uint64
 
-	lis      net.Listener
-	admins   []*http.Server
-	adminTCP net.Addr
-	sockPath string
-	token    string
-	wg       sync.WaitGroup
-	stopOnce sync.Once
+	lis       net.Listener
+	admins    []*http.Server
+	adminTCP  net.Addr
+	sockPath  string // the admin socket, once listening
+	adminSock string // the admin socket's path, from Options.Admin
+	token     string
+	wg        sync.WaitGroup
+	stopOnce  sync.Once
 }
 
 type session struct {
@@ -109,8 +110,12 @@ func New(o Options) (*Server, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, log: o.Logger, sessions: map[*session]struct{}{}}
-	for _, p := range []string{o.AuditPath, o.StatePath, o.RefusalsPath, o.EnforcePath, strings.TrimPrefix(o.Admin, "unix://")} {
+	sock, err := adminSocket(o.Admin)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{o: o, log: o.Logger, sessions: map[*session]struct{}{}, adminSock: sock}
+	for _, p := range []string{o.AuditPath, o.StatePath, o.RefusalsPath, o.EnforcePath, s.adminSock} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}
@@ -124,7 +129,6 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("admin token file %s: the token must be at least 16 characters", o.AdminTokenFile)
 		}
 	}
-	var err error
 	if s.block, err = loadState(o.StatePath); err != nil {
 		return nil, err
 	}

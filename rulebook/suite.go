@@ -47,9 +47,6 @@ func (b *Book) Suite(o SuiteOptions) *Suite {
 	return &Suite{book: b, o: o, bodies: map[string]bool{}}
 }
 
-// Book is the suite's book.
-func (s *Suite) Book() *Book { return s.book }
-
 // rule claims the body of one rule; an unknown or already claimed ID is a
 // bug of the suite and panics at tree construction.
 func (s *Suite) rule(id string) Rule {

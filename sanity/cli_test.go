@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/rulebook/clitest"
 	"github.com/fenceproof/fenceproof/sanity"
 )
@@ -140,27 +141,22 @@ func startDriver(t *testing.T, sock string, args ...string) *bytes.Buffer {
 }
 
 // TestEveryFaultFailsItsRules runs the suite against every deliberately
-// broken driver of sanity.FaultProofs and asserts the exact set of failing
-// rules: a fault must fail its rules and nothing else.
+// broken driver of the fault table's proofs and asserts the exact set of
+// failing rules: a fault must fail its rules and nothing else.
 func TestEveryFaultFailsItsRules(t *testing.T) {
-	for _, fp := range sanity.FaultProofs {
-		t.Run(fp.Spec(), func(t *testing.T) {
+	for _, p := range fault.Proofs() {
+		t.Run(p.Run(), func(t *testing.T) {
 			t.Parallel()
-			args := append([]string{"--driver-backend", "memory", "--driver-fault", fp.Fault}, fp.Args...)
+			args := append([]string{"--driver-backend", "memory", "--driver-fault", p.Spec}, p.Flags...)
 			r := sanityRun(t, 3*time.Minute, args...)
 			if r.Exit != 1 {
 				t.Fatalf("exit %d, want 1 (does not conform):\n%s", r.Exit, clitest.Tail(r.Out))
 			}
-			var got []string
-			for _, rr := range r.result.Rules {
-				if rr.Verdict == sanity.VerdictFail {
-					got = append(got, rr.ID)
-				}
-			}
-			want := slices.Sorted(slices.Values(fp.Fails))
+			got := r.result.Failed()
+			want := slices.Sorted(slices.Values(p.Fails))
 			slices.Sort(got)
 			if !slices.Equal(got, want) {
-				t.Errorf("fault %s (seed %d): failing rules\n got  %v\n want %v", fp.Spec(), r.result.Seed, got, want)
+				t.Errorf("fault %s (seed %d): failing rules\n got  %v\n want %v", p.Run(), r.result.Seed, got, want)
 				for _, rr := range r.result.Rules {
 					if rr.Verdict == sanity.VerdictFail && !slices.Contains(want, rr.ID) {
 						t.Logf("unexpected %s: %s", rr.ID, rr.Reason)
@@ -171,21 +167,33 @@ func TestEveryFaultFailsItsRules(t *testing.T) {
 	}
 }
 
-// TestEveryMustRuleHasAFault checks that every MUST rule the suite runs is
-// failed by at least one fault of the table (or is proven another way, named
-// here), so that no MUST rule is a rule that cannot fail.
+// TestEveryMustRuleHasAFault checks that every MUST rule of the suite is
+// failed by at least one proof of the fault table (or is proven another way,
+// named there), so that no MUST rule is a rule that cannot fail, and that
+// every rule a proof names is a rule of the suite.
 func TestEveryMustRuleHasAFault(t *testing.T) {
-	r := sanityRun(t, 2*time.Minute, "--driver-backend", "memory", "--label-filter", "IDENT-001")
-	proven := sanity.ProvenBy()
-	for _, rr := range r.result.Rules {
-		if rr.Level != sanity.Must {
+	proven := fault.ProvenBy()
+	ids := map[string]bool{}
+	for _, r := range sanity.Rules() {
+		ids[r.ID] = true
+		if r.Level != sanity.Must {
 			continue
 		}
-		if _, ok := sanity.ProvenOtherwise[rr.ID]; ok {
+		if _, ok := fault.ProvenOtherwise[r.ID]; ok {
 			continue
 		}
-		if len(proven[rr.ID]) == 0 {
-			t.Errorf("MUST rule %s has no fault that fails it", rr.ID)
+		if len(proven[r.ID]) == 0 {
+			t.Errorf("MUST rule %s has no fault that fails it", r.ID)
+		}
+	}
+	for id := range proven {
+		if !ids[id] {
+			t.Errorf("a fault proof names %s, which is not a rule of the suite", id)
+		}
+	}
+	for id := range fault.ProvenOtherwise {
+		if !ids[id] {
+			t.Errorf("ProvenOtherwise names %s, which is not a rule of the suite", id)
 		}
 	}
 }
@@ -422,7 +430,8 @@ func TestFocusAndSkipSelectRules(t *testing.T) {
 }
 
 // TestREADMERuleTable checks that the README's rule table is the one
-// generated from the rule table and sanity.FaultProofs, so it never drifts.
+// generated from the rule table and the fault table's proofs, so it never
+// drifts.
 // Regenerate it with: fenceproof sanity --rules-table
 func TestREADMERuleTable(t *testing.T) {
 	out, err := exec.Command(clitest.Bin, "sanity", "--rules-table").CombinedOutput()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fenceproof/fenceproof/endpoint"
 )
 
 // HostBits is the profile switch for CIDRs with host bits set, such as
@@ -127,18 +129,29 @@ func Defaults() Config {
 	}
 }
 
-// LoadFile reads a YAML config file over cfg. Unknown fields and bad values
-// are errors that name the file and the field.
+// LoadFile reads a YAML config file over cfg and validates the result.
+// Unknown fields and bad values are errors that name the file and the field.
 func LoadFile(path string, cfg *Config) error {
+	if err := DecodeFile(path, cfg); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// DecodeFile reads a YAML config file over cfg without validating the
+// result (a caller that applies more settings validates once, at the end).
+// Unknown fields and values of the wrong type are errors that name the file
+// and the field.
+func DecodeFile(path string, cfg *Config) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := yaml.UnmarshalStrict(b, cfg); err != nil {
 		return fmt.Errorf("config %s: %s", path, cleanYAMLError(err))
-	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
 	}
 	return nil
 }
@@ -155,7 +168,7 @@ func cleanYAMLError(err error) string {
 func (c *Config) Validate() error {
 	var errs []error
 	if c.Endpoint != "" {
-		if _, err := target(c.Endpoint); err != nil {
+		if _, err := endpoint.Parse(c.Endpoint, endpoint.Dial); err != nil {
 			errs = append(errs, fmt.Errorf("field endpoint: %w", err))
 		}
 	}

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/fenceproof/fenceproof/endpoint"
 	"github.com/fenceproof/fenceproof/rulebook"
 )
 
@@ -96,39 +95,14 @@ func newState(cfg Config) *State {
 	return s
 }
 
-// target turns unix:// and tcp:// endpoints into a gRPC target, refusing
-// strings that cannot name a socket: unix:// without an absolute path,
-// tcp:// without host:port.
-func target(endpoint string) (string, error) {
-	switch {
-	case strings.HasPrefix(endpoint, "unix://"):
-		path := strings.TrimPrefix(endpoint, "unix://")
-		if !strings.HasPrefix(path, "/") || len(path) < 2 || strings.HasSuffix(path, "/") {
-			return "", fmt.Errorf("endpoint %q: unix endpoints need an absolute socket path (unix:///path.sock)", endpoint)
-		}
-		return endpoint, nil
-	case strings.HasPrefix(endpoint, "tcp://"):
-		hp := strings.TrimPrefix(endpoint, "tcp://")
-		host, port, err := net.SplitHostPort(hp)
-		if err != nil || port == "" || strings.ContainsAny(host+port, "/ ") {
-			return "", fmt.Errorf("endpoint %q: tcp endpoints need host:port (tcp://127.0.0.1:9000)", endpoint)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("endpoint %q: port %q is not between 1 and 65535", endpoint, port)
-		}
-		return "passthrough:///" + hp, nil
-	}
-	return "", fmt.Errorf("endpoint %q: must start with unix:// or tcp://", endpoint)
-}
-
 // connect dials the endpoint and waits until it is usable or ConnectTimeout
 // passes, then reads identity, capabilities and the pre-existing fences.
 func (s *State) connect(ctx context.Context) error {
-	tgt, err := target(s.cfg.Endpoint)
+	ep, err := endpoint.Parse(s.cfg.Endpoint, endpoint.Dial)
 	if err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient(tgt,
+	conn, err := grpc.NewClient(ep.Target(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(s.record))
 	if err != nil {
@@ -213,7 +187,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)
-	if status.Code(err) == codes.DeadlineExceeded && ctx.Err() != nil {
+	if missedDeadline(ctx, err) {
 		if s.hung == nil {
 			s.hung = map[string]int{}
 		}
@@ -224,6 +198,18 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
+}
+
+// missedDeadline reports whether err is the call's own deadline running out
+// (not a driver answering DEADLINE_EXCEEDED in time). gRPC may report it
+// before the context's timer has fired, when the server's reset of the
+// stream arrives first, so the deadline is read rather than ctx.Err.
+func missedDeadline(ctx context.Context, err error) bool {
+	if status.Code(err) != codes.DeadlineExceeded {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || (ok && !time.Now().Before(dl))
 }
 
 // Calls returns a copy of every RPC sent so far.

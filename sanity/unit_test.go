@@ -1,12 +1,16 @@
 package sanity
 
 import (
+	"context"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/csi-addons/spec/lib/go/identity"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestExampleConfigLoads(t *testing.T) {
@@ -154,5 +158,31 @@ func TestSetDiffAndObservedParsing(t *testing.T) {
 	want := []string{"192.0.2.7/32", "2001:db8::/64", "198.51.100.0/24"}
 	if !slices.Equal(got, want) {
 		t.Errorf("parseObserved = %v, want %v", got, want)
+	}
+}
+
+// deadlineCtx is a context whose deadline has passed while its timer has
+// not fired yet (Err is still nil): what a call sees when the server's
+// RST_STREAM beats the client's timer.
+type deadlineCtx struct {
+	context.Context
+	dl time.Time
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) { return c.dl, true }
+func (c deadlineCtx) Err() error                  { return nil }
+
+// TestDeadlineMissWhenTheServerResetsFirst pins the flake where a Fence that
+// missed its deadline was not counted (TIME-002 then passed untested)
+// because gRPC reported DEADLINE_EXCEEDED before the context's timer fired.
+func TestDeadlineMissWhenTheServerResetsFirst(t *testing.T) {
+	late := status.Error(codes.DeadlineExceeded, "stream terminated by RST_STREAM")
+	passed := deadlineCtx{context.Background(), time.Now().Add(-time.Millisecond)}
+	if !missedDeadline(passed, late) {
+		t.Error("a DEADLINE_EXCEEDED after the deadline is not a miss")
+	}
+	ahead := deadlineCtx{context.Background(), time.Now().Add(time.Hour)}
+	if missedDeadline(ahead, late) || missedDeadline(passed, status.Error(codes.Internal, "x")) {
+		t.Error("a driver answering in time, or another code, counted as a miss")
 	}
 }

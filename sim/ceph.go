@@ -26,9 +26,10 @@ type OSD struct {
 	downGen int32
 	failAt  Time
 	pgs     []int32
-	// backfill reservations (recovery.go)
-	backfills int
-	waiting   []pgWait
+	// recovery reservations (recovery.go): remote ones as a target,
+	// local ones as a primary, and the PGs waiting for each
+	backfills, localBackfills int
+	waiting, lwaiting         []pgWait
 	// PGs remapped away from this OSD while it was out, and PGs backfilling
 	// back onto it since it came back in (remap.go)
 	away    []int32
@@ -38,7 +39,16 @@ type OSD struct {
 	mdN      uint8
 	selfStop bool // stopped itself after too many markdowns
 	stopGen  int32
-	held     bool // down but kept in (noout or subtree limit)
+	// the daemon process: it dies with its host; one marked down while it
+	// ran but could not reach the mons sees the markdown when it does
+	// (mdPending); the mon's laggy stats of the OSD (flags.go)
+	procDead      bool
+	mdPending     bool
+	downSame      bool // marked down while this process ran
+	laggyProb     float64
+	laggyInterval float64 // seconds
+	downStamp     Time
+	held          bool // down but kept in (noout or subtree limit)
 	// blocksPeering: a PG could not peer because this up OSD was unreachable
 	blocksPeering bool
 }
@@ -64,19 +74,22 @@ func (st pgState) active() bool { return st <= stActive }
 type PG struct {
 	slot          [maxSize]int32
 	stale         [maxSize]Time
-	resv          [maxSize]int32 // OSDs holding a backfill reservation for this PG (-1: none)
+	resv          [maxSize]int32 // OSDs holding a remote recovery reservation for this PG (-1: none)
+	homeStale     [maxSize]Time  // since when the home OSD's copy misses writes (remap.go; -1: no data)
 	home          [maxSize]int32 // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
 	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
 	bf            uint8          // slots backfilling onto back[k]
 	rwait         bool           // waits for norebalance to go (flags.go)
 	recMB         float32        // data the running recovery or backfill moves
 	inactiveSince Time
+	lresv         int32 // the primary holding the local reservation (-1: none)
 	gen           uint32
 	cur           uint8 // slots holding the latest writes
 	data          uint8 // slots holding (possibly stale) data
 	rec           uint8 // slots being recovered
 	state         pgState
 	degraded      bool
+	blocked       bool // active, but an acting OSD up in the map cannot serve
 	peering       bool
 	stuck         bool
 }
@@ -84,6 +97,9 @@ type PG struct {
 type cephState struct {
 	quorum       bool
 	mons         []int32
+	monEmpty     []bool // the mon's store was lost: it rejoins only by syncing from a quorum
+	monSyncing   []bool
+	monSyncGen   []int32
 	monsUp       int
 	nOSDs        int
 	nIn          int
@@ -91,6 +107,7 @@ type cephState struct {
 	healthyHosts int
 	nState       [numPGStates]int
 	nInactive    int
+	nBlocked     int // active PGs whose I/O blocks on an acting OSD up in the map that cannot serve
 	nDegraded    int
 	nStuck       int
 	full         uint8
@@ -130,6 +147,9 @@ func (s *Sim) initCeph() {
 			h = c.MonsOn[i]
 		}
 		s.ceph.mons = append(s.ceph.mons, int32(h))
+		s.ceph.monEmpty = append(s.ceph.monEmpty, false)
+		s.ceph.monSyncGen = append(s.ceph.monSyncGen, 0)
+		s.ceph.monSyncing = append(s.ceph.monSyncing, false)
 		s.machines[h].mon = i
 	}
 	for i := range s.osds {
@@ -151,6 +171,7 @@ func (s *Sim) initCeph() {
 		for k := range p.slot {
 			p.slot[k], p.resv[k], p.home[k], p.back[k] = -1, -1, -1, -1
 		}
+		p.lresv = -1
 		for k := 0; k < size; k++ {
 			o := s.chooseOSD(pi, p, k)
 			p.slot[k] = int32(o)
@@ -191,8 +212,13 @@ func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
 
 func (s *Sim) osdCanUp(o *OSD) bool {
 	m := &s.machines[o.m]
-	return m.alive() && !m.storageFenced && !o.selfStop && m.link[linkPublic] && m.link[linkCluster]
+	return m.alive() && !m.storageFenced && !o.selfStop && !m.osdCrashed && m.link[linkPublic] && m.link[linkCluster] && !s.oosEvicted(m)
 }
+
+// oosEvicted reports whether machine m's OSD pods are gone because of the
+// out-of-service taint: its kubelet is back and killed them, and they
+// cannot be scheduled there until the taint is removed (oos.go).
+func (s *Sim) oosEvicted(m *Machine) bool { return m.tainted && m.hbOK }
 
 // serving reports whether OSD i may serve client I/O: its daemon runs, it
 // is not blocklisted, it reaches the public network and the map says up.
@@ -224,10 +250,14 @@ func (s *Sim) hostHealth(o *OSD, was bool) {
 func (s *Sim) osdReeval(i int) {
 	o := &s.osds[i]
 	m := &s.machines[o.m]
-	if o.selfStop && !m.alive() {
-		o.selfStop, o.mdN = false, 0 // the host restarts: a new daemon
+	if !m.alive() || m.osdCrashed {
+		// the daemon dies with its host, or crashed; a new one starts when
+		// it is back
+		o.selfStop, o.procDead, o.mdPending = false, true, false
+	} else if o.procDead {
+		o.procDead, o.mdN, o.downSame = false, 0, false
 	}
-	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop; bc != o.beacon {
+	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop && !m.osdCrashed && !s.oosEvicted(m); bc != o.beacon {
 		o.beacon = bc
 		o.silent = s.now
 		if !bc && o.up {
@@ -238,15 +268,27 @@ func (s *Sim) osdReeval(i int) {
 	}
 	c := s.osdCanUp(o)
 	if c == o.canUp {
+		s.seeMarkdown(i)
 		return
 	}
 	was := o.up && o.canUp
 	o.canUp = c
 	o.gen++
 	s.hostHealth(o, was)
+	if o.up {
+		for _, p := range o.pgs {
+			s.pgBlocked(int(p))
+		}
+	}
 	if !c {
 		o.failAt = s.now
-		if o.up {
+		switch {
+		case o.up && s.connRefused(o):
+			// the daemon died on a live host: its peers' next heartbeat
+			// is refused and they report it at once
+			// (osd_fast_fail_on_connection_refused)
+			s.schedule(s.now+s.jit(s.P.OSDHeartbeatInterval), evOSDMarkDown, int32(i), o.gen, fastFail)
+		case o.up:
 			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
 		}
 	} else if !o.up {
@@ -259,42 +301,7 @@ func (s *Sim) osdReeval(i int) {
 			}
 		}
 	}
-}
-
-// osdGraceExpired: peers have missed heartbeats for osd_heartbeat_grace. The
-// mon marks the OSD down when reporters on enough distinct hosts exist;
-// otherwise it waits for mon_osd_report_timeout if the OSD cannot reach it.
-func (s *Sim) osdGraceExpired(i int, gen int32, again bool) {
-	o := &s.osds[i]
-	if o.gen != gen || !o.up || o.canUp || !s.ceph.quorum {
-		return
-	}
-	m := &s.machines[o.m]
-	rep := s.ceph.healthyHosts
-	if m.healthy > 0 {
-		rep--
-	}
-	if rep >= s.P.MonOSDMinDownReporters {
-		s.markDown(i, "reported failed by peers")
-		return
-	}
-	if !o.beacon && s.now-o.silent >= s.P.MonOSDReportTimeout {
-		s.markDown(i, "no beacon for mon_osd_report_timeout")
-		return
-	}
-	if s.rec != nil && o.beacon && !again {
-		s.logf("ceph", "osd.%d unreachable on the cluster network but only %d reporter host(s): stays up", i, rep)
-	}
-	// Peers keep reporting; re-check when more reporters may exist. An OSD
-	// without beacons is also caught by the report timeout.
-	s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), gen, 1)
-}
-
-func (s *Sim) osdReportTimeout(i int, downGen int32) {
-	o := &s.osds[i]
-	if o.downGen == downGen && o.up && !o.beacon && s.ceph.quorum {
-		s.markDown(i, "no beacon for mon_osd_report_timeout")
-	}
+	s.seeMarkdown(i)
 }
 
 func (s *Sim) osdBoot(i int, gen int32) {
@@ -309,7 +316,7 @@ func (s *Sim) osdDownOut(i int, gen int32) {
 	if o.downGen != gen || o.up || !o.in {
 		return
 	}
-	if !s.ceph.quorum || float64(s.ceph.nIn-1) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
+	if !s.ceph.quorum || float64(s.ceph.nIn) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
 		s.schedule(s.now+s.P.MonTickInterval, evOSDOut, int32(i), gen, 0)
 		return
 	}
@@ -339,8 +346,12 @@ func (s *Sim) markDown(i int, why string) {
 	}
 	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
 	s.metrics.Markdowns++
-	if o.beacon && s.P.OSDMaxMarkdownCount > 0 {
-		s.wronglyDown(i)
+	o.downStamp, o.downSame = s.now, !o.procDead
+	if s.P.OSDMaxMarkdownCount > 0 && !o.procDead && m.alive() && !o.selfStop {
+		// the daemon runs: it sees the markdown now, or when it reaches
+		// the mons again (seeMarkdown)
+		o.mdPending = true
+		s.seeMarkdown(i)
 	}
 	s.livenessUpdate(int(o.m))
 }
@@ -348,6 +359,7 @@ func (s *Sim) markDown(i int, why string) {
 func (s *Sim) markUp(i int) {
 	o := &s.osds[i]
 	o.up = true
+	s.laggyBoot(o)
 	s.countUp(i, 1)
 	s.hostHealth(o, false)
 	if o.in {
@@ -399,19 +411,27 @@ func (s *Sim) markOut(i int) {
 		if no < 0 || no == i {
 			continue
 		}
+		stale := s.replicaStale(p, k)
 		p.slot[k] = int32(no)
 		p.cur &^= bit
 		p.data &^= bit
 		o.pgs[j] = o.pgs[len(o.pgs)-1]
 		o.pgs = o.pgs[:len(o.pgs)-1]
 		s.osds[no].pgs = append(s.osds[no].pgs, int32(pi))
-		s.noteRemap(pi, k, i, no)
+		s.noteRemap(pi, k, i, no, stale)
 		moved++
 		s.pgChanged(pi)
 	}
 	if s.rec != nil {
 		s.logf("ceph", "osd.%d out after mon_osd_down_out_interval; %d PGs remapped", i, moved)
 	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func slotOf(p *PG, o int) int {

@@ -32,14 +32,18 @@ type client struct {
 	current bool  // the workload's current client (holds the lease)
 	started bool  // has taken the lock (current clients only)
 	writes  bool  // cached: the client's writes are accepted now
+	since   Time  // when writes last changed (its watch times out osdClientWatchTimeout after it lost Ceph)
+	broken  Time  // its lock was broken and this instance blocklisted until then (rbd_blocklist_on_break_lock)
 }
 
-// workload is a pod with a ReadWriteOnce volume.
+// workload is a pod with a ReadWriteOnce volume (pods.go moves it).
 type workload struct {
 	cur     int32 // current client (-1: none running)
 	home    int32 // machine of the latest client
 	prev    int32 // machine it moved away from last (-1: never moved)
 	moveGen int32
+	evicted bool  // its pod on home is marked for deletion (taint-based eviction)
+	staleW  int32 // its old clients whose writes are accepted
 }
 
 // blockEntry is a blocklist entry for one machine's client address.
@@ -54,6 +58,9 @@ type clientState struct {
 	// counters kept incrementally for the metrics
 	nStaleWriting int // stale clients whose writes are accepted
 	nCurWriting   int // current clients whose writes are accepted
+	// stale clients whose writes are accepted while their workload's new
+	// client holds the lock: the writes it never sees (split-brain)
+	nSplit int
 }
 
 // addrGen is the address generation of machine i: a cloud replacement gets
@@ -75,13 +82,66 @@ func (s *Sim) initClients() {
 	}
 }
 
+// lockWait is how long workload w's new client must wait for the
+// exclusive lock: an old client that lost Ceph less than
+// osdClientWatchTimeout ago still has its watch, and librbd breaks the
+// lock of an owner only once its watch is gone (0: no wait).
+func (s *Sim) lockWait(w int) Time {
+	var wait Time
+	for k := range s.cl.clients {
+		// the OSDs drop a blocklisted client's watch at once
+		// (check_blocklisted_watchers)
+		if c := &s.cl.clients[k]; c.w == int32(w) && !c.current && !c.dead && !c.writes && !s.blocklisted(c) && c.broken <= s.now {
+			wait = max(wait, c.since+s.P.OSDClientWatchTimeout-s.now)
+		}
+	}
+	return wait
+}
+
+// breakLocks: workload w's new client on machine h takes the exclusive
+// lock. An old client whose watch is alive (it runs and reaches Ceph)
+// hands the lock over and asks for it back when it writes again
+// (cooperative: both write). One whose watch expired is a dead owner:
+// librbd breaks its lock and, with rbd_blocklist_on_break_lock (true),
+// blocklists that client instance for rbd_blocklist_expire_seconds (0: the
+// OSD default, mon_osd_blocklist_default_expire, 1 h).
+func (s *Sim) breakLocks(w, h int) {
+	if !s.P.RBDBlocklistOnBreakLock {
+		return
+	}
+	exp := s.P.RBDBlocklistExpire
+	if exp == 0 {
+		exp = s.P.BlocklistExpire
+	}
+	for k := range s.cl.clients {
+		c := &s.cl.clients[k]
+		if c.w != int32(w) || c.current || c.dead || c.writes || c.broken > s.now {
+			continue
+		}
+		c.broken = s.now + exp
+		s.schedule(c.broken, evLockBreakExpire, int32(k), 0, int64(c.broken))
+		if s.rec != nil {
+			s.logf("client", "w%d's new client on %s broke the lock of its old client on %s (watch expired) and blocklisted that client until %s", w, s.machines[h].Name, s.machines[c.host].Name, c.broken)
+		}
+	}
+}
+
+// lockBreakExpire: the blocklist entry of a broken lock's client expired.
+func (s *Sim) lockBreakExpire(ci int, until Time) {
+	if c := &s.cl.clients[ci]; c.broken == until {
+		s.clientsOn(int(c.host))
+	}
+}
+
 // startClient starts workload w's client on machine h; it holds the lock.
 func (s *Sim) startClient(w, h int) {
+	s.breakLocks(w, h)
 	ci := int32(len(s.cl.clients))
 	s.cl.clients = append(s.cl.clients, client{w: int32(w), host: int32(h), gen: s.machines[h].gen, addr: s.addrGen(h), current: true, started: true})
 	s.machines[h].clients = append(s.machines[h].clients, ci)
 	wl := &s.cl.workloads[w]
 	wl.cur, wl.home = ci, int32(h)
+	s.cl.nSplit += int(wl.staleW)
 	s.clientEval(int(ci))
 	if s.cl.nStaleWriting > 0 {
 		for k := range s.cl.clients {
@@ -107,11 +167,13 @@ func (s *Sim) clientEval(ci int) {
 	if !c.dead && (m.gen != c.gen || m.phase != PhaseRunning || !m.powered) {
 		c.dead = true
 	}
-	w := !c.dead && m.alive() && m.link[linkPublic] && s.ceph.quorum && !s.blocklisted(c)
+	// without quorum a client that has its map and sessions keeps writing
+	// to the PGs that serve (metrics.go counts the others)
+	w := !c.dead && m.alive() && m.link[linkPublic] && !s.blocklisted(c) && c.broken <= s.now
 	if w == c.writes {
 		return
 	}
-	c.writes = w
+	c.writes, c.since = w, s.now
 	d := 1
 	if !w {
 		d = -1
@@ -121,8 +183,12 @@ func (s *Sim) clientEval(ci int) {
 		return
 	}
 	s.cl.nStaleWriting += d
+	wl := &s.cl.workloads[c.w]
+	wl.staleW += int32(d)
+	if wl.cur >= 0 {
+		s.cl.nSplit += d
+	}
 	if w {
-		wl := &s.cl.workloads[c.w]
 		if wl.cur >= 0 && s.cl.clients[wl.cur].started {
 			s.violate(7, fmt.Sprintf("split-brain: workload w%d moved to %s but its old client on %s writes (not blocklisted)", c.w, s.machines[s.cl.clients[wl.cur].host].Name, m.Name))
 		}
@@ -153,6 +219,17 @@ func (s *Sim) clientsOn(i int) {
 			}
 		}
 	}
+}
+
+// staleOn reports whether machine i still runs a client whose pod was
+// deleted or evicted.
+func (s *Sim) staleOn(i int) bool {
+	for _, ci := range s.machines[i].clients {
+		if c := &s.cl.clients[ci]; !c.dead && (!c.current || s.cl.workloads[c.w].evicted) {
+			return true
+		}
+	}
+	return false
 }
 
 // allClients re-evaluates every client (a change of mon quorum).
@@ -192,78 +269,10 @@ func (s *Sim) workloadLost(w, ci int) {
 		s.cl.nCurWriting--
 		c.writes = false
 	}
-	s.cl.workloads[w].cur = -1
-	s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), s.cl.workloads[w].moveGen, int64(c.host))
-}
-
-// moveWorkloads force-deletes the pods on machine i (node deleted, or the
-// out-of-service taint): their workloads start elsewhere. Old processes
-// keep running until their host dies or their kubelet kills them.
-func (s *Sim) moveWorkloads(i int, why string) {
-	n := 0
-	for w := range s.cl.workloads {
-		wl := &s.cl.workloads[w]
-		if wl.home != int32(i) {
-			continue
-		}
-		if wl.cur >= 0 {
-			c := &s.cl.clients[wl.cur]
-			if c.writes {
-				s.cl.nCurWriting--
-				s.cl.nStaleWriting++
-			}
-			c.current = false
-		}
-		wl.cur, wl.home, wl.prev = -1, -1, int32(i)
-		wl.moveGen++
-		n++
-		s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, -1)
-	}
-	if n > 0 && s.rec != nil {
-		s.logf("client", "%d pod(s) on %s force-deleted (%s); their workloads move", n, s.machines[i].Name, why)
-	}
-}
-
-// clientStart starts workload w's new client: on machine h if h >= 0 (a
-// restart in place), else on the first Ready machine after its old one.
-func (s *Sim) clientStart(w int, gen int32, h int) {
 	wl := &s.cl.workloads[w]
-	if wl.moveGen != gen || wl.cur >= 0 {
-		return
-	}
-	if h >= 0 {
-		m := &s.machines[h]
-		if m.phase == PhaseRunning && m.alive() && m.ready {
-			s.startClient(w, h)
-			return
-		}
-		// the pod stays on its node until the node is back or deleted
-		return
-	}
-	n := len(s.machines)
-	for k := 1; k <= n; k++ {
-		j := (w + k) % n
-		m := &s.machines[j]
-		if m.phase == PhaseRunning && m.alive() && m.ready && !m.tainted {
-			s.startClient(w, j)
-			if s.rec != nil {
-				s.logf("client", "workload w%d started on %s (takes the exclusive lock)", w, m.Name)
-			}
-			return
-		}
-	}
-	s.schedule(s.now+s.mhcRetry(), evClientStart, int32(w), gen, -1)
-}
-
-// restartLocal restarts, on a machine that is back, the workloads whose
-// current client died with it and whose pod was not deleted.
-func (s *Sim) restartLocal(i int) {
-	for w := range s.cl.workloads {
-		wl := &s.cl.workloads[w]
-		if wl.cur < 0 && wl.home == int32(i) {
-			s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, int64(i))
-		}
-	}
+	wl.cur = -1
+	s.cl.nSplit -= int(wl.staleW)
+	s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, int64(c.host))
 }
 
 // blocklist adds (until > now) or removes (until 0) the blocklist entry of
@@ -283,8 +292,8 @@ func (s *Sim) blocklist(i int, until Time, by string) {
 	if until > s.now && until < forever {
 		s.schedule(until, evBlockExpire, int32(i), 0, int64(until))
 	}
-	if until > s.now && m.ready {
-		s.violate(8, fmt.Sprintf("%s blocklisted the client address of %s, a Ready node", by, m.Name))
+	if until > s.now && m.ready && !m.tainted {
+		s.violate(8, fmt.Sprintf("%s blocklisted the client address of %s, a Ready node that may run workloads", by, m.Name))
 	}
 	s.clientsOn(i)
 }

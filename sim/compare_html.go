@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// HTML renders the comparison as a page a person reads: the ranked policy
-// table, the scripted verdicts with a link to each violating run's trace,
-// the first violation of each, the random schedules that broke something,
-// and the bar charts.
+// HTML renders the comparison as a page a person reads: the frontier
+// (table, words and plot), the invariants and availability tables, the
+// scripted verdicts with a link to each violating run's trace, the first
+// violation of each, the random schedules that broke something, and the
+// bar charts.
 func (c *Comparison) HTML() string {
 	var b strings.Builder
 	esc := html.EscapeString
@@ -23,22 +24,39 @@ td.pass{background:#e8f5e9} td.fail{background:#ffebee} td.unexp{outline:2px sol
 code{font-size:90%}
 </style></head><body>
 `)
-	fmt.Fprintf(&b, "<h1>fenceproof sim compare</h1>\n<p>%d scripted scenarios + %d random schedules (seeds %d..%d) per policy. Ranked by safety (runs that broke an invariant), then availability (writes refused, then minutes with inactive PGs or without mon quorum). Availability figures come from runs that go on after a violation. <i>HEALTH_OK before fence</i> is the seed design's rule: runs in which every fence action came on HEALTH_OK, of the runs that fenced.</p>\n",
-		len(c.Scenarios), c.RandomRuns, c.Seed, c.Seed+uint64(max(c.RandomRuns, 1))-1)
-	b.WriteString("<table><tr><th>rank</th><th class=l>policy</th><th>runs</th><th>violating runs</th>")
-	for n := 1; n < numInvariants; n++ {
-		fmt.Fprintf(&b, `<th title="%s">inv%d</th>`, esc(InvariantDocs[n]), n)
-	}
-	b.WriteString("<th>inactive PGs (min)</th><th>no quorum (min)</th><th>writes refused</th><th>stale writes accepted</th><th>HEALTH_OK before fence</th><th>mean time to recovery (min)</th><th>fences</th><th>data moved (GB)</th><th>OSD markdowns</th></tr>\n")
-	for i, s := range c.Ranked() {
-		fmt.Fprintf(&b, "<tr><td>%d</td><td class=l>%s</td><td>%d</td><td>%d</td>", i+1, esc(s.Policy), s.Runs, s.ViolatingRuns)
-		for n := 1; n < numInvariants; n++ {
-			fmt.Fprintf(&b, "<td>%d</td>", s.ByInvariant[n])
+	fmt.Fprintf(&b, "<h1>fenceproof sim compare</h1>\n<p>%s</p>\n", esc(c.intro()))
+	st, pts := c.rows()
+	for ti, t := range policyTables {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(t.title))
+		if t.intro != "" {
+			fmt.Fprintf(&b, "<p>%s</p>\n", esc(strings.ReplaceAll(t.intro, "*", "")))
 		}
-		fmt.Fprintf(&b, "<td>%.1f</td><td>%.1f</td><td>%.0f</td><td>%.0f</td><td>%d/%d</td><td>%.1f</td><td>%d</td><td>%.0f</td><td>%d</td></tr>\n",
-			s.InactiveMin, s.NoQuorumMin, s.WritesRefused, s.StaleWrites, s.HealthOKKept, s.FencingRuns, s.MeanRecoveryMin(), s.Fences, s.MovedGB, s.Markdowns)
+		b.WriteString("<table><tr>")
+		for j, col := range t.cols {
+			cls := ""
+			if j == 0 {
+				cls = " class=l"
+			}
+			fmt.Fprintf(&b, "<th%s>%s</th>", cls, esc(col.head))
+		}
+		b.WriteString("</tr>\n")
+		for i := range st {
+			b.WriteString("<tr>")
+			for j, col := range t.cols {
+				cls := ""
+				if j == 0 || col.head == "dominated by" {
+					cls = " class=l"
+				}
+				fmt.Fprintf(&b, "<td%s>%s</td>", cls, esc(col.cell(st[i], &pts[i])))
+			}
+			b.WriteString("</tr>\n")
+		}
+		b.WriteString("</table>\n")
+		if ti == 0 {
+			fmt.Fprintf(&b, "<p><b>%s</b></p>\n%s", esc(FrontierText(pts)), c.FrontierSVG())
+		}
 	}
-	b.WriteString("</table>\n<h2>Invariants</h2>\n<table>")
+	b.WriteString("<h2>Invariants</h2>\n<table>")
 	for n := 1; n < numInvariants; n++ {
 		fmt.Fprintf(&b, "<tr><td>inv%d</td><td class=w>%s</td></tr>", n, esc(InvariantDocs[n]))
 	}

@@ -40,7 +40,31 @@ type Cluster struct {
 	FailureDomain CrushType
 	// MonsOn places the mons on these machines (nil: the first Mons machines).
 	MonsOn []int
+	// WorkloadKind is the controller of the workloads' pods (pods.go).
+	WorkloadKind WorkloadKind
+	// NoAttach: the CSI driver does not require volume attachment
+	// (CSIDriver attachRequired false), so nothing holds a replacement pod
+	// back while the old one may run (pods.go).
+	NoAttach bool
+	// MonStore is where a mon keeps its store: on the host (Rook's
+	// dataDirHostPath, the default: lost when the machine is deleted) or
+	// on a volume that follows it like an OSD's (lost only with a wipe).
+	MonStore MonStore
 }
+
+// MonStore is where the mons keep their stores (health.go).
+type MonStore uint8
+
+// Mon store locations.
+const (
+	MonStoreHost MonStore = iota
+	MonStoreVolume
+)
+
+var monStoreNames = []string{"host", "volume"}
+
+// String returns the scenario-file name of the location.
+func (m MonStore) String() string { return monStoreNames[m] }
 
 // Config is everything a run depends on.
 type Config struct {
@@ -62,6 +86,8 @@ type Config struct {
 	Record bool
 	// KeepGoing continues after a violation (benchmarks, metrics).
 	KeepGoing bool
+	// SafetyOnly checks only the safety invariants (all but 6).
+	SafetyOnly bool
 	// RandomFailureEvery, when > 0, injects a random machine failure on
 	// average this often (exponential inter-arrival), each healing after
 	// RandomFailureFor on average.

@@ -10,10 +10,22 @@ import (
 func checkCounters(t *testing.T, s *Sim, what string) {
 	t.Helper()
 	var nState [numPGStates]int
-	inactive, degraded := 0, 0
+	inactive, degraded, blocked := 0, 0, 0
 	for pi := range s.pgs {
 		p := &s.pgs[pi]
 		nState[p.state]++
+		b := false
+		for k := 0; k < s.P.PoolSize && p.state.active(); k++ {
+			if o := p.slot[k]; o >= 0 && s.osds[o].up && !s.osds[o].canUp {
+				b = true
+			}
+		}
+		if b != p.blocked {
+			t.Errorf("%s: PG %d blocked=%v, recomputed %v", what, pi, p.blocked, b)
+		}
+		if p.blocked {
+			blocked++
+		}
 		if !p.state.active() {
 			inactive++
 		}
@@ -35,6 +47,43 @@ func checkCounters(t *testing.T, s *Sim, what string) {
 		}
 	}
 	checkTopology(t, s, what)
+	remote, local := make([]int, len(s.osds)), make([]int, len(s.osds))
+	for pi := range s.pgs {
+		p := &s.pgs[pi]
+		for _, o := range p.resv {
+			if o >= 0 {
+				remote[o]++
+			}
+		}
+		if p.lresv >= 0 {
+			local[p.lresv]++
+		}
+	}
+	for i := range s.osds {
+		if o := &s.osds[i]; o.backfills != remote[i] || o.localBackfills != local[i] || o.backfills > s.P.OSDMaxBackfills || o.localBackfills > s.P.OSDMaxBackfills {
+			t.Errorf("%s: osd.%d reservations remote/local %d/%d, recounted %d/%d (osd_max_backfills %d)", what, i, o.backfills, o.localBackfills, remote[i], local[i], s.P.OSDMaxBackfills)
+		}
+	}
+	cur, stale, split := 0, 0, 0
+	for ci := range s.cl.clients {
+		c := &s.cl.clients[ci]
+		switch {
+		case !c.writes:
+		case c.current:
+			cur++
+		default:
+			stale++
+			if s.cl.workloads[c.w].cur >= 0 {
+				split++
+			}
+		}
+	}
+	if cur != s.cl.nCurWriting || stale != s.cl.nStaleWriting || split != s.cl.nSplit {
+		t.Errorf("%s: writing clients current/stale/split %d/%d/%d, recounted %d/%d/%d", what, s.cl.nCurWriting, s.cl.nStaleWriting, s.cl.nSplit, cur, stale, split)
+	}
+	if blocked != s.ceph.nBlocked {
+		t.Errorf("%s: %d PGs blocked, recounted %d", what, s.ceph.nBlocked, blocked)
+	}
 	if nState != s.ceph.nState || inactive != s.ceph.nInactive || degraded != s.ceph.nDegraded {
 		t.Errorf("%s: PG counters %v/%d/%d, recomputed %v/%d/%d", what, s.ceph.nState, s.ceph.nInactive, s.ceph.nDegraded, nState, inactive, degraded)
 	}

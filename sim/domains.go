@@ -120,21 +120,17 @@ func (s *Sim) initTopology() {
 }
 
 // fencedDom counts machine i into (d=1) or out of (d=-1) "fenced or not
-// yet back" per failure domain; it reports whether the number of such
-// domains changed.
-func (s *Sim) fencedDom(i, d int) bool {
+// yet back" per failure domain.
+func (s *Sim) fencedDom(i, d int) {
 	t := &s.topo
 	dom := t.dom[i]
 	t.fenced[dom] += d
 	switch {
 	case d > 0 && t.fenced[dom] == 1:
 		t.fencedDoms++
-		return true
 	case d < 0 && t.fenced[dom] == 0:
 		t.fencedDoms--
-		return true
 	}
-	return false
 }
 
 // otherFencedDoms is the number of failure domains other than machine i's

@@ -105,16 +105,12 @@ func RandomScenario(seed uint64) *Scenario {
 		case r.IntN(10) < 7:
 			f.For = Time(1+r.IntN(90)) * Minute
 		}
-		fs = append(fs, f)
 		if r.IntN(10) == 0 && f.For > 0 && f.For < 10*Minute {
 			// a flapping fault: the same fault again a few times
-			every := f.For + Time(10+r.IntN(120))*Second
-			for k := 1; k < 3+r.IntN(6); k++ {
-				g := f
-				g.At += Time(k) * every
-				fs = append(fs, g)
-			}
+			f.Every = f.For + Time(10+r.IntN(120))*Second
+			f.Repeat = 3 + r.IntN(6)
 		}
+		fs = append(fs, f)
 	}
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
 	c.Clients = 2 * c.Machines // drawn from nothing: the schedules stay those of earlier versions
@@ -137,7 +133,43 @@ func RandomScenario(seed uint64) *Scenario {
 		fs = append(fs, Fault{At: Time(1+r2.IntN(60)) * Minute, Kind: k, Machine: -1, For: Time(10+r2.IntN(170)) * Minute})
 		sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
 	}
+	fs = append(fs, livenessFaults(seed, c.Machines)...)
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
 	return &Scenario{Name: fmt.Sprintf("random-%d", seed), Cluster: c, Params: p, Seed: seed, Duration: 8 * Hour, Faults: fs, Expect: map[string]string{}}
+}
+
+// livenessFaults draws, from a stream of their own (the schedules drawn
+// before stay those of earlier versions), the faults that test liveness:
+// in one run of five a controller stalled for hours, in one of five a
+// link that flaps for hours (down most of each period: the Ready
+// condition's timer restarts every cycle), in one of ten `ceph status`
+// hanging or the mgr's PG stats going stale for a while.
+func livenessFaults(seed uint64, machines int) []Fault {
+	r := rand.New(rand.NewPCG(seed, 0x11fe11fe))
+	var fs []Fault
+	if r.IntN(5) == 0 {
+		k := FaultOperatorStall
+		if r.IntN(2) == 0 {
+			k = FaultMHCStall
+		}
+		fs = append(fs, Fault{At: Time(1+r.IntN(60)) * Minute, Kind: k, Machine: -1, For: Time(60+r.IntN(420)) * Minute})
+	}
+	if r.IntN(5) == 0 {
+		links := [...]FaultKind{FaultNICCut, FaultNICCut, FaultAPICut, FaultPublicCut, FaultClusterCut}
+		every := Time(60+r.IntN(540)) * Second
+		down := every * Time(50+r.IntN(48)) / 100
+		span := Time(1+r.IntN(6)) * Hour
+		fs = append(fs, Fault{At: Time(5+r.IntN(60)) * Minute, Kind: links[r.IntN(len(links))], Machine: r.IntN(machines),
+			For: down, Repeat: int(span / every), Every: every})
+	}
+	if r.IntN(10) == 0 {
+		k := FaultStatusHang
+		if r.IntN(2) == 0 {
+			k = FaultMgrStale
+		}
+		fs = append(fs, Fault{At: Time(1+r.IntN(90)) * Minute, Kind: k, Machine: -1, For: Time(5+r.IntN(55)) * Minute})
+	}
+	return fs
 }
 
 // Finding is a violation found by exploration, minimized and replayable.
@@ -153,11 +185,12 @@ type Finding struct {
 // Explore runs policy pol over runs random scenarios with seeds seed,
 // seed+1, ...; progress is called after each run.
 func Explore(pol *Policy, runs int, seed uint64, progress func(done, violations int)) ([]Finding, error) {
-	return ExploreShard(pol, runs, seed, Shard{}, progress)
+	return ExploreShard(pol, runs, seed, Shard{}, false, progress)
 }
 
-func minimizeFinding(sc *Scenario, pol *Policy, seed uint64, inv int) (Finding, error) {
-	cfg := sc.Config(pol, seed)
+// minimizeFinding minimizes the run of cfg (scenario sc) that broke inv.
+func minimizeFinding(cfg Config, sc *Scenario, inv int) (Finding, error) {
+	seed := cfg.Seed
 	min := Minimize(cfg, inv)
 	cfg.Faults, cfg.Record = min, true
 	r, err := RunConfig(cfg)
@@ -169,10 +202,10 @@ func minimizeFinding(sc *Scenario, pol *Policy, seed uint64, inv int) (Finding, 
 	return Finding{Seed: seed, Scenario: &msc, Minimal: r}, nil
 }
 
-// MinimizeResult minimizes a scripted run's violation and returns the
-// recorded run of the minimal schedule.
-func MinimizeResult(sc *Scenario, pol *Policy, seed uint64, inv int) (*Result, []Fault, error) {
-	f, err := minimizeFinding(sc, pol, seed, inv)
+// MinimizeResult minimizes the violation of invariant inv by the run of
+// cfg (scenario sc) and returns the recorded run of the minimal schedule.
+func MinimizeResult(cfg Config, sc *Scenario, inv int) (*Result, []Fault, error) {
+	f, err := minimizeFinding(cfg, sc, inv)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,34 +216,7 @@ func MinimizeResult(sc *Scenario, pol *Policy, seed uint64, inv int) (*Result, [
 func ScenarioYAML(sc *Scenario) string {
 	var b strings.Builder
 	c := sc.Cluster
-	fmt.Fprintf(&b, "name: %s\n", sc.Name)
-	plat := "cloud"
-	if c.BareMetal {
-		plat = "baremetal"
-	}
-	op := "control-plane"
-	if c.OperatorOn >= 0 {
-		op = fmt.Sprintf("m%d", c.OperatorOn+1)
-	}
-	fmt.Fprintf(&b, "cluster: {machines: %d, osdsPerMachine: %d, pgs: %d, mons: %d, platform: %s, fenceKind: %s, operatorOn: %s, clients: %d",
-		c.Machines, c.OSDsPerMachine, c.PGs, c.Mons, plat, c.FenceKind, op, c.Clients)
-	if len(c.Standalone) > 0 {
-		var ms []string
-		for _, i := range c.Standalone {
-			ms = append(ms, fmt.Sprintf("m%d", i+1))
-		}
-		fmt.Fprintf(&b, ", standalone: [%s]", strings.Join(ms, ", "))
-	}
-	if c.MachineSetScale > 0 {
-		fmt.Fprintf(&b, ", machineSetScale: %d", c.MachineSetScale)
-	}
-	if c.OperatorHA {
-		b.WriteString(", operatorHA: true")
-	}
-	if c.MDB != MDBMachineAPI {
-		fmt.Fprintf(&b, ", mdb: %s", c.MDB)
-	}
-	b.WriteString("}\n")
+	fmt.Fprintf(&b, "name: %s\ncluster: %s\n", sc.Name, ClusterYAML(c))
 	ps := sc.Params.diff(DefaultParams())
 	if len(ps) > 0 {
 		fmt.Fprintf(&b, "params: {%s}\n", strings.Join(ps, ", "))

@@ -2,7 +2,22 @@ package sim
 
 // Fault injection and repair: applies the fault table (faults.go) to machines and controllers.
 
-func (s *Sim) injectFault(f Fault) {
+// injectFault applies occurrence k of scheduled fault fi; hw is the
+// hardware generation the series started on (repeats of a hardware fault
+// stop when the machine runs on other hardware).
+func (s *Sim) injectFault(fi, k int, hw int32) {
+	f := s.cfg.Faults[fi]
+	if f.Machine >= 0 {
+		m := &s.machines[f.Machine]
+		if k == 0 {
+			hw = m.hw
+		} else if f.Kind.hw() && m.hw != hw {
+			return
+		}
+	}
+	if k+1 < f.Repeat {
+		s.schedule(f.At+Time(k+1)*f.Every, evFault, int32(fi), int32(k+1), int64(hw))
+	}
 	if f.Kind.controller() {
 		s.controllerFault(f.Kind, true)
 		if f.For > 0 {
@@ -54,6 +69,10 @@ func (s *Sim) applyFault(k FaultKind, i int) {
 	case FaultNICCut, FaultNICHeal:
 		v := k == FaultNICHeal
 		m.link = [3]bool{v, v, v}
+	case FaultRemoveOOSTaint:
+		s.oosUntaint(i)
+	case FaultOSDCrash, FaultOSDStart:
+		m.osdCrashed = k == FaultOSDCrash
 	}
 	s.machineChanged(i)
 }
@@ -73,10 +92,10 @@ func (s *Sim) heal(k FaultKind, i int, gen int32) {
 		return
 	}
 	m := &s.machines[i]
-	if m.gen != gen {
-		return
-	}
 	h := k.healer()
+	if m.gen != gen && !(h.hw() && s.cfg.Cluster.BareMetal) {
+		return // a cloud replacement is another instance: the fault stayed with the old one
+	}
 	if s.rec != nil {
 		s.logf("fault", "%s %s", h, m.Name)
 	}
@@ -92,6 +111,10 @@ func (s *Sim) controllerFault(k FaultKind, on bool) {
 		s.setFlag(flagNoOut, on && k == FaultSetNoOut)
 	case FaultSetNoRebalance, FaultUnsetNoRebalance:
 		s.setFlag(flagNoRebalance, on && k == FaultSetNoRebalance)
+	case FaultStatusHang, FaultStatusAnswers:
+		s.statusHang = on && k == FaultStatusHang
+	case FaultMgrStale, FaultMgrFresh:
+		s.setMgrStale(on && k == FaultMgrStale)
 	case FaultMHCStall, FaultMHCResume:
 		s.mhcStall = on && k == FaultMHCStall
 		if !s.mhcStall {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -36,8 +37,9 @@ func TestFaultTable(t *testing.T) {
 	}
 }
 
-// TestREADMEListsTables: sim/README.md names every fault kind and every
-// parameter of the tables in faults.go and params.go.
+// TestREADMEListsTables: sim/README.md names every fault kind, every
+// parameter and every cluster field of the tables in faults.go, params.go
+// and scenario_fields.go.
 func TestREADMEListsTables(t *testing.T) {
 	b, err := os.ReadFile("README.md")
 	if err != nil {
@@ -47,6 +49,11 @@ func TestREADMEListsTables(t *testing.T) {
 	for _, n := range append(FaultNames(), ParamNames()...) {
 		if !strings.Contains(doc, "`"+n+"`") {
 			t.Errorf("sim/README.md does not name `%s`", n)
+		}
+	}
+	for _, n := range ClusterFieldNames() {
+		if !strings.Contains(doc, n+":") {
+			t.Errorf("sim/README.md does not show the cluster field %s:", n)
 		}
 	}
 }
@@ -76,6 +83,79 @@ func TestScriptedResumeResumes(t *testing.T) {
 		}
 		if s.opStalled != c.opStall || s.mhcStall != c.mhcOff {
 			t.Errorf("at %s: operator stalled %v, MHC stalled %v; want %v, %v", c.at, s.opStalled, s.mhcStall, c.opStall, c.mhcOff)
+		}
+	}
+}
+
+// TestFaultsFollowHardware pins the fault semantics: on bare metal a
+// power fault stays with the host through reprovisioning (the new
+// incarnation cannot boot) and its repair applies to whatever incarnation
+// runs there; on cloud the replacement is another instance and boots at
+// once (the first-generation model did this on bare metal too).
+func TestFaultsFollowHardware(t *testing.T) {
+	back := func(r *Result) Time {
+		for _, e := range r.Rec.Entries {
+			if e.Cat == "machine" && strings.HasPrefix(e.Text, "m4.") && strings.Contains(e.Text, " back:") {
+				return e.At
+			}
+		}
+		return -1
+	}
+	bm := runScenario(t, "baremetal-power-fault-survives-reprovision", "mhc-only", func(c *Config) { c.Record = true })
+	if at := back(bm); at < 70*Minute {
+		t.Errorf("bare metal: a reprovisioned m4 back at %s, before its power returns at 1h10m", at)
+	}
+	cloud := runScenario(t, "baremetal-power-fault-survives-reprovision", "mhc-only", func(c *Config) {
+		c.Record = true
+		c.Cluster.BareMetal = false
+	})
+	if at := back(cloud); at < 0 || at > 30*Minute {
+		t.Errorf("cloud: the replacement of m4 back at %s, want within minutes of the fence", at)
+	}
+}
+
+// TestDefaultParamsSet: every parameter has a default except those whose
+// documented default is 0 (a forgotten default would silently be 0).
+func TestDefaultParamsSet(t *testing.T) {
+	zero := map[string]bool{"mhcRetryInterval": true, "powerReportLag": true, "poolUsedGB": true, "rbdBlocklistExpire": true, "oosTaintRemovalDelay": true}
+	d := DefaultParams()
+	for _, pd := range paramTable {
+		var isZero bool
+		switch pd.kind {
+		case pDur:
+			isZero = *pd.dur(&d) == 0
+		case pInt:
+			isZero = *pd.i(&d) == 0
+		case pFloat:
+			isZero = *pd.f(&d) == 0
+		case pCrush:
+			isZero = *pd.c(&d) == 0
+		case pBool:
+			isZero = false
+		}
+		if isZero != zero[pd.name] {
+			t.Errorf("%s: default is zero %v, want %v", pd.name, isZero, zero[pd.name])
+		}
+	}
+}
+
+// TestScenarioYAMLRoundTrip pins the scenario writer (the minimized
+// findings' replay files): a random scenario or a scripted one written
+// out and read back is the same cluster, parameters and faults (the
+// writer used to drop racks, zones, the failure domain and monsOn, so a
+// replay ran on another cluster).
+func TestScenarioYAMLRoundTrip(t *testing.T) {
+	scs := loadAll(t)
+	for i := uint64(1); i <= 60; i++ {
+		scs = append(scs, RandomScenario(i))
+	}
+	for _, sc := range scs {
+		back, err := ParseScenario(sc.Name+".yaml", []byte(ScenarioYAML(sc)))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", sc.Name, err, ScenarioYAML(sc))
+		}
+		if !reflect.DeepEqual(back.Cluster, sc.Cluster) || back.Params != sc.Params || !reflect.DeepEqual(back.Faults, sc.Faults) || back.Duration != sc.Duration || back.Seed != sc.Seed {
+			t.Errorf("%s: read back differs\n%+v\n%+v\n%s", sc.Name, back.Cluster, sc.Cluster, ScenarioYAML(sc))
 		}
 	}
 }

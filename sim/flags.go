@@ -1,6 +1,9 @@
 package sim
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // OSD map flags and OSD flapping.
 //
@@ -83,6 +86,15 @@ func (s *Sim) outHeld(i int) bool {
 	return o.held
 }
 
+// seeMarkdown: a running daemon marked down (mdPending) sees it once it
+// reaches the mons - at once, or when its network returns.
+func (s *Sim) seeMarkdown(i int) {
+	if o := &s.osds[i]; o.mdPending && o.beacon && !o.up {
+		o.mdPending = false
+		s.wronglyDown(i)
+	}
+}
+
 // wronglyDown: OSD i was marked down while its daemon runs and reaches the
 // mons. It logs the markdown and boots again, or stops itself.
 func (s *Sim) wronglyDown(i int) {
@@ -121,7 +133,8 @@ func (s *Sim) osdReassert(i int, downGen int32) {
 	}
 	s.markUp(i)
 	if !o.canUp {
-		// its peers still miss its heartbeats
+		// its peers still miss its heartbeats: a new failure
+		o.failAt = s.now
 		s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
 	}
 }
@@ -133,9 +146,47 @@ func (s *Sim) osdRestart(i int, gen int32) {
 		return
 	}
 	o.selfStop = false
-	o.mdN = 0
+	o.mdN, o.downSame = 0, false // a new daemon
 	s.osdReeval(i)
 	if !o.up && o.beacon && !o.canUp {
 		s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDReassert, int32(i), o.downGen, 0)
 	}
+}
+
+// Laggy grace (OSDMonitor, mon_osd_adjust_heartbeat_grace): the mon keeps
+// per-OSD laggy statistics. When an OSD that was marked down boots again in
+// the same process (it was up all along: laggy), laggy_interval moves
+// toward how long it was down (at most mon_osd_laggy_max_interval) and
+// laggy_probability toward 1, by mon_osd_laggy_weight; a fresh daemon
+// decays both. The grace its failure needs is then osd_heartbeat_grace +
+// decay x laggy_interval x laggy_probability, decay halving every
+// mon_osd_laggy_halflife of the failure: a flapping OSD stays up in the map
+// longer (its PGs block instead of re-peering) and is marked down less often.
+
+// laggyBoot updates OSD o's laggy statistics as it is marked up.
+func (s *Sim) laggyBoot(o *OSD) {
+	w := s.P.MonOSDLaggyWeight
+	if o.downSame && o.downStamp > 0 {
+		iv := float64(s.now-o.downStamp) / float64(Second)
+		if mx := float64(s.P.MonOSDLaggyMaxInterval) / float64(Second); mx > 0 {
+			iv = min(iv, mx)
+		}
+		o.laggyInterval = iv*w + o.laggyInterval*(1-w)
+		o.laggyProb = w + o.laggyProb*(1-w)
+	} else {
+		o.laggyInterval *= 1 - w
+		o.laggyProb *= 1 - w
+	}
+	o.downSame = false
+}
+
+// heartbeatGrace is the grace OSD o's failure needs once it has failed for
+// failedFor.
+func (s *Sim) heartbeatGrace(o *OSD, failedFor Time) Time {
+	g := s.P.OSDHeartbeatGrace
+	if !s.P.MonOSDAdjustHeartbeatGrace || o.laggyProb == 0 {
+		return g
+	}
+	decay := math.Exp(float64(failedFor) / float64(s.P.MonOSDLaggyHalflife) * math.Log(0.5))
+	return g + Time(decay*o.laggyInterval*o.laggyProb*float64(Second))
 }

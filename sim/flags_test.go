@@ -145,3 +145,37 @@ func TestLatePowerReport(t *testing.T) {
 		t.Errorf("m1 fenced at %s with a prompt report, %s with a 20 min late one: want >= 15 min later", a, b)
 	}
 }
+
+// TestFlappingNICStopsDaemon pins two OSD rules a flapping NIC meets: the
+// daemon, which runs all along, sees each markdown when its network comes
+// back and stops itself after osd_max_markdown_count of them (the
+// first-generation model counted only markdowns seen at once, so a NIC
+// flap never stopped it); and the mon lengthens a laggy OSD's grace, so
+// later markdowns come later than osd_heartbeat_grace after the cut.
+func TestFlappingNICStopsDaemon(t *testing.T) {
+	r := runScenario(t, "flapping-node", "never", func(c *Config) { c.Record = true; c.Params.Jitter = 0 })
+	if r.Metrics.SelfStops == 0 {
+		t.Errorf("flapping NIC: %d markdowns, no daemon stopped itself", r.Metrics.Markdowns)
+	}
+	// the NIC is cut at 10m + k x 100s; without laggy grace every markdown
+	// comes 20 s after its cut, with it later ones come later
+	late := func(r *Result) bool {
+		for _, e := range r.Rec.Entries {
+			if e.Cat == "ceph" && strings.HasPrefix(e.Text, "osd.4 down") {
+				cut := 10*Minute + (e.At-10*Minute)/(100*Second)*(100*Second)
+				if e.At-cut > 25*Second {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	flat := runScenario(t, "flapping-node", "never", func(c *Config) {
+		c.Record = true
+		c.Params.Jitter = 0
+		c.Params.MonOSDAdjustHeartbeatGrace = false
+	})
+	if !late(r) || late(flat) {
+		t.Errorf("a markdown later than 25 s after its cut: with laggy grace %v, without %v; want true, false", late(r), late(flat))
+	}
+}

@@ -23,15 +23,9 @@ import (
 //  4. Every PG keeps at least one replica with the latest writes.
 //  5. A node whose OSDs may still serve (daemon running, not blocklisted,
 //     public network reachable, up in the map) is never deleted.
-//  6. Bounded liveness: a NotReady node whose OSDs are all down in the map is
-//     fenced within LivenessBound; at the end of the run a dead, NotReady,
-//     unfenced machine older than the bound whose OSDs are down in the map
-//     or which is powered off is a violation, and if Ceph is not HEALTH_OK
-//     the result names what blocks it. The clock runs only while fencing the
-//     machine would not break invariant 1 and the controllers the policy
-//     needs (the MHC, the operator) run. A frozen map (no quorum) that
-//     still shows a hung machine's OSDs up establishes no obligation: no
-//     policy can tell it from a partitioned machine whose OSDs still serve.
+//  6. Bounded liveness (liveness.go): no machine down and unfenced, no
+//     lost quorum, no degraded or unavailable PGs for longer than a stated
+//     bound, whatever the cause.
 
 // InvariantDocs describes each invariant by number.
 var InvariantDocs = map[int]string{
@@ -40,9 +34,9 @@ var InvariantDocs = map[int]string{
 	3: "no PG drops below min_size because of a fence",
 	4: "every PG keeps a replica with the latest writes",
 	5: "no node whose OSDs may still serve is deleted before it is cut off from storage",
-	6: "bounded liveness: a dead NotReady node is fenced within the bound",
+	6: "bounded liveness: no machine down and unfenced, no lost quorum, no degraded PGs for longer than a stated bound, whatever the cause",
 	7: "split-brain: no write accepted from a client whose workload has moved",
-	8: "no fence blocklists the client address of a Ready node",
+	8: "no fence blocklists the client address of a Ready node that may run workloads (without the out-of-service taint)",
 }
 
 // numInvariants is one more than the highest invariant number.
@@ -64,20 +58,8 @@ type invState struct {
 	viols      []Violation
 	stop       bool
 	inv1Active bool
-	// Controller downtime (the MHC stalled, or the operator down for a
-	// policy that needs it) does not count against the liveness bound.
-	ctrlDown      bool
-	ctrlDownSince Time
-	ctrlDownTotal Time
-}
-
-// ctrlDownNow is the total controller downtime so far.
-func (s *Sim) ctrlDownNow() Time {
-	t := s.inv.ctrlDownTotal
-	if s.inv.ctrlDown {
-		t += s.now - s.inv.ctrlDownSince
-	}
-	return t
+	// invariant 6's cluster episodes (liveness.go)
+	quorumEp, degradedEp episode
 }
 
 func (s *Sim) violate(inv int, text string) {
@@ -115,12 +97,7 @@ func (s *Sim) afterStep() {
 	} else {
 		s.inv.inv1Active = false
 	}
-	if down := s.mhcStall || (s.pol.usesOperator() && !s.opUp); down != s.inv.ctrlDown {
-		if s.inv.ctrlDown {
-			s.inv.ctrlDownTotal += s.now - s.inv.ctrlDownSince
-		}
-		s.inv.ctrlDown, s.inv.ctrlDownSince = down, s.now
-	}
+	s.clusterLiveness()
 	s.metrics.step(s)
 	if s.inv.stop {
 		s.stopped = true
@@ -172,62 +149,6 @@ func (s *Sim) checkCutOff(i int) {
 	}
 }
 
-// livenessElig: machine m must be fenced within the bound. The clock runs
-// only while fencing m would not break invariant 1 (no other OSD machine is
-// fenced and not back): invariant 1 takes precedence.
-func (s *Sim) livenessElig(i int) bool {
-	m := &s.machines[i]
-	others := s.otherFencedDoms(i)
-	return len(m.osds) > 0 && m.phase == PhaseRunning && m.hasNode && !m.ready && m.upOSDs == 0 && !m.remediated && m.machineSet && others == 0
-}
-
-func (s *Sim) livenessAll() {
-	for i := range s.machines {
-		s.livenessUpdate(i)
-	}
-}
-
-func (s *Sim) livenessUpdate(i int) {
-	m := &s.machines[i]
-	e := s.livenessElig(i)
-	if e == m.liveElig {
-		return
-	}
-	m.liveElig = e
-	m.liveGen++
-	m.liveStall = s.ctrlDownNow()
-	if e {
-		s.schedule(s.now+s.P.LivenessBound, evLiveness, int32(i), m.liveGen, 0)
-	}
-}
-
-func (s *Sim) livenessExpired(i int, gen int32) {
-	m := &s.machines[i]
-	if gen != m.liveGen || !m.liveElig {
-		return
-	}
-	if extra := s.ctrlDownNow() - m.liveStall; extra > 0 {
-		m.liveStall += extra
-		s.schedule(s.now+extra, evLiveness, int32(i), gen, 0)
-		return
-	}
-	why := m.blockReason()
-	s.violate(6, fmt.Sprintf("%s NotReady with all OSDs down for %s and not fenced (blocked: %s)", m.Name, s.P.LivenessBound.Dur(), why))
-}
-
-// endCheck runs at the end of the run: the end-state part of invariant 6,
-// and the names of whatever keeps Ceph from HEALTH_OK.
-func (s *Sim) endCheck() {
-	for i := range s.machines {
-		m := &s.machines[i]
-		others := s.otherFencedDoms(i)
-		if len(m.osds) > 0 && m.machineSet && m.phase == PhaseRunning && m.hasNode && !m.ready && !m.alive() && (m.upOSDs == 0 || !m.powered) && !m.remediated && others == 0 && s.now-m.readyLT > s.P.LivenessBound+s.ctrlDownNow() {
-			why := m.blockReason()
-			s.violate(6, fmt.Sprintf("%s dead and NotReady since %s, never fenced (blocked: %s)", m.Name, m.readyLT, why))
-		}
-	}
-}
-
 // blockers names what keeps Ceph from HEALTH_OK at the end of a run.
 func (s *Sim) blockers() []string {
 	h, _ := s.health()
@@ -275,8 +196,8 @@ func (s *Sim) blockers() []string {
 			why = "hung"
 		case !m.link[linkPublic] || !m.link[linkCluster]:
 			why = "Ceph network cut"
-		case !m.ready && m.blockReason() != "":
-			why = "not fenced: " + m.blockReason()
+		case !m.ready:
+			why = "not fenced: " + s.blockReason(i)
 		default:
 			why = "booting"
 		}
@@ -304,15 +225,4 @@ func (s *Sim) pgStateSummary() string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// blockReason names why machine m has not been fenced.
-func (m *Machine) blockReason() string {
-	switch {
-	case m.safeWhy != "":
-		return m.safeWhy
-	case m.blocked != "":
-		return m.blocked
-	}
-	return "no controller acted"
 }

@@ -31,3 +31,37 @@ func TestFencedMachineNeverReturns(t *testing.T) {
 		t.Errorf("mhc-only: verdict %s with %d fences, want pass with 2", r.Verdict(), r.Metrics.Fences)
 	}
 }
+
+// TestLivenessWhateverTheCause pins invariant 6 on the liveness
+// scenarios: every policy that leaves a machine down and unfenced, or the
+// cluster without quorum, past the bound breaks it, whatever the cause (a
+// stalled controller, hung mon hosts under a frozen OSD map, a NIC that
+// flaps); the first-generation model excused each of these. Those that
+// end it in time keep it.
+func TestLivenessWhateverTheCause(t *testing.T) {
+	cases := []struct {
+		scenario string
+		keep     []string // policies that end the outage within the bounds
+	}{
+		{"liveness-mhc-stalled-6h", []string{"safe"}},
+		{"liveness-operator-stalled-6h", []string{"mhc-only", "csi-oos", "rook-oos"}},
+		{"liveness-mon-hosts-hung-6h", nil},
+		{"liveness-mon-hosts-hung-forever", nil},
+		{"liveness-mon-hosts-nic-down-6h", nil},
+		{"liveness-mon-hosts-nic-down-forever", nil},
+		{"liveness-nic-down-290s-of-300s", []string{"safe"}},
+	}
+	for _, c := range cases {
+		for _, pn := range PolicyNames() {
+			r := runScenario(t, c.scenario, pn, nil)
+			keeps := !containsInt(r.Invariants(), 6)
+			want := false
+			for _, k := range c.keep {
+				want = want || k == pn
+			}
+			if keeps != want {
+				t.Errorf("%s/%s: keeps liveness %v, want %v (%s)", c.scenario, pn, keeps, want, r.Verdict())
+			}
+		}
+	}
+}

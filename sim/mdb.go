@@ -11,14 +11,6 @@ func (s *Sim) setLabel(i int, v bool, obs Time) {
 		return
 	}
 	m.labelled = v
-	d := 1
-	if !v {
-		d = -1
-	}
-	s.nLabelled += d
-	if m.ready {
-		s.nLabelledRdy += d
-	}
 	if s.rec != nil && s.now > 0 {
 		if v {
 			s.logf("label", "%s labelled (observed %s)", m.Name, obs)
@@ -64,17 +56,48 @@ var mdbVariants = [numMDBVariants]struct {
 	MDBMachineRemediation: {"machine-remediation", 1, 30 * Second},
 }
 
+func mdbNames() []string {
+	n := make([]string, numMDBVariants)
+	for i, d := range mdbVariants {
+		n[i] = d.name
+	}
+	return n
+}
+
 // String returns the scenario-file name of the variant.
 func (v MDBVariant) String() string { return mdbVariants[v].name }
 
-// mdbAllowed is the MDB's disruptionsAllowed: currentHealthy -
-// desiredHealthy (+1 for machine-remediation), where desiredHealthy =
-// expected - maxUnavailable.
+// mdbAllowed is the MDB's disruptionsAllowed as machine-api-operator's
+// disruption controller computes it (pkg/controller/disruption):
+// currentHealthy - desiredHealthy, with desiredHealthy = expected -
+// maxUnavailable, where expected is the sum of the scales of the
+// controllers owning the labelled machines - the MachineSet's replicas,
+// however many of its machines carry the label - plus 1 per labelled
+// machine without one; currentHealthy counts the labelled machines not
+// being deleted whose node is Ready. machine-remediation adds 1.
 func (s *Sim) mdbAllowed() int {
-	if s.nLabelled == 0 {
+	expected, healthy, inSet := 0, 0, false
+	for i := range s.machines {
+		m := &s.machines[i]
+		if !m.labelled || m.phase == PhaseGone {
+			continue
+		}
+		if m.machineSet {
+			inSet = true
+		} else {
+			expected++
+		}
+		if m.ready && m.phase == PhaseRunning {
+			healthy++
+		}
+	}
+	if inSet {
+		expected += s.scale()
+	}
+	if expected == 0 {
 		return 0
 	}
-	return s.nLabelledRdy - (s.nLabelled - s.mdbMax) + mdbVariants[s.cfg.Cluster.MDB].plusOne
+	return healthy - max(expected-s.mdbMax, 0) + mdbVariants[s.cfg.Cluster.MDB].plusOne
 }
 
 // mhcRetry is how soon the MHC retries a refused remediation.

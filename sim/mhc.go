@@ -102,17 +102,13 @@ func (s *Sim) fence(i int, by string) {
 		if kind == FenceDeleteWipe {
 			s.wipe(i)
 		}
+		if m.mon >= 0 && (kind == FenceDeleteWipe || s.cfg.Cluster.MonStore == MonStoreHost) {
+			s.monStoreLost(m.mon)
+		}
 		m.phase = PhaseDeleting
-		m.hasNode = false
-		s.moveWorkloads(i, "node deleted")
 		s.schedule(s.now+s.P.ProviderDeleteTime, evMachineTerminated, int32(i), m.gen, 0)
 	}
-	if m.ready {
-		m.ready = false
-		if m.labelled {
-			s.nLabelledRdy--
-		}
-	}
+	m.ready = false
 	if s.rec != nil {
 		s.rec.nodeState(s, i)
 	}
@@ -126,6 +122,9 @@ func (s *Sim) machineTerminated(i int, gen int32) {
 	}
 	m.powered, m.booted = false, false
 	m.phase = PhaseProvisioning
+	// machine-api-operator deletes the Node once the instance is gone
+	m.hasNode = false
+	s.nodeDeleted(i)
 	if !m.machineSet || s.inSet() > s.scale() {
 		m.phase = PhaseGone
 		m.machineSet = false
@@ -173,9 +172,17 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 	}
 	m.gen++
 	m.phase = PhaseRunning
-	m.powered, m.powerLost, m.hung, m.booted = true, false, false, false
-	m.link = [3]bool{true, true, true}
-	m.storageFenced, m.granted, m.remediated, m.everUp = false, false, false, false
+	m.hung, m.booted, m.osdCrashed = false, false, false
+	if s.cfg.Cluster.BareMetal {
+		// the same host, reprovisioned: its hardware faults (power, links)
+		// are still there (faults.go, hw)
+		m.powered = !m.powerLost
+	} else {
+		m.powered, m.powerLost, m.reportOff = true, false, false
+		m.link = [3]bool{true, true, true}
+		m.hw++
+	}
+	m.storageFenced, m.granted, m.remediated, m.everUp, m.clientFenced = false, false, false, false, false
 	m.kindOverride = -1
 	m.blocked, m.safeWhy = "", ""
 	if s.pol.Grants {
@@ -187,7 +194,9 @@ func (s *Sim) machineReplaced(i int, gen int32) {
 		s.rec.nodeState(s, i)
 	}
 	s.setLabel(i, s.pol.initialLabel(s, i), s.now)
-	s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
+	if m.powered {
+		s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
+	}
 	m.readyLT = s.now
 	m.readyGen++
 	s.schedule(s.unhealthyAt(i)+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
@@ -212,8 +221,28 @@ func (s *Sim) rebootDone(i int, gen int32) {
 	m.phase = PhaseRunning
 	m.hung = false
 	m.powered = false
+	m.reboots++
+	// a host that does not come back is rebooted again at most
+	// rebootRetryLimit times; then it stays fenced, for a person
+	m.remediated = m.reboots > s.P.RebootRetryLimit
+	if !s.cfg.Cluster.BareMetal {
+		// a cloud power cycle (stop/start) brings the instance up on other
+		// hardware, with its disks: the old hardware's faults stay behind
+		m.powerLost, m.reportOff = false, false
+		m.link = [3]bool{true, true, true}
+		m.hw++
+	}
+	if m.machineSet && !m.ready && !m.remediated {
+		// still unhealthy after the remediation: the MHC looks again one
+		// unhealthy timeout later
+		s.schedule(s.now+s.P.MHCUnhealthyTimeout+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
+		if s.pol.Grants {
+			s.schedule(s.now+s.P.MHCUnhealthyTimeout+s.jit(s.P.OperatorLag), evSafeCheck, int32(i), m.readyGen, int64(s.opEpoch))
+		}
+	}
 	if s.pol.Grants {
 		m.block = blockEntry{}
+		m.clientFenced = false
 	}
 	if s.rec != nil {
 		s.logf("machine", "%s power cycle done", m.Name)
@@ -233,9 +262,7 @@ func (s *Sim) setFenced(i int) {
 	}
 	m.fenced = true
 	s.nFenced++
-	if s.fencedDom(i, 1) {
-		s.livenessAll()
-	}
+	s.fencedDom(i, 1)
 }
 
 // clearFenced drops machine i from "fenced or not yet back" (invariant 1).
@@ -246,9 +273,7 @@ func (s *Sim) clearFenced(i int) {
 	}
 	m.fenced = false
 	s.nFenced--
-	if s.fencedDom(i, -1) {
-		s.livenessAll()
-	}
+	s.fencedDom(i, -1)
 	if s.rec != nil {
 		s.logf("machine", "%s gone for good: no longer counted as fenced and not back", m.Name)
 	}
@@ -263,9 +288,7 @@ func (s *Sim) backCheck(i int) {
 	}
 	m.fenced = false
 	s.nFenced--
-	if s.fencedDom(i, -1) {
-		s.livenessAll()
-	}
+	s.fencedDom(i, -1)
 	if s.rec != nil {
 		s.logf("machine", "%s back: node Ready, all OSDs up", m.Name)
 	}

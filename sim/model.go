@@ -1,17 +1,23 @@
 // Package sim is a deterministic discrete-event model of Ceph health, OSD
-// failure, PG availability, MachineHealthCheck fencing and
-// MachineDisruptionBudget gating. One seeded RNG, a virtual clock, no
-// goroutines: the same configuration and seed give the same trace.
+// failure, PG availability, MachineHealthCheck fencing, MachineDisruptionBudget
+// gating, the out-of-service taint and the RBD clients fencing protects. One
+// seeded RNG, a virtual clock, no goroutines: the same configuration and seed
+// give the same trace.
 //
-// Ceph's rules live in ceph.go (OSD failure detection, down/out),
-// health.go (quorum, health checks), pgs.go and recovery.go (peering,
-// recovery, reservations), remap.go (PGs mapping back to returning OSDs),
-// domains.go (the CRUSH hierarchy, failure domains, the down→out subtree
-// limit) and flags.go (noout/norebalance, OSD flapping); the cluster and
-// run configuration in config.go; the clients and the blocklist in clients.go, the controllers' rules (the policies) in
-// policy.go and rookoos.go, the MachineHealthCheck in mhc.go, the operator's
-// pod in operator.go, the fault table in faults.go, the invariants in
-// invariants.go; this file holds the machines, the Node and the event loop.
+// Ceph's rules live in ceph.go (OSD state, down/out), detect.go (failure
+// detection), health.go (quorum, mon stores, health checks as they are and
+// as controllers observe them), pgs.go and recovery.go (peering, blocked
+// I/O, recovery, reservations), remap.go (returning OSDs), domains.go (the
+// CRUSH hierarchy, failure domains, the subtree limit) and flags.go
+// (noout/norebalance, flapping, laggy grace). Kubernetes' in pods.go
+// (eviction, replacement pods, the attach-detach controller), mhc.go (the
+// MachineHealthCheck, remediation, the MachineSet) and mdb.go; the RBD
+// clients, exclusive lock and blocklist in clients.go; the policies in
+// policy.go, safe.go and oos.go (the out-of-service taint, Rook's and
+// ceph-csi's fences); the operator's pod in operator.go; the fault table in
+// faults.go; the invariants in invariants.go and liveness.go; the metrics
+// in metrics.go and the comparison in compare*.go and frontier.go. This file
+// holds the machines, the Node and the event loop.
 package sim
 
 import (
@@ -66,11 +72,14 @@ type Machine struct {
 	// Name is the Machine's name; a replacement gets a suffix (m4.1).
 	Name       string
 	gen        int32
+	hw         int32 // hardware generation: a cloud replacement or power cycle runs on other hardware
+	reboots    int   // reboot remediations since it was last Ready
 	machineSet bool
 	phase      Phase
 	powered    bool
 	powerLost  bool
 	hung       bool
+	osdCrashed bool // its OSD daemons crashed (the osd-crash fault); the host runs
 	booted     bool
 	link       [3]bool
 
@@ -93,25 +102,25 @@ type Machine struct {
 	grantObs      Time
 	kindOverride  int8
 
-	fenced    bool
-	faultAt   Time
-	osds      []int32
-	upOSDs    int
-	healthy   int
-	mon       int
-	liveElig  bool
-	liveGen   int32
-	liveStall Time
-	blocked   string
-	safeWhy   string
+	fenced  bool
+	faultAt Time
+	osds    []int32
+	upOSDs  int
+	healthy int
+	mon     int
+	downEp  episode // invariant 6 (liveness.go)
+	blocked string
+	safeWhy string
 
-	clients   []int32    // client processes on this machine (clients.go)
-	block     blockEntry // blocklist entry of its client address
-	tainted   bool       // node.kubernetes.io/out-of-service
-	reportOff bool       // the provider wrongly reports it powered off
-	offAt     Time       // when it lost power
-	oosFenced []int32    // machines whose addresses Rook fenced for this taint
-	oosDone   bool       // Rook reconciled the taint
+	clients      []int32    // client processes on this machine (clients.go)
+	block        blockEntry // blocklist entry of its client address
+	tainted      bool       // node.kubernetes.io/out-of-service
+	clientFenced bool       // safe blocklisted its client address before its pods' eviction
+	reportOff    bool       // the provider wrongly reports it powered off
+	offAt        Time       // when it lost power
+	oosFenced    []int32    // machines whose addresses Rook fenced for this taint
+	oosDone      bool       // Rook reconciled the taint
+	csiFenceAt   Time       // when ceph-csi fenced its address for the taint (-1: not fenced)
 }
 
 // Sim is one simulation run.
@@ -133,13 +142,11 @@ type Sim struct {
 	topo     topology
 	cl       clientState
 
-	mdbMax       int
-	mdbObs       Time
-	nLabelled    int
-	nLabelledRdy int
-	nUnhealthy   int
-	nTargets     int
-	nFenced      int
+	mdbMax     int
+	mdbObs     Time
+	nUnhealthy int
+	nTargets   int
+	nFenced    int
 
 	opHost    int
 	opUp      bool
@@ -147,6 +154,11 @@ type Sim struct {
 	opStalled bool
 	opEpoch   int32
 	mhcStall  bool
+	// statusHang: the operators' ceph commands hang; mgrStale: the PG
+	// stats `ceph status` reports are frozen at pgSnap (health.go)
+	statusHang bool
+	mgrStale   bool
+	pgSnap     pgStats
 
 	inv     invState
 	metrics Metrics
@@ -201,6 +213,7 @@ func New(cfg Config) (*Sim, error) {
 		m.mon = -1
 		m.kindOverride = -1
 		m.faultAt = -1
+		m.csiFenceAt = -1
 	}
 	for _, i := range c.Standalone {
 		s.machines[i].machineSet = false
@@ -210,6 +223,7 @@ func New(cfg Config) (*Sim, error) {
 			s.nTargets++
 		}
 	}
+	s.initLiveness()
 	s.initTopology()
 	s.initCeph()
 	s.initClients()
@@ -261,7 +275,7 @@ func (s *Sim) Run() *Result {
 func (s *Sim) dispatch(ev event) {
 	switch ev.kind {
 	case evFault:
-		s.injectFault(s.cfg.Faults[ev.a])
+		s.injectFault(int(ev.a), int(ev.b), int32(ev.c))
 	case evHeal:
 		s.heal(FaultKind(ev.b), int(ev.a), int32(ev.c))
 	case evNodeNotReady:
@@ -278,7 +292,7 @@ func (s *Sim) dispatch(ev event) {
 	case evOSDBoot:
 		s.osdBoot(int(ev.a), ev.b)
 	case evOSDMarkDown:
-		s.osdGraceExpired(int(ev.a), ev.b, ev.c == 1)
+		s.osdGraceExpired(int(ev.a), ev.b, ev.c)
 	case evOSDReportTimeout:
 		s.osdReportTimeout(int(ev.a), int32(ev.c))
 	case evOSDOut:
@@ -324,7 +338,9 @@ func (s *Sim) dispatch(ev event) {
 			s.opRecompute()
 		}
 	case evLiveness:
-		s.livenessExpired(int(ev.a), ev.b)
+		s.livenessDue(int(ev.a), ev.b, int32(ev.c))
+	case evLivenessEnd:
+		s.livenessEnd(int(ev.a), ev.b, int32(ev.c))
 	case evRandomFault:
 		s.randomFault()
 	case evClientStart:
@@ -343,8 +359,25 @@ func (s *Sim) dispatch(ev event) {
 		s.osdReassert(int(ev.a), ev.b)
 	case evOSDRestart:
 		s.osdRestart(int(ev.a), ev.b)
+	case evMonSynced:
+		s.monSynced(int(ev.a), ev.b)
+	case evPodEvict:
+		s.podEvict(int(ev.a), ev.b)
+	case evCSIUnpublish:
+		s.csiUnpublish(int(ev.a), ev.b)
+	case evCSIUnfence:
+		s.csiUnfence(int(ev.a), ev.b)
+	case evOOSRemoval:
+		if m := &s.machines[ev.a]; m.readyGen == ev.b && m.ready {
+			s.oosUntaint(int(ev.a))
+		}
+	case evLockBreakExpire:
+		s.lockBreakExpire(int(ev.a), Time(ev.c))
+	case evSafeClientFence:
+		s.safeClientFence(int(ev.a), ev.b, ev.c)
+	case evEvictedDeleted:
+		s.evictedDeleted(int(ev.a), ev.b)
 	case evEnd:
-		s.endCheck()
 		s.stopped = true
 	}
 }
@@ -415,13 +448,6 @@ func (s *Sim) setReady(i int, v bool) {
 	m.ready = v
 	m.readyLT = s.now
 	m.readyGen++
-	if m.labelled {
-		if v {
-			s.nLabelledRdy++
-		} else {
-			s.nLabelledRdy--
-		}
-	}
 	if s.rec != nil {
 		st := "Ready"
 		if !v {
@@ -432,8 +458,10 @@ func (s *Sim) setReady(i int, v bool) {
 	}
 	if v {
 		m.everUp = true
+		m.reboots = 0
 		m.refused = false
-		s.oosUntaint(i)
+		s.oosReady(i)
+		s.kubeletBack(i)
 		s.restartLocal(i)
 		if m.unhealthy {
 			m.unhealthy = false
@@ -445,6 +473,9 @@ func (s *Sim) setReady(i int, v bool) {
 		}
 		if s.opHost == i && !s.opUp {
 			s.schedule(s.now+s.P.PodEvictionTimeout, evOpEvict, int32(i), m.readyGen, 0)
+		}
+		if len(s.cl.workloads) > 0 {
+			s.schedule(s.now+s.P.PodEvictionTimeout, evPodEvict, int32(i), m.readyGen, 0)
 		}
 	}
 	if s.opHost == i {

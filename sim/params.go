@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +64,12 @@ type Params struct {
 	// OSDHeartbeatGrace is Ceph's osd_heartbeat_grace (20 s): peers report an
 	// OSD down after missing its heartbeats for this long.
 	OSDHeartbeatGrace Time
+	// OSDHeartbeatInterval is osd_heartbeat_interval (6 s): how often
+	// peers ping; a daemon that died on a live host is reported within it.
+	OSDHeartbeatInterval Time
+	// OSDFastFailOnConnectionRefused is osd_fast_fail_on_connection_refused
+	// (true): a refused heartbeat is reported at once, without the grace.
+	OSDFastFailOnConnectionRefused bool
 	// MonOSDMinDownReporters is mon_osd_min_down_reporters (2): reports from
 	// this many distinct hosts (mon_osd_reporter_subtree_level=host) are needed.
 	MonOSDMinDownReporters int
@@ -93,9 +98,16 @@ type Params struct {
 	PoolMinSize int
 	// PGDataMB is the data held by one PG replica.
 	PGDataMB float64
-	// PGWriteMBps is the client write rate into one active PG; a replica that
-	// misses writes needs that much log-based recovery.
+	// PGWriteMBps is the object data clients dirty per second in one active
+	// PG; a replica that misses writes for t needs t x PGWriteMBps (at most
+	// a whole replica) recovered or backfilled (remap.go).
 	PGWriteMBps float64
+	// PGWriteOps is the PG log entries (writes) per second into one PG.
+	PGWriteOps float64
+	// OSDMinPGLogEntries is osd_min_pg_log_entries (250): the entries a
+	// clean PG's log keeps; a returning OSD that missed more is backfilled
+	// (with the changed objects only) instead of recovered from the log.
+	OSDMinPGLogEntries int
 	// RecoveryMBps is the recovery/backfill bandwidth given to one PG when
 	// OSDMaxBackfills is 0.
 	RecoveryMBps float64
@@ -103,8 +115,9 @@ type Params struct {
 	// holds PoolUsedGB/PGs instead of PGDataMB.
 	PoolUsedGB float64
 	// OSDMaxBackfills is Ceph's osd_max_backfills (1): recoveries and
-	// backfills an OSD takes part in at once. 0 turns reservations off
-	// (every PG recovers at RecoveryMBps, in parallel).
+	// backfills an OSD takes part in at once, as a primary and as a target
+	// (recovery.go). 0 turns reservations off (every PG recovers at
+	// RecoveryMBps, in parallel: the first-generation model).
 	OSDMaxBackfills int
 	// OSDRecoveryMBps is one OSD's recovery bandwidth, shared by its
 	// OSDMaxBackfills slots.
@@ -120,6 +133,15 @@ type Params struct {
 	OSDMaxMarkdownCount int
 	// OSDMaxMarkdownPeriod is osd_max_markdown_period (600 s).
 	OSDMaxMarkdownPeriod Time
+	// MonOSDAdjustHeartbeatGrace is mon_osd_adjust_heartbeat_grace (true):
+	// the mon lengthens a laggy OSD's grace (flags.go).
+	MonOSDAdjustHeartbeatGrace bool
+	// MonOSDLaggyHalflife is mon_osd_laggy_halflife (3600 s).
+	MonOSDLaggyHalflife Time
+	// MonOSDLaggyWeight is mon_osd_laggy_weight (0.3).
+	MonOSDLaggyWeight float64
+	// MonOSDLaggyMaxInterval is mon_osd_laggy_max_interval (300 s).
+	MonOSDLaggyMaxInterval Time
 	// OSDRestartBackoff is how long a self-stopped OSD daemon stays down
 	// before its container restarts (the kubelet's CrashLoopBackOff cap, 5 min).
 	OSDRestartBackoff Time
@@ -159,6 +181,14 @@ type Params struct {
 	// RebootTime is a power cycle through the BMC (reboot fence), before boot.
 	RebootTime Time
 
+	// RebootRetryLimit is how often a host that stays NotReady after a
+	// reboot remediation is rebooted again (a Metal3 remediation's
+	// retryLimit); then it stays fenced for a person to look at.
+	RebootRetryLimit int
+	// MonSyncTime is how long a mon recreated with an empty store takes to
+	// sync the store from the quorum and rejoin it.
+	MonSyncTime Time
+
 	// OperatorLag is the reconcile lag of the storage operator's controllers
 	// (labels, MDB, the safe policy): a decision observed at t is written at t+lag.
 	OperatorLag Time
@@ -185,232 +215,126 @@ type Params struct {
 	// RBD client holding the volume's lock on another node (schedule, attach,
 	// map, start).
 	WorkloadStartTime Time
+	// MaxWaitForUnmount is the attach-detach controller's
+	// maxWaitForUnmountDuration (6 min): it force-detaches a volume whose
+	// pod is gone from a node that cannot confirm the unmount (pods.go).
+	MaxWaitForUnmount Time
 	// StaleKillTime is how long a kubelet back on the API takes to kill the
 	// containers of pods deleted while it was away (pod sync).
 	StaleKillTime Time
 	// BlocklistExpire is the expiry of a blocklist entry a fencer adds
 	// without its own (Ceph's mon_osd_blocklist_default_expire, 1 h).
 	BlocklistExpire Time
+	// OSDClientWatchTimeout is osd_client_watch_timeout (30 s): a client
+	// that stopped pinging loses its watch on the image header this long
+	// after; only then may another client break its exclusive lock.
+	OSDClientWatchTimeout Time
+	// RBDBlocklistOnBreakLock is rbd_blocklist_on_break_lock (true): the
+	// client that breaks a dead owner's lock blocklists it.
+	RBDBlocklistOnBreakLock bool
+	// RBDBlocklistExpire is rbd_blocklist_expire_seconds (0: the OSD
+	// default, blocklistExpire).
+	RBDBlocklistExpire Time
+	// NetworkFenceExpire is the expiry ceph-csi gives the blocklist
+	// entries of a NetworkFence (157784760 s, 5 years).
+	NetworkFenceExpire Time
+	// CSIAutoFenceExpire is the expiry of the blocklist entry ceph-csi's
+	// ControllerUnpublishVolume adds for a node with the out-of-service
+	// taint (its AutoBlocklistTime, a year).
+	CSIAutoFenceExpire Time
+	// CSIUnfenceCooldown is how long after that fence ceph-csi's node
+	// plugin, back on a node without the taint, lifts it (5 min).
+	CSIUnfenceCooldown Time
+	// OOSTaintRemovalDelay is how long after a tainted node is Ready again
+	// an operator removes the out-of-service taint (0: only a scripted
+	// remove-oos-taint; Kubernetes never removes it by itself).
+	OOSTaintRemovalDelay Time
 	// ClientWriteIOPS is each workload's write rate, for the counts of
 	// writes refused and writes accepted from stale clients.
 	ClientWriteIOPS float64
 
-	// LivenessBound is invariant 6's bound: a NotReady node with all OSDs down
-	// must be fenced within this time.
+	// HealthBlipTime: an episode of not HEALTH_OK shorter than this does
+	// not move the time to recovery (two of the mgr's 5 s stats periods;
+	// shorter states rarely reach `ceph status`).
+	HealthBlipTime Time
+
+	// LivenessBound is invariant 6's bound for a machine down and unfenced
+	// (liveness.go).
 	LivenessBound Time
+	// NoQuorumBound is invariant 6's bound for the cluster without mon quorum.
+	NoQuorumBound Time
+	// DegradedBound is invariant 6's bound for degraded or unavailable PGs.
+	DegradedBound Time
+	// LivenessStable is how long a condition of invariant 6 must stay away
+	// for its episode to end (shorter interruptions do not reset the clock).
+	LivenessStable Time
 }
 
 // DefaultParams returns the documented defaults.
 func DefaultParams() Params {
 	return Params{
-		OSDHeartbeatGrace:         20 * Second,
-		MonOSDMinDownReporters:    2,
-		MonOSDReportTimeout:       900 * Second,
-		MonOSDDownOutInterval:     600 * Second,
-		MonOSDMinInRatio:          0.75,
-		MonTickInterval:           5 * Second,
-		MonPGStuckThreshold:       60 * Second,
-		OSDBootTime:               10 * Second,
-		PeeringTime:               2 * Second,
-		PoolSize:                  3,
-		PoolMinSize:               2,
-		PGDataMB:                  10240,
-		PGWriteMBps:               0.05,
-		RecoveryMBps:              50,
-		OSDRecoveryMBps:           100,
-		MonOSDDownOutSubtreeLimit: CrushRack,
-		OSDMaxMarkdownCount:       5,
-		OSDMaxMarkdownPeriod:      600 * Second,
-		OSDRestartBackoff:         5 * Minute,
-		NodeMonitorGracePeriod:    40 * Second,
-		PodEvictionTimeout:        300 * Second,
-		NodeBootTime:              60 * Second,
-		MHCUnhealthyTimeout:       300 * Second,
-		MHCNodeStartupTimeout:     10 * Minute,
-		MHCMaxUnhealthyPct:        100,
-		MHCRetryInterval:          0,
-		MHCLag:                    1 * Second,
-		ProviderDeleteTime:        30 * Second,
-		MachineProvisionTime:      4 * Minute,
-		BareMetalReprovisionTime:  20 * Minute,
-		RebootTime:                3 * Minute,
-		OperatorLag:               5 * Second,
-		OperatorStartTime:         30 * Second,
-		OperatorFailoverTime:      30 * Second,
-		CephStatusInterval:        15 * Second,
-		RookMDBRequeue:            60 * Second,
-		Jitter:                    0.1,
-		LivenessBound:             30 * Minute,
-		WorkloadStartTime:         20 * Second,
-		StaleKillTime:             10 * Second,
-		BlocklistExpire:           Hour,
-		ClientWriteIOPS:           100,
+		OSDHeartbeatGrace:              20 * Second,
+		MonOSDMinDownReporters:         2,
+		OSDHeartbeatInterval:           6 * Second,
+		OSDFastFailOnConnectionRefused: true,
+		MonOSDReportTimeout:            900 * Second,
+		MonOSDDownOutInterval:          600 * Second,
+		MonOSDMinInRatio:               0.75,
+		MonTickInterval:                5 * Second,
+		MonPGStuckThreshold:            60 * Second,
+		OSDBootTime:                    10 * Second,
+		PeeringTime:                    2 * Second,
+		PoolSize:                       3,
+		PoolMinSize:                    2,
+		PGDataMB:                       10240,
+		PGWriteMBps:                    0.05,
+		PGWriteOps:                     1,
+		OSDMinPGLogEntries:             250,
+		OSDMaxBackfills:                1,
+		RecoveryMBps:                   50,
+		OSDRecoveryMBps:                100,
+		MonOSDDownOutSubtreeLimit:      CrushRack,
+		OSDMaxMarkdownCount:            5,
+		OSDMaxMarkdownPeriod:           600 * Second,
+		OSDRestartBackoff:              5 * Minute,
+		MonOSDAdjustHeartbeatGrace:     true,
+		MonOSDLaggyHalflife:            Hour,
+		MonOSDLaggyWeight:              0.3,
+		MonOSDLaggyMaxInterval:         300 * Second,
+		NodeMonitorGracePeriod:         40 * Second,
+		PodEvictionTimeout:             300 * Second,
+		NodeBootTime:                   60 * Second,
+		MHCUnhealthyTimeout:            300 * Second,
+		MHCNodeStartupTimeout:          10 * Minute,
+		MHCMaxUnhealthyPct:             100,
+		MHCRetryInterval:               0,
+		MHCLag:                         1 * Second,
+		ProviderDeleteTime:             30 * Second,
+		MachineProvisionTime:           4 * Minute,
+		BareMetalReprovisionTime:       20 * Minute,
+		RebootTime:                     3 * Minute,
+		MonSyncTime:                    Minute,
+		RebootRetryLimit:               1,
+		OperatorLag:                    5 * Second,
+		OperatorStartTime:              30 * Second,
+		OperatorFailoverTime:           30 * Second,
+		CephStatusInterval:             15 * Second,
+		RookMDBRequeue:                 60 * Second,
+		Jitter:                         0.1,
+		LivenessBound:                  30 * Minute,
+		NoQuorumBound:                  30 * Minute,
+		DegradedBound:                  3 * Hour,
+		LivenessStable:                 10 * Minute,
+		HealthBlipTime:                 10 * Second,
+		WorkloadStartTime:              20 * Second,
+		StaleKillTime:                  10 * Second,
+		MaxWaitForUnmount:              6 * Minute,
+		BlocklistExpire:                Hour,
+		ClientWriteIOPS:                100,
+		OSDClientWatchTimeout:          30 * Second,
+		RBDBlocklistOnBreakLock:        true,
+		NetworkFenceExpire:             157784760 * Second,
+		CSIAutoFenceExpire:             365 * Day,
+		CSIUnfenceCooldown:             5 * Minute,
 	}
-}
-
-type paramKind uint8
-
-const (
-	pDur paramKind = iota
-	pInt
-	pFloat
-	pCrush
-)
-
-type paramDesc struct {
-	name string
-	kind paramKind
-	dur  func(*Params) *Time
-	i    func(*Params) *int
-	f    func(*Params) *float64
-	c    func(*Params) *CrushType
-}
-
-// paramTable maps scenario `params:` keys to fields.
-var paramTable = []paramDesc{
-	{name: "osdHeartbeatGrace", dur: func(p *Params) *Time { return &p.OSDHeartbeatGrace }},
-	{name: "monOsdMinDownReporters", kind: pInt, i: func(p *Params) *int { return &p.MonOSDMinDownReporters }},
-	{name: "monOsdReportTimeout", dur: func(p *Params) *Time { return &p.MonOSDReportTimeout }},
-	{name: "monOsdDownOutInterval", dur: func(p *Params) *Time { return &p.MonOSDDownOutInterval }},
-	{name: "monOsdMinInRatio", kind: pFloat, f: func(p *Params) *float64 { return &p.MonOSDMinInRatio }},
-	{name: "monTickInterval", dur: func(p *Params) *Time { return &p.MonTickInterval }},
-	{name: "monPgStuckThreshold", dur: func(p *Params) *Time { return &p.MonPGStuckThreshold }},
-	{name: "osdBootTime", dur: func(p *Params) *Time { return &p.OSDBootTime }},
-	{name: "peeringTime", dur: func(p *Params) *Time { return &p.PeeringTime }},
-	{name: "poolSize", kind: pInt, i: func(p *Params) *int { return &p.PoolSize }},
-	{name: "poolMinSize", kind: pInt, i: func(p *Params) *int { return &p.PoolMinSize }},
-	{name: "pgDataMB", kind: pFloat, f: func(p *Params) *float64 { return &p.PGDataMB }},
-	{name: "pgWriteMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.PGWriteMBps }},
-	{name: "recoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.RecoveryMBps }},
-	{name: "poolUsedGB", kind: pFloat, f: func(p *Params) *float64 { return &p.PoolUsedGB }},
-	{name: "osdMaxBackfills", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxBackfills }},
-	{name: "osdRecoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.OSDRecoveryMBps }},
-	{name: "monOsdDownOutSubtreeLimit", kind: pCrush, c: func(p *Params) *CrushType { return &p.MonOSDDownOutSubtreeLimit }},
-	{name: "osdMaxMarkdownCount", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxMarkdownCount }},
-	{name: "osdMaxMarkdownPeriod", dur: func(p *Params) *Time { return &p.OSDMaxMarkdownPeriod }},
-	{name: "osdRestartBackoff", dur: func(p *Params) *Time { return &p.OSDRestartBackoff }},
-	{name: "nodeMonitorGracePeriod", dur: func(p *Params) *Time { return &p.NodeMonitorGracePeriod }},
-	{name: "podEvictionTimeout", dur: func(p *Params) *Time { return &p.PodEvictionTimeout }},
-	{name: "nodeBootTime", dur: func(p *Params) *Time { return &p.NodeBootTime }},
-	{name: "mhcUnhealthyTimeout", dur: func(p *Params) *Time { return &p.MHCUnhealthyTimeout }},
-	{name: "mhcNodeStartupTimeout", dur: func(p *Params) *Time { return &p.MHCNodeStartupTimeout }},
-	{name: "mhcMaxUnhealthyPct", kind: pInt, i: func(p *Params) *int { return &p.MHCMaxUnhealthyPct }},
-	{name: "mhcRetryInterval", dur: func(p *Params) *Time { return &p.MHCRetryInterval }},
-	{name: "mhcLag", dur: func(p *Params) *Time { return &p.MHCLag }},
-	{name: "providerDeleteTime", dur: func(p *Params) *Time { return &p.ProviderDeleteTime }},
-	{name: "machineProvisionTime", dur: func(p *Params) *Time { return &p.MachineProvisionTime }},
-	{name: "bareMetalReprovisionTime", dur: func(p *Params) *Time { return &p.BareMetalReprovisionTime }},
-	{name: "rebootTime", dur: func(p *Params) *Time { return &p.RebootTime }},
-	{name: "operatorLag", dur: func(p *Params) *Time { return &p.OperatorLag }},
-	{name: "operatorStartTime", dur: func(p *Params) *Time { return &p.OperatorStartTime }},
-	{name: "operatorFailoverTime", dur: func(p *Params) *Time { return &p.OperatorFailoverTime }},
-	{name: "cephStatusInterval", dur: func(p *Params) *Time { return &p.CephStatusInterval }},
-	{name: "rookMdbRequeue", dur: func(p *Params) *Time { return &p.RookMDBRequeue }},
-	{name: "powerReportLag", dur: func(p *Params) *Time { return &p.PowerReportLag }},
-	{name: "jitter", kind: pFloat, f: func(p *Params) *float64 { return &p.Jitter }},
-	{name: "livenessBound", dur: func(p *Params) *Time { return &p.LivenessBound }},
-	{name: "workloadStartTime", dur: func(p *Params) *Time { return &p.WorkloadStartTime }},
-	{name: "staleKillTime", dur: func(p *Params) *Time { return &p.StaleKillTime }},
-	{name: "blocklistExpire", dur: func(p *Params) *Time { return &p.BlocklistExpire }},
-	{name: "clientWriteIops", kind: pFloat, f: func(p *Params) *float64 { return &p.ClientWriteIOPS }},
-}
-
-// ParamNames lists the keys accepted under a scenario's `params:`.
-func ParamNames() []string {
-	n := make([]string, len(paramTable))
-	for i, d := range paramTable {
-		n[i] = d.name
-	}
-	sort.Strings(n)
-	return n
-}
-
-// SetParam sets the parameter named name from its text value.
-func (p *Params) SetParam(name, val string) error {
-	for _, d := range paramTable {
-		if d.name != name {
-			continue
-		}
-		switch d.kind {
-		case pDur:
-			t, err := ParseDuration(val)
-			if err != nil {
-				return err
-			}
-			*d.dur(p) = t
-		case pInt:
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 0 {
-				return fmt.Errorf("%s: want a non-negative integer, got %q", name, val)
-			}
-			*d.i(p) = n
-		case pCrush:
-			t, ok := lookupCrushType(val)
-			if !ok {
-				return fmt.Errorf("%s: want host, rack, zone or root, got %q", name, val)
-			}
-			*d.c(p) = t
-		case pFloat:
-			f, err := strconv.ParseFloat(val, 64)
-			if err != nil || f < 0 {
-				return fmt.Errorf("%s: want a non-negative number, got %q", name, val)
-			}
-			*d.f(p) = f
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown parameter %q (known: %s)", name, strings.Join(ParamNames(), ", "))
-}
-
-// Validate checks relations between parameters.
-func (p *Params) Validate() error {
-	switch {
-	case p.PoolSize < 1 || p.PoolSize > maxSize:
-		return fmt.Errorf("poolSize must be 1..%d", maxSize)
-	case p.PoolMinSize < 1 || p.PoolMinSize > p.PoolSize:
-		return fmt.Errorf("poolMinSize must be 1..poolSize")
-	case p.RecoveryMBps <= 0:
-		return fmt.Errorf("recoveryMBps must be > 0")
-	case p.OSDMaxBackfills > 0 && p.OSDRecoveryMBps <= 0:
-		return fmt.Errorf("osdRecoveryMBps must be > 0 when osdMaxBackfills is set")
-	case p.MonOSDMinInRatio > 1:
-		return fmt.Errorf("monOsdMinInRatio must be <= 1")
-	case p.CephStatusInterval <= 0 || p.MonTickInterval <= 0 || p.RookMDBRequeue <= 0:
-		return fmt.Errorf("cephStatusInterval, monTickInterval and rookMdbRequeue must be > 0")
-	case p.Jitter > 0.5:
-		return fmt.Errorf("jitter must be <= 0.5")
-	case p.OSDMaxMarkdownCount > 15:
-		return fmt.Errorf("osdMaxMarkdownCount must be <= 15")
-	case p.OSDMaxMarkdownCount > 0 && (p.OSDMaxMarkdownPeriod <= 0 || p.OSDRestartBackoff <= 0):
-		return fmt.Errorf("osdMaxMarkdownPeriod and osdRestartBackoff must be > 0")
-	case p.MonOSDDownOutSubtreeLimit < CrushHost || p.MonOSDDownOutSubtreeLimit > CrushRoot:
-		return fmt.Errorf("monOsdDownOutSubtreeLimit: want host, rack, zone or root")
-	}
-	return nil
-}
-
-// diff renders, as `key: value` items, every parameter of p that differs from d.
-func (p *Params) diff(d Params) []string {
-	var out []string
-	for _, pd := range paramTable {
-		switch pd.kind {
-		case pDur:
-			if v := *pd.dur(p); v != *pd.dur(&d) {
-				out = append(out, pd.name+": "+v.Dur())
-			}
-		case pInt:
-			if v := *pd.i(p); v != *pd.i(&d) {
-				out = append(out, fmt.Sprintf("%s: %d", pd.name, v))
-			}
-		case pFloat:
-			if v := *pd.f(p); v != *pd.f(&d) {
-				out = append(out, fmt.Sprintf("%s: %g", pd.name, v))
-			}
-		case pCrush:
-			if v := *pd.c(p); v != *pd.c(&d) {
-				out = append(out, pd.name+": "+v.String())
-			}
-		}
-	}
-	return out
 }

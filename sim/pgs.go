@@ -89,7 +89,7 @@ func (s *Sim) pgSettle(pi int) {
 			}
 			mb := s.pgMB()
 			if p.data&(1<<k) != 0 {
-				mb = min(mb, float64(s.now-p.stale[k])/float64(Second)*s.P.PGWriteMBps)
+				mb = s.deltaMB(p.stale[k])
 			}
 			longest = max(longest, mb/s.recoveryRate())
 			total += mb
@@ -131,6 +131,31 @@ func (s *Sim) pgStuck(pi int, since uint32) {
 	}
 }
 
+// pgBlocked recomputes whether active PG pi's I/O blocks: an OSD of its
+// acting set is up in the map but cannot serve (dead, cut off, or without
+// a network). With quorum it lasts until the OSD is marked down
+// (osd_heartbeat_grace); without, the frozen map keeps it.
+func (s *Sim) pgBlocked(pi int) {
+	p := &s.pgs[pi]
+	b := false
+	if p.state.active() {
+		for k := 0; k < s.P.PoolSize; k++ {
+			if o := p.slot[k]; o >= 0 && s.osds[o].up && !s.osds[o].canUp {
+				b = true
+				break
+			}
+		}
+	}
+	if b != p.blocked {
+		p.blocked = b
+		if b {
+			s.ceph.nBlocked++
+		} else {
+			s.ceph.nBlocked--
+		}
+	}
+}
+
 func (s *Sim) setPGState(pi int, st pgState, deg bool) {
 	p := &s.pgs[pi]
 	if old := p.state; old != st {
@@ -157,12 +182,19 @@ func (s *Sim) setPGState(pi int, st pgState, deg bool) {
 			s.ceph.nDegraded--
 		}
 	}
+	s.pgBlocked(pi)
 }
 
 // wipe destroys the data on machine i's OSDs (delete-with-wipe fence).
 func (s *Sim) wipe(i int) {
 	for _, oi := range s.machines[i].osds {
 		s.cancelBack(int(oi))
+		for _, pi := range s.osds[oi].away {
+			p := &s.pgs[pi]
+			if k := homeSlot(p, int(oi)); k >= 0 {
+				p.homeStale[k] = -1
+			}
+		}
 		for _, pi := range s.osds[oi].pgs {
 			p := &s.pgs[pi]
 			bit := uint8(1) << slotOf(p, int(oi))

@@ -27,6 +27,7 @@ const (
 	evOpEvict
 	evOpStart
 	evLiveness
+	evLivenessEnd
 	evRandomFault
 	evClientStart
 	evStaleKill
@@ -36,6 +37,14 @@ const (
 	evPGBackfilled
 	evOSDReassert
 	evOSDRestart
+	evMonSynced
+	evPodEvict
+	evEvictedDeleted
+	evSafeClientFence
+	evLockBreakExpire
+	evCSIUnpublish
+	evCSIUnfence
+	evOOSRemoval
 	evEnd
 )
 

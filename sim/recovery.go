@@ -1,16 +1,18 @@
 package sim
 
-// Recovery and backfill reservations (opt-in: osdMaxBackfills > 0).
-//
-// With osdMaxBackfills = 0 every PG recovers at recoveryMBps on its own, in
-// parallel with all others (the first-generation model). With
-// osdMaxBackfills = n, as in Ceph, an OSD takes part in at most n recoveries
-// or backfills at a time as a target: a PG that needs recovery must reserve
-// a slot on every OSD it recovers onto, waits in that OSD's queue
-// otherwise, and recovers at osdRecoveryMBps / n (the OSD's bandwidth shared
-// by its slots). A PG replica holds poolUsedGB / pgs of data when poolUsedGB
-// is set (else pgDataMB). Recovery time then grows with the data and shrinks
-// with more OSDs to spread the backfill over.
+// Recovery and backfill reservations, as Ceph's AsyncReserver pair does it
+// (osd_max_backfills, default 1). A PG that needs recovery or backfill
+// takes a local reservation on its primary (the first up OSD with the
+// latest writes) and a remote reservation on every OSD it recovers onto;
+// each OSD grants at most osdMaxBackfills of each kind at once. A PG that
+// cannot get all of them waits in the queue of the first full OSD and is
+// retried when that OSD releases one. A recovering PG moves data at
+// osdRecoveryMBps / osdMaxBackfills (an OSD's recovery bandwidth shared by
+// its slots); a PG replica holds poolUsedGB / pgs of data when poolUsedGB is
+// set (else pgDataMB). Recovery time then grows with the data and shrinks
+// with more OSDs to spread it over. osdMaxBackfills 0 turns reservations
+// off: every PG recovers at once at recoveryMBps (the first-generation
+// model, kept for comparison).
 
 // pgMB is the data one PG replica holds.
 func (s *Sim) pgMB() float64 {
@@ -18,6 +20,14 @@ func (s *Sim) pgMB() float64 {
 		return s.P.PoolUsedGB * 1024 / float64(len(s.pgs))
 	}
 	return s.P.PGDataMB
+}
+
+// deltaMB is what a replica that has missed the writes since stale (its
+// data otherwise intact) needs: the objects written since, at most a whole
+// replica. Log-based recovery and backfill both copy only those objects
+// (backfill compares object versions and skips the ones it has).
+func (s *Sim) deltaMB(stale Time) float64 {
+	return min(s.pgMB(), float64(s.now-stale)/float64(Second)*s.P.PGWriteMBps)
 }
 
 // recoveryRate is the bandwidth one recovering PG gets, in MB/s.
@@ -28,8 +38,21 @@ func (s *Sim) recoveryRate() float64 {
 	return s.P.RecoveryMBps
 }
 
-// reserve tries to reserve a backfill slot on every OSD in slots need of PG
-// pi; on failure it queues the PG on a full OSD and returns false.
+// primary is PG p's primary: the first up OSD holding the latest writes
+// (-1: none).
+func (s *Sim) primary(p *PG) int32 {
+	cur := s.pgUp(p) & p.cur
+	for k := 0; k < s.P.PoolSize; k++ {
+		if cur&(1<<k) != 0 {
+			return p.slot[k]
+		}
+	}
+	return -1
+}
+
+// reserve tries to reserve recovery of slots need of PG pi: a local slot
+// on its primary and a remote slot on each target; on failure it queues the
+// PG on a full OSD and returns false.
 func (s *Sim) reserve(pi int, need uint8) bool {
 	return s.reserveOn(pi, need, &s.pgs[pi].slot)
 }
@@ -41,15 +64,26 @@ func (s *Sim) reserveOn(pi int, need uint8, to *[maxSize]int32) bool {
 		return true
 	}
 	p := &s.pgs[pi]
+	max := s.P.OSDMaxBackfills
+	prim := s.primary(p)
+	if prim >= 0 {
+		if o := &s.osds[prim]; o.localBackfills >= max {
+			o.lwaiting = append(o.lwaiting, pgWait{pi: int32(pi), gen: p.gen})
+			return false
+		}
+	}
 	for k := 0; k < s.P.PoolSize; k++ {
 		if need&(1<<k) == 0 {
 			continue
 		}
-		o := &s.osds[to[k]]
-		if o.backfills >= s.P.OSDMaxBackfills {
+		if o := &s.osds[to[k]]; o.backfills >= max {
 			o.waiting = append(o.waiting, pgWait{pi: int32(pi), gen: p.gen})
 			return false
 		}
+	}
+	if prim >= 0 {
+		s.osds[prim].localBackfills++
+		p.lresv = prim
 	}
 	for k := 0; k < s.P.PoolSize; k++ {
 		if need&(1<<k) != 0 {
@@ -67,6 +101,11 @@ func (s *Sim) release(pi int) {
 		return
 	}
 	p := &s.pgs[pi]
+	if o := p.lresv; o >= 0 {
+		p.lresv = -1
+		s.osds[o].localBackfills--
+		s.wake(int(o))
+	}
 	for k := range p.resv {
 		o := p.resv[k]
 		if o < 0 {
@@ -78,19 +117,34 @@ func (s *Sim) release(pi int) {
 	}
 }
 
-// wake starts the first waiting PG on OSD o that still needs recovery.
+// wake retries the PGs waiting on OSD o while it has free slots of the
+// kind they wait for.
 func (s *Sim) wake(o int) {
 	od := &s.osds[o]
-	for len(od.waiting) > 0 && od.backfills < s.P.OSDMaxBackfills {
+	max := s.P.OSDMaxBackfills
+	for len(od.waiting) > 0 && od.backfills < max {
 		w := od.waiting[0]
 		od.waiting = od.waiting[1:]
-		p := &s.pgs[w.pi]
-		if p.gen == w.gen && p.rec == 0 && p.bf == 0 && !p.peering {
-			s.pgSettle(int(w.pi))
-		}
+		s.retry(w)
+	}
+	for len(od.lwaiting) > 0 && od.localBackfills < max {
+		w := od.lwaiting[0]
+		od.lwaiting = od.lwaiting[1:]
+		s.retry(w)
 	}
 	if len(od.waiting) == 0 {
 		od.waiting = od.waiting[:0:0]
+	}
+	if len(od.lwaiting) == 0 {
+		od.lwaiting = od.lwaiting[:0:0]
+	}
+}
+
+// retry settles a waiting PG again if it still needs recovery.
+func (s *Sim) retry(w pgWait) {
+	p := &s.pgs[w.pi]
+	if p.gen == w.gen && p.rec == 0 && p.bf == 0 && !p.peering {
+		s.pgSettle(int(w.pi))
 	}
 }
 

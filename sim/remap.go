@@ -4,20 +4,48 @@ import "fmt"
 
 // PGs map back to OSDs that return. When a down OSD is marked out, CRUSH
 // maps each of its PG slots to another OSD (markOut); the slot remembers
-// its home OSD. When the home OSD comes back in, CRUSH maps the slot back to
-// it: the PG becomes active+remapped+backfilling (pg_temp keeps the interim
-// OSD acting, so the PG is neither degraded nor clean) and backfills the
-// whole replica onto the returning OSD, under the same reservations as
-// recovery (osd_max_backfills), unless the norebalance flag pauses it.
-// When the backfill completes the slot moves back and the interim copy is
-// dropped: data movement, not just "recovered". The model assumes the
-// returning OSD's PG log no longer overlaps (Ceph then backfills rather
-// than recovers from the log), which is the case after a down→out remap
-// with client writes in between.
+// its home OSD and since when the home's copy misses writes. When the home
+// OSD comes back in, CRUSH maps the slot back to it, and the copy it kept
+// (its disks are intact unless wiped) needs only the objects written since
+// it went down - Ceph never re-copies a whole replica onto an OSD that has
+// one:
+//   - If the interim copy is not complete yet (the backfill onto the
+//     interim OSD still runs or waits), or if the PG log still covers the
+//     home's last update (the log is trimmed to osd_min_pg_log_entries
+//     once the PG is clean again), the home OSD rejoins the acting set at
+//     once: the interim copy is dropped and the home recovers the missed
+//     objects (degraded until then).
+//   - Otherwise pg_temp keeps the complete interim OSD acting (the PG is
+//     active+remapped+backfilling: not degraded, not clean) and the home
+//     is backfilled with the objects whose versions differ, under the same
+//     reservations as recovery (osd_max_backfills) unless norebalance
+//     pauses it; then the slot moves back and the interim copy is dropped.
+// A wiped home (delete-wipe fence) has no copy and is backfilled in full.
+
+// replicaStale is since when slot k's replica of PG p misses writes: now if
+// it holds the latest writes, its stale time if it holds older data, -1 if
+// it holds none.
+func (s *Sim) replicaStale(p *PG, k int) Time {
+	bit := uint8(1) << k
+	switch {
+	case p.cur&bit != 0:
+		return s.now
+	case p.data&bit != 0:
+		return p.stale[k]
+	}
+	return -1
+}
+
+// logCovers reports whether a clean PG's log still holds every write since
+// stale (osd_min_pg_log_entries at pgWriteOps log entries per second).
+func (s *Sim) logCovers(stale Time) bool {
+	return float64(s.now-stale)/float64(Second)*s.P.PGWriteOps <= float64(s.P.OSDMinPGLogEntries)
+}
 
 // noteRemap records, after markOut moved slot k of PG pi from OSD from to
-// OSD to, which OSD CRUSH will map the slot back to when it returns.
-func (s *Sim) noteRemap(pi, k, from, to int) {
+// OSD to, which OSD CRUSH will map the slot back to when it returns and
+// since when its copy misses writes (stale, -1: no copy).
+func (s *Sim) noteRemap(pi, k, from, to int, stale Time) {
 	p := &s.pgs[pi]
 	if p.home[k] == int32(to) {
 		s.clearHome(pi, k)
@@ -25,6 +53,7 @@ func (s *Sim) noteRemap(pi, k, from, to int) {
 	}
 	if p.home[k] < 0 {
 		p.home[k] = int32(from)
+		p.homeStale[k] = stale
 		s.osds[from].away = append(s.osds[from].away, int32(pi))
 	}
 }
@@ -67,26 +96,59 @@ func homeSlot(p *PG, o int) int {
 // markIn: OSD i is in again; CRUSH maps its PGs back to it.
 func (s *Sim) markIn(i int) {
 	o := &s.osds[i]
-	n := 0
-	for _, pi32 := range o.away {
-		pi := int(pi32)
+	n, rejoined := 0, 0
+	for j := 0; j < len(o.away); {
+		pi := int(o.away[j])
 		p := &s.pgs[pi]
 		k := homeSlot(p, i)
 		if k < 0 || p.back[k] >= 0 || !s.domainFree(p, k, int(o.m)) {
+			j++
+			continue
+		}
+		bit := uint8(1) << k
+		if hs := p.homeStale[k]; p.cur&bit == 0 || (hs >= 0 && s.logCovers(hs) && p.cur&^bit != 0) {
+			s.rejoin(pi, k) // drops pi from o.away
+			rejoined++
 			continue
 		}
 		p.back[k] = int32(i)
-		o.backPGs = append(o.backPGs, pi32)
+		o.backPGs = append(o.backPGs, int32(pi))
 		n++
+		j++
 		s.pgChanged(pi)
 	}
-	if s.rec != nil && n > 0 {
-		how := "backfilling"
+	if s.rec != nil && n+rejoined > 0 {
+		how := "backfilling the changed objects"
 		if s.ceph.flags&flagNoRebalance != 0 {
 			how = "backfill paused by norebalance"
 		}
-		s.logf("ceph", "osd.%d in: %d PGs map back to it (remapped, %s)", i, n, how)
+		s.logf("ceph", "osd.%d in: %d PGs map back to it: %d rejoin the acting set and recover the objects written since it went down, %d remapped (%s)", i, n+rejoined, rejoined, n, how)
 	}
+}
+
+// rejoin maps slot k of PG pi straight back to its home OSD, which keeps
+// the copy it had: the interim copy is dropped and the home recovers what
+// it missed (pgSettle: delta since its stale time).
+func (s *Sim) rejoin(pi, k int) {
+	p := &s.pgs[pi]
+	h := p.home[k]
+	if old := p.slot[k]; old >= 0 {
+		s.osds[old].pgs = dropPG(s.osds[old].pgs, int32(pi))
+	}
+	stale := p.homeStale[k]
+	s.osds[h].away = dropPG(s.osds[h].away, int32(pi))
+	s.osds[h].pgs = append(s.osds[h].pgs, int32(pi))
+	p.slot[k], p.home[k] = h, -1
+	bit := uint8(1) << k
+	p.cur &^= bit
+	if stale >= 0 {
+		p.data |= bit
+		p.stale[k] = stale
+	} else {
+		p.data &^= bit
+	}
+	s.metrics.Rejoined++
+	s.pgChanged(pi)
 }
 
 // cancelBack stops every backfill onto OSD i (it went out or was wiped);
@@ -148,9 +210,19 @@ func (s *Sim) startBackfillBack(pi int) bool {
 		return true
 	}
 	p.bf = go_
-	mb := s.pgMB()
-	p.recMB = float32(mb * float64(bitsOn(go_)))
-	s.schedule(s.now+Time(mb/s.recoveryRate()*float64(Second))+1, evPGBackfilled, int32(pi), 0, int64(p.gen))
+	var longest, total float64
+	for k := 0; k < s.P.PoolSize; k++ {
+		if go_&(1<<k) == 0 {
+			continue
+		}
+		mb := s.pgMB()
+		if hs := p.homeStale[k]; hs >= 0 {
+			mb = s.deltaMB(hs)
+		}
+		longest, total = max(longest, mb), total+mb
+	}
+	p.recMB = float32(total)
+	s.schedule(s.now+Time(longest/s.recoveryRate()*float64(Second))+1, evPGBackfilled, int32(pi), 0, int64(p.gen))
 	return true
 }
 

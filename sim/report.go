@@ -79,151 +79,6 @@ func (r *Recorder) fence(s *Sim, i int, kind string) {
 	r.fences = append(r.fences, fenceMark{s.now, i, kind})
 }
 
-// Metrics are a run's figures of merit.
-type Metrics struct {
-	// Fences counts MHC remediations.
-	Fences int
-	// Unavailable is the time some PG was not active or Ceph had no quorum.
-	Unavailable Time
-	// FirstFault is the time of the first fault (-1: none).
-	FirstFault Time
-	// RecoveredAt is when health last turned HEALTH_OK after the first fault
-	// (-1: not OK at the end).
-	RecoveredAt Time
-
-	// InactivePG is the time some PG was not active (with mon quorum).
-	InactivePG Time
-	// NoQuorum is the time without mon quorum.
-	NoQuorum Time
-	// WritesRefused counts client writes refused: the workload's current
-	// client cannot reach Ceph, is blocklisted, is not running (moving), or
-	// its write lands on an inactive PG (the inactive fraction).
-	WritesRefused float64
-	// StaleWrites counts writes accepted from clients whose pod was deleted
-	// (the workload moved): writes the workload's current instance never
-	// sees, lost or corrupting.
-	StaleWrites float64
-	// FencesNotOK counts fences (remediations, cut-offs, taints) taken
-	// while `ceph status` was not HEALTH_OK; the seed design's rule
-	// "HEALTH_OK before any fence" holds in a run iff it is 0.
-	FencesNotOK int
-	// FenceActions counts fences, cut-offs and taints.
-	FenceActions int
-	// MappedBack counts PGs that backfilled back onto a returned OSD, and
-	// BackfillMB the data that backfill moved (remap.go).
-	MappedBack int
-	BackfillMB float64
-	// MovedMB is the data recovery and backfill moved (completed ones).
-	MovedMB float64
-	// Markdowns counts OSDs marked down; WronglyDown those whose daemon
-	// ran and reasserted ("wrongly marked me down"); SelfStops those that
-	// then stopped themselves (osd_max_markdown_count; flags.go).
-	Markdowns, WronglyDown, SelfStops int
-	// CleanAt is when all PGs last became active+clean after the first
-	// fault (-1: not clean at the end).
-	CleanAt Time
-
-	unavail    bool
-	lastClean  bool
-	since      Time
-	lastChecks uint8
-	lastH      Health
-	lastStep   Time
-	lastQuorum bool
-	refRate    float64 // writes refused per ms since lastStep
-	staleRate  float64 // stale writes accepted per ms since lastStep
-}
-
-// fenceHealth records whether a fence happens on HEALTH_OK.
-func (mt *Metrics) fenceHealth(s *Sim) {
-	mt.FenceActions++
-	if h, _ := s.health(); h != HealthOK {
-		mt.FencesNotOK++
-	}
-}
-
-func (mt *Metrics) init(s *Sim) {
-	mt.FirstFault, mt.RecoveredAt, mt.lastQuorum = -1, 0, true
-	mt.CleanAt, mt.lastClean = 0, true
-	for _, f := range s.cfg.Faults {
-		if mt.FirstFault < 0 || f.At < mt.FirstFault {
-			mt.FirstFault = f.At
-		}
-	}
-}
-
-func (mt *Metrics) step(s *Sim) {
-	h, c := s.health()
-	if c != mt.lastChecks {
-		mt.lastChecks = c
-		if s.rec != nil {
-			s.logf("health", "%s", s.healthText())
-			s.rec.health = append(s.rec.health, stateSample{s.now, h.String()})
-		}
-	}
-	if h != mt.lastH {
-		mt.lastH = h
-		if h == HealthOK {
-			mt.RecoveredAt = s.now
-		} else {
-			mt.RecoveredAt = -1
-		}
-	}
-	if clean := s.ceph.nState[stClean] == len(s.pgs); clean != mt.lastClean {
-		mt.lastClean = clean
-		if clean {
-			mt.CleanAt = s.now
-		} else {
-			mt.CleanAt = -1
-		}
-	}
-	dt := s.now - mt.lastStep
-	if dt > 0 {
-		if mt.unavail {
-			if !mt.lastQuorum {
-				mt.NoQuorum += dt
-			} else {
-				mt.InactivePG += dt
-			}
-		}
-		mt.WritesRefused += float64(dt) * mt.refRate
-		mt.StaleWrites += float64(dt) * mt.staleRate
-		mt.lastStep = s.now
-	}
-	mt.lastQuorum = s.ceph.quorum
-	un := !s.ceph.quorum || s.ceph.nInactive > 0
-	if un != mt.unavail {
-		if mt.unavail {
-			mt.Unavailable += s.now - mt.since
-		}
-		mt.unavail, mt.since = un, s.now
-	}
-	if nw := len(s.cl.workloads); nw > 0 {
-		per := s.P.ClientWriteIOPS / float64(Second)
-		inact := 0.0
-		if len(s.pgs) > 0 {
-			inact = float64(s.ceph.nInactive) / float64(len(s.pgs))
-		}
-		cur := float64(s.cl.nCurWriting)
-		mt.refRate = per * (float64(nw) - cur + cur*inact)
-		mt.staleRate = per * float64(s.cl.nStaleWriting)
-	}
-	if s.rec != nil && len(s.pgs) > 0 {
-		v := 1 - float64(s.ceph.nInactive)/float64(len(s.pgs))
-		if !s.ceph.quorum {
-			v = 0
-		}
-		a := s.rec.avail
-		if last := a[len(a)-1]; last.v != v {
-			if last.at == s.now {
-				a[len(a)-1].v = v
-			} else {
-				s.rec.avail = append(a, floatSample{s.now, v})
-			}
-		}
-	}
-}
-
 // Result is the outcome of a run.
 type Result struct {
 	// Name is the scenario's name.
@@ -248,18 +103,17 @@ type Result struct {
 	Recovery Time
 	// Rec is the recorded timeline and plot series (nil unless recorded).
 	Rec     *Recorder
+	params  Params
 	cluster Cluster
 	faults  []Fault
 }
 
 func (s *Sim) result() *Result {
 	mt := s.metrics
-	if mt.unavail {
-		mt.Unavailable += s.now - mt.since
-	}
+	mt.finish(s)
 	r := &Result{Name: s.cfg.Name, Policy: s.pol.Name, Seed: s.cfg.Seed, Violations: s.inv.viols, End: s.now,
 		Events: s.Events, Health: s.healthText(), Blockers: s.blockers(), Metrics: mt, Rec: s.rec,
-		cluster: s.cfg.Cluster, faults: s.cfg.Faults, Recovery: -1}
+		cluster: s.cfg.Cluster, params: s.P, faults: s.cfg.Faults, Recovery: -1}
 	if mt.RecoveredAt >= 0 && mt.FirstFault >= 0 {
 		r.Recovery = mt.RecoveredAt - mt.FirstFault
 		if r.Recovery < 0 {
@@ -268,6 +122,8 @@ func (s *Sim) result() *Result {
 	}
 	return r
 }
+
+func (r *Result) cfgParams() Params { return r.params }
 
 // Invariants returns the numbers of the violated invariants, sorted, unique.
 func (r *Result) Invariants() []int {

@@ -57,36 +57,45 @@ func verdictString(invs []int) string {
 	return strings.Join(parts, ",")
 }
 
+// faultDoc is what a fault's fields fill in; kind and machine are read
+// after the mapping (the kind decides whether a machine is allowed).
+type faultDoc struct {
+	f                        Fault
+	kind, machine, everyNode *yaml.Node
+	hasAt                    bool
+	repeat                   int
+	every                    Time
+}
+
+// faultFields are the keys of one entry of `faults:`.
+var faultFields = []field[*faultDoc]{
+	{name: "at", set: func(p sp, v *yaml.Node, d *faultDoc) (err error) {
+		d.f.At, err = p.dur(v, "at")
+		d.hasAt = true
+		return
+	}},
+	{name: "kind", set: func(_ sp, v *yaml.Node, d *faultDoc) error { d.kind = v; return nil }},
+	{name: "machine", set: func(_ sp, v *yaml.Node, d *faultDoc) error { d.machine = v; return nil }},
+	{name: "for", set: func(p sp, v *yaml.Node, d *faultDoc) (err error) { d.f.For, err = p.dur(v, "for"); return }},
+	{name: "repeat", set: func(p sp, v *yaml.Node, d *faultDoc) (err error) {
+		d.repeat, err = p.intv(v, "repeat", 1, 1000)
+		return
+	}},
+	{name: "every", set: func(p sp, v *yaml.Node, d *faultDoc) (err error) {
+		d.every, err = p.dur(v, "every")
+		d.everyNode = v
+		return
+	}},
+}
+
+// fault reads one entry of `faults:` and expands its repeats.
 func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
-	f := Fault{Machine: -1}
-	var kindNode, machineNode *yaml.Node
-	repeat, every := 1, Time(0)
-	var everyNode *yaml.Node
-	hasAt := false
-	err := p.fields(n, "fault", []string{"at", "kind", "machine", "for", "repeat", "every"}, func(k string, v *yaml.Node) error {
-		var err error
-		switch k {
-		case "at":
-			f.At, err = p.dur(v, k)
-			hasAt = true
-		case "kind":
-			kindNode = v
-		case "machine":
-			machineNode = v
-		case "for":
-			f.For, err = p.dur(v, k)
-		case "repeat":
-			repeat, err = p.intv(v, k, 1, 1000)
-		case "every":
-			every, err = p.dur(v, k)
-			everyNode = v
-		}
-		return err
-	})
-	if err != nil {
+	d := &faultDoc{f: Fault{Machine: -1}, repeat: 1}
+	if err := readFields(p, n, "fault", faultFields, d); err != nil {
 		return nil, err
 	}
-	if !hasAt || kindNode == nil {
+	f, kindNode, machineNode, everyNode, repeat, every := d.f, d.kind, d.machine, d.everyNode, d.repeat, d.every
+	if !d.hasAt || kindNode == nil {
 		return nil, p.errf(n, "fault: needs at and kind")
 	}
 	ks, err := p.scalar(kindNode, "kind")
@@ -126,13 +135,8 @@ func (p sp) fault(n *yaml.Node, machines int, dur Time) ([]Fault, error) {
 		}
 		return nil, p.errf(where, "repeat needs every > for")
 	}
-	out := make([]Fault, 0, repeat)
-	for r := 0; r < repeat; r++ {
-		g := f
-		g.At = f.At + Time(r)*every
-		if g.At < dur {
-			out = append(out, g)
-		}
+	if repeat > 1 {
+		f.Repeat, f.Every = repeat, every
 	}
-	return out, nil
+	return []Fault{f}, nil
 }

@@ -28,9 +28,10 @@ func ParseShard(s string) (Shard, error) {
 // has reports whether run j belongs to the shard.
 func (sh Shard) has(j int) bool { return sh.Of <= 1 || j%sh.Of == sh.Index }
 
-// ExploreShard is Explore restricted to the runs of one shard; progress
+// ExploreShard is Explore restricted to the runs of one shard; with
+// safety only the safety invariants (all but 6) are checked; progress
 // counts the shard's runs.
-func ExploreShard(pol *Policy, runs int, seed uint64, sh Shard, progress func(done, violations int)) ([]Finding, error) {
+func ExploreShard(pol *Policy, runs int, seed uint64, sh Shard, safety bool, progress func(done, violations int)) ([]Finding, error) {
 	var out []Finding
 	done := 0
 	for i := 0; i < runs; i++ {
@@ -39,12 +40,14 @@ func ExploreShard(pol *Policy, runs int, seed uint64, sh Shard, progress func(do
 		}
 		sd := seed + uint64(i)
 		sc := RandomScenario(sd)
-		r, err := RunConfig(sc.Config(pol, sd))
+		cfg := sc.Config(pol, sd)
+		cfg.SafetyOnly = safety
+		r, err := RunConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
 		if len(r.Violations) > 0 {
-			f, err := minimizeFinding(sc, pol, sd, r.Violations[0].Inv)
+			f, err := minimizeFinding(cfg, sc, r.Violations[0].Inv)
 			if err != nil {
 				return nil, err
 			}
@@ -72,6 +75,7 @@ type FindingReport struct {
 // exploration into the result one process would give.
 type ShardReport struct {
 	Policy   string          `json:"policy"`
+	Safety   bool            `json:"safety,omitempty"` // only the safety invariants were checked
 	Seed     uint64          `json:"seed"`
 	Runs     int             `json:"runs"`
 	Shard    int             `json:"shard"`
@@ -116,8 +120,8 @@ func Merge(files map[string][]byte) (*ShardReport, error) {
 			return nil, fmt.Errorf("%s: bad shard %d/%d", name, r.Shard, r.Shards)
 		}
 		if all == nil {
-			all = &ShardReport{Policy: r.Policy, Seed: r.Seed, Runs: r.Runs, Shards: r.Shards}
-		} else if r.Policy != all.Policy || r.Seed != all.Seed || r.Runs != all.Runs || r.Shards != all.Shards {
+			all = &ShardReport{Policy: r.Policy, Safety: r.Safety, Seed: r.Seed, Runs: r.Runs, Shards: r.Shards}
+		} else if r.Policy != all.Policy || r.Safety != all.Safety || r.Seed != all.Seed || r.Runs != all.Runs || r.Shards != all.Shards {
 			return nil, fmt.Errorf("%s: shard of another exploration (policy %s, seed %d, runs %d, %d shards; first was %s, %d, %d, %d)",
 				name, r.Policy, r.Seed, r.Runs, r.Shards, all.Policy, all.Seed, all.Runs, all.Shards)
 		}

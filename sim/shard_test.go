@@ -23,7 +23,7 @@ func TestShardMergeEqualsOneProcess(t *testing.T) {
 	}
 	files := map[string][]byte{}
 	for i := 0; i < 3; i++ {
-		fs, err := ExploreShard(pol, runs, seed, Shard{Index: i, Of: 3}, nil)
+		fs, err := ExploreShard(pol, runs, seed, Shard{Index: i, Of: 3}, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -122,12 +122,15 @@ func TestReplayIdentical(t *testing.T) {
 
 func withRecord(c Config) Config { c.Record = true; return c }
 
-// randomRuns is the number of random schedules TestSafeNeverViolates runs.
-var randomRuns = flag.Int("sim.runs", 1000, "random schedules for TestSafeNeverViolates")
+// randomRuns is the number of random schedules TestSafeKeepsSafety runs.
+var randomRuns = flag.Int("sim.runs", 1000, "random schedules for TestSafeKeepsSafety")
 
-// TestSafeNeverViolates: the safe policy breaks no invariant in any scenario
-// nor in N random fault schedules.
-func TestSafeNeverViolates(t *testing.T) {
+// TestSafeKeepsSafety: the safe policy breaks no safety invariant (all but
+// 6) in any scenario nor in N random fault schedules. Liveness it cannot
+// always keep - a stalled operator, mon hosts hung without quorum, a
+// cluster network cut for good on a Ready node - and the scenario files
+// say where (TestGolden), the comparison counts how often.
+func TestSafeKeepsSafety(t *testing.T) {
 	seed := testSeed(t)
 	safe := Policies["safe"]
 	for _, sc := range loadAll(t) {
@@ -135,17 +138,18 @@ func TestSafeNeverViolates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Violations) > 0 {
-			t.Errorf("safe breaks %s in %s (seed %d): %v", r.Verdict(), sc.Name, sc.Seed, r.Violations)
+		for _, v := range r.Violations {
+			if v.Inv != 6 {
+				t.Errorf("safe breaks %s in %s (seed %d): %v", r.Verdict(), sc.Name, sc.Seed, r.Violations)
+			}
 		}
 	}
-	n := *randomRuns
-	found, err := Explore(safe, n, seed, nil)
+	found, err := ExploreShard(safe, *randomRuns, seed, Shard{}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range found {
-		t.Errorf("safe breaks %s with random schedule seed %d (replay: fenceproof sim explore --policy safe --runs 1 --seed %d)\n%s",
+		t.Errorf("safe breaks %s with random schedule seed %d (replay: fenceproof sim explore --policy safe --safety --runs 1 --seed %d)\n%s",
 			f.Minimal.Verdict(), f.Seed, f.Seed, f.Minimal.Text())
 	}
 }
@@ -307,13 +311,21 @@ func TestCephRules(t *testing.T) {
 			t.Errorf("timeline lacks %q\n%s", want, text)
 		}
 	}
-	// Three hosts: mon_osd_min_in_ratio keeps the down OSDs in.
-	sc3, err := LoadScenario(filepath.Join(scenarioDir, "three-hosts.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r3, _ := RunConfig(withRecord(sc3.Config(Policies["rook"], sc3.Seed)))
-	if n := strings.Count(r3.Text(), " out after"); n != 1 {
-		t.Errorf("three hosts, 6 OSDs: want exactly one OSD out (5/6 >= 0.75 > 4/6), got %d", n)
+	// mon_osd_min_in_ratio is tested on the current in ratio (Ceph's
+	// OSDMonitor::can_mark_out): three hosts of two OSDs, one host down,
+	// both its OSDs go out (6/6, then 5/6 >= 0.75); four hosts, two down:
+	// three of four go out (8/8, 7/8, 6/8) and the fourth stays in at 5/8.
+	for _, c := range []struct {
+		scenario string
+		out      int
+	}{{"three-hosts", 2}, {"min-in-ratio-current-ratio", 3}} {
+		sc, err := LoadScenario(filepath.Join(scenarioDir, c.scenario+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := RunConfig(withRecord(sc.Config(Policies["never"], sc.Seed)))
+		if n := strings.Count(r.Text(), " out after"); n != c.out {
+			t.Errorf("%s: %d OSDs marked out, want %d (mon_osd_min_in_ratio on the current ratio)", c.scenario, n, c.out)
+		}
 	}
 }

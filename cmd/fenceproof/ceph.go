@@ -48,7 +48,7 @@ func runCeph(args []string) int {
 	fs := flag.NewFlagSet("ceph "+sub, flag.ContinueOnError)
 	dir := fs.String("dir", defaultCephDir, "the cluster's private directory")
 	var o cluster.Options
-	var sets kvFlag = map[string]string{}
+	sets := map[string]string{}
 	caps := "writer"
 	var addr, ready string
 	if sub == "up" || sub == "serve" {
@@ -56,7 +56,7 @@ func runCeph(args []string) int {
 		fs.BoolVar(&o.Mgr, "mgr", sub == "up", "start ceph-mgr (PG statistics, HEALTH_OK)")
 		fs.StringVar(&o.ObjectStore, "objectstore", "memstore", "memstore | bluestore")
 		fs.IntVar(&o.PoolSize, "pool-size", 1, "replicas of the client pool")
-		fs.Var(sets, "set", "extra ceph.conf [global] option key=value (repeatable), e.g. mon_osd_down_out_interval=10")
+		fs.Var(&kvFlag{m: &sets}, "set", "extra ceph.conf [global] option key=value (repeatable), e.g. mon_osd_down_out_interval=10")
 		fs.DurationVar(&o.Timeout, "timeout", 3*time.Minute, "bootstrap budget")
 		fs.StringVar(&o.ImportKeyring, "import-keyring", "", "keyring of more users (with caps) to add once the mon runs")
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fenceproof/fenceproof/csiproxy/conformance"
+	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	"github.com/fenceproof/fenceproof/csiproxy/simhost"
 	"github.com/fenceproof/fenceproof/rulebook"
@@ -26,21 +27,24 @@ func init() {
 
 // csiproxySimFlags are the flags both commands take to configure a simulated host.
 type csiproxySimFlags struct {
-	plugins, pods, symlink string
-	ipsec                  bool
-	faults                 listFlag
+	plugins, pods string
+	ipsec         bool
+	faults        listFlag
 }
 
 func (f *csiproxySimFlags) register(fs *flag.FlagSet, prefix string) {
 	if prefix == "" { // csiproxy-sanity has these flags for the suite and passes them on
-		fs.StringVar(&f.plugins, "kubelet-csi-plugins-path", restrict.DefaultPluginsPath, "csi-proxy's kubelet-csi-plugins-path")
-		fs.StringVar(&f.pods, "kubelet-pod-path", restrict.DefaultPodPath, "csi-proxy's kubelet-pod-path")
+		fs.StringVar(&f.plugins, "kubelet-csi-plugins-path", restrict.DefaultPluginsPath, "the KEP's kubelet-csi-plugins-path")
+		fs.StringVar(&f.pods, "kubelet-pod-path", restrict.DefaultPodPath, "the KEP's kubelet-pod-path")
 	}
-	fs.StringVar(&f.symlink, prefix+"symlink-in-pods", simhost.DefaultSymlinkInPods, "a symbolic link the simulated host makes below the pod path at start")
 	fs.BoolVar(&f.ipsec, prefix+"ipsec", false, "the simulated initiator uses IPsec (mutual CHAP secrets of 1-16 bytes)")
 	var names []string
-	for _, n := range simhost.FaultNames {
-		names = append(names, n.Name)
+	for _, k := range simhost.Kinds {
+		n := k.Name
+		if k.Arg != "" {
+			n += "=" + k.Arg
+		}
+		names = append(names, n)
 	}
 	fs.Var(&f.faults, prefix+"fault", "inject a fault into the simulated host (repeatable): "+strings.Join(names, ", "))
 }
@@ -55,7 +59,15 @@ func (f *csiproxySimFlags) config(log *slog.Logger) (simhost.Config, error) {
 			return simhost.Config{}, fmt.Errorf("--%s %q: %v", name, p, err)
 		}
 	}
-	return simhost.Config{PluginsPath: f.plugins, PodPath: f.pods, SymlinkInPods: f.symlink, IPsec: f.ipsec, Faults: faults, Log: log}, nil
+	return simhost.Config{PluginsPath: f.plugins, PodPath: f.pods, IPsec: f.ipsec, Faults: faults, Log: log}, nil
+}
+
+// serveUntilSignal waits for SIGINT or SIGTERM, then stops.
+func serveUntilSignal(stop func()) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	<-ctx.Done()
+	stop()
 }
 
 func runCSIProxySim(args []string) int {
@@ -67,9 +79,11 @@ func runCSIProxySim(args []string) int {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: fenceproof csiproxy-sim --dir DIR [flags]
 
-Serves disk v1, filesystem v1beta1 and v1, iscsi v1alpha2, smb v1beta1 and
-v1, system v1alpha1 and volume v1 on DIR/csi-proxy-<group>-<version>, backed
-by an in-memory Windows host, until SIGINT or SIGTERM. Exit status 2 on bad flags.
+Serves the 23 group versions of csi-proxy's client v1.1.3 on
+DIR/csi-proxy-<group>-<version>, with csi-proxy v1's semantics and every
+restriction enforced, backed by an in-memory Windows host, and the host's
+record of Windows calls on DIR/fenceproof-host, until SIGINT or SIGTERM.
+Exit status 2 on bad flags.
 
 flags:`)
 		fs.PrintDefaults()
@@ -100,34 +114,43 @@ flags:`)
 		return 1
 	}
 	log.Info("serving", "dir", *dir, "faults", strings.Join(sf.faults, ","))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	<-ctx.Done()
-	sim.Stop()
+	serveUntilSignal(sim.Stop)
 	return 0
+}
+
+// kubeletPaths are the KEP's two paths below csi-proxy v1's --kubelet-path.
+func kubeletPaths(kubelet string) (plugins, pods string) {
+	k := strings.TrimRight(kubelet, `\`)
+	return k + `\plugins\kubernetes.io\csi`, k + `\pods`
 }
 
 func runCSIProxySanity(args []string) int {
 	fs := flag.NewFlagSet("csiproxy-sanity", flag.ContinueOnError)
 	cfg := conformance.Defaults()
 	var (
-		endpointF = fs.String("endpoint", "", "unix:///dir (sockets named csi-proxy-<group>-<version>) or npipe://./pipe/ on Windows; default: start a simulated host")
-		symlink   = fs.String("symlink-in-pods", "", "an existing symbolic link below the pod path, for LINK-006 (default with the simulated host: its own)")
-		scratch   = fs.Int("scratch-disk", -1, "a disk number the suite may take offline, partition and format (DESTROYS ITS DATA); default with the simulated host: 1")
-		smbShare  = fs.String("smb-share", "", `a reachable \\server\share for SMBAPI-001 (credentials from CSIPROXY_SMB_USER / CSIPROXY_SMB_PASSWORD)`)
-		portal    = fs.String("iscsi-portal", "", "a reachable iSCSI portal address for ISCSIAPI-001 (changes the node's mutual CHAP secret)")
-		timeout   = fs.Duration("rpc-timeout", cfg.RPCTimeout, "deadline of every call")
-		labels    = fs.String("label-filter", "", "Ginkgo label filter, e.g. 'PATH-004' or 'MUST'")
-		strict    = fs.Bool("strict", false, "SHOULD rules fail the run instead of warning")
-		reports   = fs.String("reports", "reports", "directory for csiproxy.json, csiproxy.md, csiproxy.html and csiproxy-junit.xml")
-		verbose   = fs.Bool("v", false, "print every spec")
-		noColor   = fs.Bool("no-color", false, "no ANSI colours")
-		listRules = fs.Bool("list-rules", false, "print every rule the label filter selects and exit")
-		sf        csiproxySimFlags
+		endpointF  = fs.String("endpoint", "", "unix:///dir (sockets named csi-proxy-<group>-<version>) or npipe://./pipe/ on Windows; default: start a simulated host")
+		kubelet    = fs.String("kubelet-path", "", `csi-proxy v1's --kubelet-path: sets the plugins path to PATH\plugins\kubernetes.io\csi and the pod path to PATH\pods`)
+		workDirs   listFlag
+		escape     = fs.String("escape-link", "", "name of a symbolic link below both kubelet directories that leads outside them (DIR-002, LINK-005 cases); default with the simulated host: its own")
+		inside     = fs.String("inside-link", "", "name of a symbolic link below the pod path leading to a directory below it (FS-003); default with the simulated host: its own")
+		scratch    = fs.Int("scratch-disk", -1, "a disk number the suite may take offline, partition and format (DESTROYS ITS DATA); default with the simulated host: 1")
+		smbShare   = fs.String("smb-share", "", `a reachable \\server\share for SMBAPI-001 and the SMB refusal cases (credentials from CSIPROXY_SMB_USER / CSIPROXY_SMB_PASSWORD)`)
+		portal     = fs.String("iscsi-portal", "", "a reachable iSCSI portal address for ISCSIAPI-00x and the iSCSI refusal cases (changes the node's mutual CHAP secret)")
+		disruptive = fs.Bool("disruptive-probes", false, "also send the refusal cases a real node would feel if its csi-proxy accepted them")
+		noRecord   = fs.Bool("no-host-record", false, "judge as on a real node even when the host reports its Windows calls (a refusal is any error)")
+		timeout    = fs.Duration("rpc-timeout", cfg.RPCTimeout, "deadline of every call")
+		labels     = fs.String("label-filter", "", "Ginkgo label filter, e.g. 'RPC-FS-RMDIR' or 'MUST'")
+		strict     = fs.Bool("strict", false, "SHOULD rules fail the run instead of warning")
+		reports    = fs.String("reports", "reports", "directory for csiproxy.json, csiproxy.md, csiproxy.html and csiproxy-junit.xml")
+		verbose    = fs.Bool("v", false, "print every spec")
+		noColor    = fs.Bool("no-color", false, "no ANSI colours")
+		listRules  = fs.Bool("list-rules", false, "print every rule the label filter selects and exit")
+		sf         csiproxySimFlags
 	)
+	fs.Var(&workDirs, "working-dir", "csi-proxy v1's --working-dir (repeatable): the host accepts paths below it, so no refusal case landing there is sent")
 	sf.register(fs, "sim-")
-	fs.StringVar(&cfg.PluginsPath, "kubelet-csi-plugins-path", cfg.PluginsPath, "the host's kubelet-csi-plugins-path")
-	fs.StringVar(&cfg.PodPath, "kubelet-pod-path", cfg.PodPath, "the host's kubelet-pod-path")
+	fs.StringVar(&cfg.PluginsPath, "kubelet-csi-plugins-path", cfg.PluginsPath, "the KEP's kubelet-csi-plugins-path (overrides --kubelet-path)")
+	fs.StringVar(&cfg.PodPath, "kubelet-pod-path", cfg.PodPath, "the KEP's kubelet-pod-path (overrides --kubelet-path)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: fenceproof csiproxy-sanity [--endpoint unix:///dir | npipe://./pipe/] [flags]
 
@@ -149,7 +172,7 @@ flags:`)
 			return rulebook.ExitUsage
 		}
 		for _, r := range rules {
-			fmt.Printf("%-13s %-6s %s\n", r.ID, r.Level, r.Title)
+			fmt.Printf("%-38s %-6s %s\n", r.ID, r.Level, r.Title)
 		}
 		return rulebook.ExitConforms
 	}
@@ -157,9 +180,21 @@ flags:`)
 		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: %v\n", err)
 		return rulebook.ExitUsage
 	}
+	if *kubelet != "" {
+		plugins, pods := kubeletPaths(*kubelet)
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["kubelet-csi-plugins-path"] {
+			cfg.PluginsPath = plugins
+		}
+		if !set["kubelet-pod-path"] {
+			cfg.PodPath = pods
+		}
+	}
 	sf.plugins, sf.pods = cfg.PluginsPath, cfg.PodPath
-	cfg.Endpoint, cfg.SymlinkInPods, cfg.ScratchDisk, cfg.SMBShare, cfg.ISCSIPortal, cfg.RPCTimeout =
-		*endpointF, *symlink, *scratch, *smbShare, *portal, *timeout
+	cfg.Endpoint, cfg.EscapeLink, cfg.InsideLink, cfg.ScratchDisk, cfg.SMBShare, cfg.ISCSIPortal, cfg.RPCTimeout, cfg.Disruptive =
+		*endpointF, *escape, *inside, *scratch, *smbShare, *portal, *timeout, *disruptive
+	cfg.WorkingDirs, cfg.IgnoreRecord = workDirs, *noRecord
 	cfg.SMBUser, cfg.SMBPassword = os.Getenv("CSIPROXY_SMB_USER"), os.Getenv("CSIPROXY_SMB_PASSWORD")
 	if cfg.Endpoint == "" {
 		simCfg, err := sf.config(slog.New(slog.DiscardHandler))
@@ -180,18 +215,7 @@ flags:`)
 		}
 		defer sim.Stop()
 		cfg.Endpoint = "unix://" + dir
-		if cfg.SymlinkInPods == "" {
-			cfg.SymlinkInPods = simCfg.SymlinkInPods
-		}
-		if cfg.ScratchDisk < 0 {
-			cfg.ScratchDisk = 1
-		}
-		if cfg.SMBShare == "" {
-			cfg.SMBShare, cfg.SMBUser, cfg.SMBPassword = `\\fileserver.example.com\share`, "fenceproof", "sim-password"
-		}
-		if cfg.ISCSIPortal == "" {
-			cfg.ISCSIPortal = "192.0.2.10"
-		}
+		simulatedNode(&cfg)
 		fmt.Printf("csiproxy-sanity: simulated host on %s (faults: %s)\n", dir, strings.Join(sf.faults, ",")+map[bool]string{true: "none"}[len(sf.faults) == 0])
 	} else if len(sf.faults) > 0 {
 		fmt.Fprintln(os.Stderr, "fenceproof csiproxy-sanity: --sim-fault applies to the simulated host only; drop --endpoint")
@@ -215,4 +239,25 @@ flags:`)
 	res.WriteAttention(os.Stdout)
 	fmt.Printf("reports: %s %v\nverdict: %s\n", filepath.Join(*reports, "csiproxy-junit.xml"), paths, res.Verdict)
 	return res.Verdict.ExitCode()
+}
+
+// simulatedNode fills what the suite was not told with what the standard
+// simulated node (hostmodel.Standard) offers: its links, a scratch disk,
+// its share and its portal.
+func simulatedNode(cfg *conformance.Config) {
+	if cfg.EscapeLink == "" {
+		cfg.EscapeLink = hostmodel.EscapeLink
+	}
+	if cfg.InsideLink == "" {
+		cfg.InsideLink = hostmodel.InsideLink
+	}
+	if cfg.ScratchDisk < 0 {
+		cfg.ScratchDisk = 1
+	}
+	if cfg.SMBShare == "" {
+		cfg.SMBShare, cfg.SMBUser, cfg.SMBPassword = hostmodel.DefaultSMBShare, "fenceproof", "sim-password"
+	}
+	if cfg.ISCSIPortal == "" {
+		cfg.ISCSIPortal = hostmodel.DefaultPortal
+	}
 }

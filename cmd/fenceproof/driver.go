@@ -119,7 +119,7 @@ func parseDriverFlags(args []string) (driverCmd, error) {
 	fs.Var(&ports, "protect-port", "local TCP port whose established peers GetFenceClients reports (repeatable)")
 	fs.Var(&clients, "client", "static GetFenceClients answer id=cidr[,cidr] (repeatable)")
 	fs.BoolVar(&noGetClients, "no-get-clients", false, "do not advertise GET_CLIENTS_TO_FENCE")
-	fs.Var(&faults, "fault", "inject a fault (repeatable): "+strings.Join(fault.Names(), ", "))
+	fs.Var(&faults, "fault", "inject a fault (repeatable; for testing the conformance suite):"+fault.Usage())
 	fs.StringVar(&o.Name, "name", driver.DefaultName, "Identity name")
 	fs.StringVar(&logLevel, "log-level", "info", "debug | info | warn | error")
 	fs.StringVar(&logFmt, "log-format", "json", "json | text")

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -25,23 +27,34 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	return 0, true
 }
 
-// kvFlag is a repeatable key=value flag.
-type kvFlag map[string]string
+// kvFlag is a repeatable key=value flag bound to a map: the first value
+// given replaces what the map held (defaults, a config file), the next ones
+// add to it.
+type kvFlag struct {
+	m   *map[string]string
+	set bool
+}
 
-func (f kvFlag) String() string {
+func (f *kvFlag) String() string {
+	if f.m == nil {
+		return ""
+	}
 	var parts []string
-	for k := range f {
+	for _, k := range slices.Sorted(maps.Keys(*f.m)) {
 		parts = append(parts, k+"=…")
 	}
 	return strings.Join(parts, ",")
 }
 
-func (f kvFlag) Set(s string) error {
+func (f *kvFlag) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
 		return fmt.Errorf("%q is not key=value", s)
 	}
-	f[k] = v
+	if !f.set {
+		*f.m, f.set = map[string]string{}, true
+	}
+	(*f.m)[k] = v
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -29,164 +28,74 @@ const (
 )
 
 func runSanity(args []string) int {
-	fs := flag.NewFlagSet("sanity", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `usage: fenceproof sanity [flags]
-
-Runs every conformance rule against a CSI-Addons FenceController endpoint and
-writes JUnit, JSON, Markdown and HTML reports. Without --endpoint it starts the
-in-repo reference driver (nftables in a private network namespace as root,
-the memory backend otherwise). Exit status: 0 conforms (every MUST passed),
-1 does not conform, 2 bad flags or config.
-
-flags:`)
-		fs.PrintDefaults()
-	}
-	cfg := sanity.Defaults()
-	var (
-		configFile  = fs.String("config", "", "YAML config file (secrets, parameters, profile, timeouts); flags override it")
-		endpoint    = fs.String("endpoint", "", "driver endpoint, unix:///path.sock or tcp://host:port (default: start the reference driver)")
-		rpcTimeout  = fs.Duration("rpc-timeout", cfg.RPCTimeout.Duration, "deadline of every RPC")
-		connTimeout = fs.Duration("connect-timeout", cfg.ConnectTimeout.Duration, "how long to wait for the first connection")
-		hostBits    = fs.String("host-bits", string(cfg.Profile.HostBits), "profile: host bits set in a CIDR are normalise | reject | either")
-		ipv6        = fs.String("ipv6", string(cfg.Profile.IPv6), "profile: IPv6 support is required | optional")
-		listReq     = fs.String("list", string(cfg.Profile.ListClusterFence), "profile: ListClusterFence is required | optional")
-		destructive = fs.Bool("destructive", false, "allow rules that fence prefixes outside the documentation ranges")
-		strict      = fs.Bool("strict", false, "SHOULD rules fail the run instead of warning")
-		concurrency = fs.Int("concurrency", cfg.Concurrency, "requests sent at once by the concurrency rules")
-		seed        = fs.Int64("seed", 0, "seed of the randomized rules (0: pick one and print it)")
-		labelFilter = fs.String("label-filter", "", "Ginkgo label filter, e.g. 'MUST && !concurrency' or 'CIDR-001'")
-		reportsDir  = fs.String("reports", "reports", "directory for the reports")
-		junit       = fs.String("junit", "", "JUnit XML path (default <reports>/sanity-junit.xml)")
-		verbose     = fs.Bool("v", false, "print every spec, not only failures")
-		noColor     = fs.Bool("no-color", false, "no ANSI colours")
-		backend     = fs.String("driver-backend", "auto", "reference driver backend when no --endpoint: auto | memory | nftables")
-		listRules   = fs.Bool("list-rules", false, "print every rule (ID, level, labels, title) and exit; no driver needed")
-		scaleSize   = fs.Int("scale-size", cfg.ScaleSize, "blocks the scale rule SCALE-001 fences, in one request and across many")
-		hold        = fs.Duration("hold", cfg.Hold.Duration, "how long the sentinel fence must stay listed (EXPIRE-001); nightly CI: above the storage's blocklist expiry, e.g. 65m")
-		restartCmd  = fs.String("restart-command", "", "shell command that restarts the driver (RESTART-001); empty skips the rule")
-		observeCmd  = fs.String("observe-command", "", "shell command printing the storage's fenced entries, one CIDR or address per line; used when ListClusterFence is missing or broken")
-		runTimeout  = fs.Duration("timeout", 0, "budget of the whole run; the report is written when it runs out (default derived from --rpc-timeout, --connect-timeout and --hold)")
-		rulesTable  = fs.Bool("rules-table", false, "print the Markdown table of every rule, its level and the fault that proves it can fail (the README's), and exit")
-		secretsFile = fs.String("secrets-file", "", "YAML file of valid secrets (key: value), so they never sit on a command line")
-		secrets     = kvFlag{}
-		params      = kvFlag{}
-		focus       listFlag
-		skip        listFlag
-		faults      listFlag
-	)
-	fs.Var(secrets, "secret", "a valid secret key=value (repeatable); values never appear in output")
-	fs.Var(params, "param", "a required parameter key=value (repeatable); the suite drops each in turn")
-	fs.Var(&focus, "focus", "run only specs matching this regexp (repeatable)")
-	fs.Var(&skip, "skip", "skip specs matching this regexp (repeatable)")
-	fs.Var(&faults, "driver-fault", "inject a fault into the reference driver (repeatable; for testing the suite itself)")
-	if code, ok := parseFlags(fs, args); !ok {
+	cfg, o, code, ok := sanityConfig(args)
+	if !ok {
 		return code // exitConforms after --help, exitUsageConfig otherwise
 	}
-	if *configFile != "" {
-		if err := sanity.LoadFile(*configFile, &cfg); err != nil {
-			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
-			return exitUsageConfig
-		}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	override := func(name string, apply func()) {
-		if set[name] {
-			apply()
-		}
-	}
-	override("endpoint", func() { cfg.Endpoint = *endpoint })
-	override("rpc-timeout", func() { cfg.RPCTimeout.Duration = *rpcTimeout })
-	override("connect-timeout", func() { cfg.ConnectTimeout.Duration = *connTimeout })
-	override("host-bits", func() { cfg.Profile.HostBits = sanity.HostBits(*hostBits) })
-	override("ipv6", func() { cfg.Profile.IPv6 = sanity.Requirement(*ipv6) })
-	override("list", func() { cfg.Profile.ListClusterFence = sanity.Requirement(*listReq) })
-	override("destructive", func() { cfg.Destructive = *destructive })
-	override("strict", func() { cfg.Strict = *strict })
-	override("concurrency", func() { cfg.Concurrency = *concurrency })
-	override("seed", func() { cfg.Seed = *seed })
-	override("secret", func() { cfg.Secrets = secrets })
-	override("param", func() { cfg.Parameters = params })
-	override("scale-size", func() { cfg.ScaleSize = *scaleSize })
-	override("hold", func() { cfg.Hold.Duration = *hold })
-	override("restart-command", func() { cfg.RestartCommand = *restartCmd })
-	override("observe-command", func() { cfg.ObserveCommand = *observeCmd })
-	override("timeout", func() { cfg.Timeout.Duration = *runTimeout })
-	if *secretsFile != "" {
-		sec, err := sanity.LoadSecretsFile(*secretsFile)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
-			return exitUsageConfig
-		}
-		cfg.Secrets = sec
-	}
-	if err := (rulebook.Selection{LabelFilter: *labelFilter, Focus: focus, Skip: skip}).Check(); err != nil {
+	if err := (rulebook.Selection{LabelFilter: o.labelFilter, Focus: o.focus, Skip: o.skip}).Check(); err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
 		return exitUsageConfig
 	}
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = os.Getenv("ENDPOINT")
 	}
-	if len(faults) > 0 && cfg.Endpoint != "" {
+	if len(o.faults) > 0 && cfg.Endpoint != "" {
 		fmt.Fprintln(os.Stderr, "fenceproof sanity: --driver-fault applies to the reference driver only; drop --endpoint")
+		return exitUsageConfig
+	}
+	if o.listRules {
+		return printRules(o.labelFilter)
+	}
+	if o.rulesTable {
+		fmt.Print(ruleTableMarkdown(sanity.Rules()))
+		return exitConforms
+	}
+	if err := cfg.Validate(); err != nil {
+		if o.configFile != "" {
+			err = fmt.Errorf("config %s (and flags): %w", o.configFile, err)
+		}
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+		return exitUsageConfig
+	}
+	if err := checkWritable(o.reports); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof sanity: reports directory: %v\n", err)
 		return exitUsageConfig
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if *listRules {
-		return printRules(*labelFilter)
-	}
-	if *rulesTable {
-		fmt.Print(sanity.RuleTableMarkdown(sanity.Rules()))
-		return exitConforms
-	}
-
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
-		return exitUsageConfig
-	}
-	if err := checkWritable(*reportsDir); err != nil {
-		fmt.Fprintf(os.Stderr, "fenceproof sanity: reports directory: %v\n", err)
-		return exitUsageConfig
-	}
 	if cfg.Endpoint == "" {
-		stopRef, err := startReference(ctx, &cfg, *backend, faults, *reportsDir)
+		stopRef, err := startReference(ctx, &cfg, o.backend, o.faults, o.reports)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sanity: reference driver: %v\n", err)
 			return exitUsageConfig
 		}
 		defer stopRef()
 	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
-		return exitUsageConfig
+	if o.junit == "" {
+		o.junit = filepath.Join(o.reports, "sanity-junit.xml")
 	}
-	if *junit == "" {
-		*junit = filepath.Join(*reportsDir, "sanity-junit.xml")
-	}
-	if err := os.MkdirAll(filepath.Dir(*junit), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(o.junit), 0o755); err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
 		return exitUsageConfig
 	}
 	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{
-		LabelFilter: *labelFilter, Focus: focus, Skip: skip, JUnitPath: *junit, Verbose: *verbose,
-		NoColor: *noColor || !isTerminal(os.Stdout),
+		LabelFilter: o.labelFilter, Focus: o.focus, Skip: o.skip, JUnitPath: o.junit, Verbose: o.verbose,
+		NoColor: o.noColor || !isTerminal(os.Stdout),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
 		return exitUsageConfig
 	}
-	paths, err := res.WriteReports(*reportsDir)
+	paths, err := res.WriteReports(o.reports)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: writing reports: %v\n", err)
 	}
 	fmt.Printf("\nfenceproof sanity: %s against %s (%s %s), seed %d\n", res.Summary(), res.Endpoint, res.DriverName, res.DriverVer, res.Seed)
 	res.WriteAttention(os.Stdout)
 	fmt.Printf("state read from: %s\ncore: %s\nextended: %s\n", res.StateSource, res.Core, res.Extended)
-	fmt.Printf("reports: %s %v\n", *junit, paths)
+	fmt.Printf("reports: %s %v\n", o.junit, paths)
 	fmt.Printf("verdict: %s\n", res.Verdict)
 	return res.Verdict.ExitCode()
 }

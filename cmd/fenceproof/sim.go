@@ -18,11 +18,12 @@ func init() {
 }
 
 var simUsage = `usage:
-  fenceproof sim run SCENARIO.yaml [--policy P] [--seed N] [--reports DIR] [--quiet]
-  fenceproof sim explore [--policy P] [--runs N] [--seed S] [--reports DIR] [--quiet]
-  fenceproof sim explore --shard I/N --json FILE [--policy P] [--runs N] [--seed S]
+  fenceproof sim run SCENARIO.yaml [--policy P] [--seed N] [--safety] [--reports DIR] [--quiet]
+  fenceproof sim explore [--policy P] [--runs N] [--seed S] [--safety] [--reports DIR] [--quiet]
+  fenceproof sim explore --shard I/N --json FILE [--policy P] [--runs N] [--seed S] [--safety]
   fenceproof sim merge [--reports DIR] [--quiet] SHARD.json...
   fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR] [--quiet]
+  fenceproof sim calibrate [--reports DIR] [--fencing TIMELINE] [--quiet]   (root: a real Ceph)
 
 policies: ` + strings.Join(sim.PolicyNames(), ", ") + `
 exit codes: 0 as expected, 1 a violation the scenario does not expect (or an
@@ -79,6 +80,8 @@ func simMain(args []string) int {
 		return simCompare(args[1:])
 	case "merge":
 		return simMerge(args[1:])
+	case "calibrate":
+		return simCalibrate(args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Println(simUsage)
 		return 0
@@ -121,6 +124,7 @@ func simRun(args []string) int {
 	seedArg := fs.String("seed", "", "RNG seed, a non-negative integer (default: the scenario's seed)")
 	reports := fs.String("reports", "reports", "directory for the timeline, SVG and HTML")
 	quiet := fs.Bool("quiet", false, "print only the verdict line and violations, not the timeline or the minimized trace")
+	safety := fs.Bool("safety", false, "check only the safety invariants (all but 6, liveness)")
 	var path string
 	if code, ok := simFlags(fs, args, func(a []string) (err error) { path, err = parseWithPositional(fs, a); return err }); !ok {
 		return code
@@ -148,7 +152,7 @@ func simRun(args []string) int {
 		sd = uint64(seed)
 	}
 	cfg := sc.Config(pol, sd)
-	cfg.Record = true
+	cfg.Record, cfg.SafetyOnly = true, *safety
 	r, err := sim.RunConfig(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sim run: %s: %v\n", path, err)
@@ -178,7 +182,8 @@ func simRun(args []string) int {
 	}
 	if len(r.Violations) > 0 && !*quiet {
 		inv := r.Violations[0].Inv
-		min, faults, err := sim.MinimizeResult(sc, pol, sd, inv)
+		cfg.Record = false
+		min, faults, err := sim.MinimizeResult(cfg, sc, inv)
 		if err == nil {
 			fmt.Fprintf(out, "\n# VIOLATION of inv%d with policy %s, seed %d. Minimized fault schedule (%d of %d faults):\n", inv, pol.Name, sd, len(faults), len(sc.Faults))
 			for _, f := range faults {
@@ -217,6 +222,7 @@ func simExplore(args []string) int {
 	quiet := fs.Bool("quiet", false, "print only the final count and one line per finding")
 	shardArg := fs.String("shard", "", "run only shard i/n of the runs (run j belongs to shard j mod n); needs --json")
 	jsonOut := fs.String("json", "", "with --shard: write the shard's findings to this file (- for stdout) for sim merge")
+	safety := fs.Bool("safety", false, "check only the safety invariants (all but 6, liveness): findings are safety violations")
 	if code, ok := simFlags(fs, args, noPositional(fs)); !ok {
 		return code
 	}
@@ -244,7 +250,7 @@ func simExplore(args []string) int {
 		fmt.Fprintf(os.Stderr, "explore: policy %s, %d runs, seeds %d..%d\n", pol.Name, *runs, *seed, *seed+uint64(*runs)-1)
 	}
 	step := max(*runs/20, 1)
-	findings, err := sim.ExploreShard(pol, *runs, *seed, sh, func(done, viol int) {
+	findings, err := sim.ExploreShard(pol, *runs, *seed, sh, *safety, func(done, viol int) {
 		if !*quiet && (done%step == 0 || done == *runs) {
 			fmt.Fprintf(os.Stderr, "explore: %d/%d runs, %d with violations\n", done, *runs, viol)
 		}
@@ -255,7 +261,7 @@ func simExplore(args []string) int {
 	}
 	rep := sim.Report(findings)
 	if sh.Of > 0 {
-		b, err := sim.MarshalShard(&sim.ShardReport{Policy: pol.Name, Seed: *seed, Runs: *runs, Shard: sh.Index, Shards: sh.Of, Findings: rep})
+		b, err := sim.MarshalShard(&sim.ShardReport{Policy: pol.Name, Safety: *safety, Seed: *seed, Runs: *runs, Shard: sh.Index, Shards: sh.Of, Findings: rep})
 		if err == nil && *jsonOut == "-" {
 			_, err = fmt.Printf("%s\n", b)
 			if err == nil {
@@ -272,7 +278,7 @@ func simExplore(args []string) int {
 			sh.Index, sh.Of, pol.Name, len(rep), shardRuns(*runs, sh), *jsonOut)
 		return 0
 	}
-	return printFindings(pol.Name, *runs, rep, *reports, *quiet)
+	return printFindings(pol.Name, *safety, *runs, rep, *reports, *quiet)
 }
 
 func shardRuns(runs int, sh sim.Shard) int {
@@ -288,7 +294,11 @@ func shardRuns(runs int, sh sim.Shard) int {
 // printFindings prints an exploration's findings and writes their
 // minimized scenarios; sim explore and sim merge share it, so a merged
 // sharded exploration prints what one process prints.
-func printFindings(policy string, runs int, findings []sim.FindingReport, reports string, quiet bool) int {
+func printFindings(policy string, safety bool, runs int, findings []sim.FindingReport, reports string, quiet bool) int {
+	flag, what := "", "an invariant"
+	if safety {
+		flag, what = " --safety", "a safety invariant"
+	}
 	for _, f := range findings {
 		if quiet {
 			fmt.Printf("seed %d: %s\n", f.Seed, f.Verdict)
@@ -306,11 +316,11 @@ func printFindings(policy string, runs int, findings []sim.FindingReport, report
 		if quiet {
 			continue
 		}
-		fmt.Printf("   replay: fenceproof sim explore --policy %s --runs 1 --seed %d\n", policy, f.Seed)
-		fmt.Printf("   minimized scenario (%d faults): %s (fenceproof sim run %s --policy %s)\n", f.Faults, p, p, policy)
+		fmt.Printf("   replay: fenceproof sim explore --policy %s%s --runs 1 --seed %d\n", policy, flag, f.Seed)
+		fmt.Printf("   minimized scenario (%d faults): %s (fenceproof sim run %s --policy %s%s)\n", f.Faults, p, p, policy, flag)
 		fmt.Print(indent(f.Trace, "   | "))
 	}
-	fmt.Printf("\nexplore: policy %s: %d of %d random schedules broke an invariant\n", policy, len(findings), runs)
+	fmt.Printf("\nexplore: policy %s: %d of %d random schedules broke %s\n", policy, len(findings), runs, what)
 	if len(findings) > 0 {
 		return 1
 	}
@@ -342,7 +352,7 @@ func simMerge(args []string) int {
 	if !*quiet {
 		fmt.Fprintf(os.Stderr, "merge: %d shards of policy %s, %d runs, seeds %d..%d\n", m.Shards, m.Policy, m.Runs, m.Seed, m.Seed+uint64(m.Runs)-1)
 	}
-	return printFindings(m.Policy, m.Runs, m.Findings, *reports, *quiet)
+	return printFindings(m.Policy, m.Safety, m.Runs, m.Findings, *reports, *quiet)
 }
 
 func indent(s, prefix string) string {
@@ -379,7 +389,7 @@ func simCompare(args []string) int {
 	}
 	md, txt, svg := cmp.Markdown(), cmp.Text(), cmp.SVG()
 	html := cmp.HTML()
-	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare.html": html, "sim-compare.json": compareJSON(cmp)} {
+	for name, c := range map[string]string{"sim-compare.md": md, "sim-compare.txt": txt, "sim-compare.svg": svg, "sim-compare-frontier.svg": cmp.FrontierSVG(), "sim-compare.html": html, "sim-compare.json": compareJSON(cmp)} {
 		if _, err := writeReport(*reports, name, c); err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim compare: %v\n", err)
 			return 2
@@ -396,7 +406,7 @@ func simCompare(args []string) int {
 	} else {
 		fmt.Print(txt)
 	}
-	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html,json}, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports)
+	fmt.Printf("\nreports: %s/sim-compare.{md,txt,svg,html,json}, %s/sim-compare-frontier.svg, traces of every scripted violation in %s/sim-compare-traces/\n", *reports, *reports, *reports)
 	bad := unexpected(cmp)
 	for _, u := range bad {
 		fmt.Printf("UNEXPECTED: %s\n", u)

@@ -56,6 +56,8 @@ func TestSimRunExitCodes(t *testing.T) {
 		{"merge without shards", []string{"merge"}, 2},
 		{"merge a missing file", []string{"merge", "/nonexistent.json"}, 2},
 		{"compare missing directory", []string{"compare", "--scenarios", "/nonexistent", "--random", "0"}, 2},
+		{"calibrate without a fencing timeline", []string{"calibrate", "--fencing", "/nonexistent"}, 2},
+		{"calibrate stray argument", []string{"calibrate", "extra"}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,7 +101,7 @@ func TestSimRunWritesReplayableReports(t *testing.T) {
 func TestSimCompareFindsUnsafePolicies(t *testing.T) {
 	dir := t.TempDir()
 	if got := simMain([]string{"compare", "--scenarios", filepath.Join("..", "..", "fixtures", "scenarios"), "--random", "5", "--reports", dir}); got != 0 {
-		t.Fatalf("compare exit %d, want 0 (every scripted verdict as expected, safe never violates)", got)
+		t.Fatalf("compare exit %d, want 0 (every scripted verdict as expected, safe breaks no safety invariant)", got)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "sim-compare.md"))
 	if err != nil {

@@ -16,17 +16,20 @@ type compareSummary struct {
 	Scenarios  int      `json:"scenarios"`
 	RandomRuns int      `json:"randomRuns"`
 	Seed       uint64   `json:"seed"`
-	Policies   []policy `json:"policies"` // best first (sim.Comparison.Ranked)
+	Policies   []policy `json:"policies"` // the frontier first (sim.Comparison.Frontier)
 	// Unexpected lists every scripted verdict that differs from the
-	// scenario file's expectation, and a safe policy that broke an
+	// scenario file's expectation, and a safe policy that broke a safety
 	// invariant: what makes `sim compare` exit 1.
 	Unexpected []string `json:"unexpected"`
 }
 
 type policy struct {
-	Policy        string `json:"policy"`
-	Runs          int    `json:"runs"`
-	ViolatingRuns int    `json:"violatingRuns"`
+	Policy        string   `json:"policy"`
+	Runs          int      `json:"runs"`
+	ViolatingRuns int      `json:"violatingRuns"`
+	SafetyRuns    int      `json:"safetyRuns"`
+	LivenessRuns  int      `json:"livenessRuns"`
+	DominatedBy   []string `json:"dominatedBy"` // empty: on the frontier
 }
 
 // unexpected lists what makes a comparison fail, in scenario order.
@@ -40,8 +43,8 @@ func unexpected(cmp *sim.Comparison) []string {
 		}
 	}
 	for _, st := range cmp.Stats {
-		if st.Policy == "safe" && st.ViolatingRuns > 0 {
-			out = append(out, fmt.Sprintf("safe broke an invariant in %d runs", st.ViolatingRuns))
+		if st.Policy == "safe" && st.SafetyRuns > 0 {
+			out = append(out, fmt.Sprintf("safe broke a safety invariant in %d runs", st.SafetyRuns))
 		}
 	}
 	return out
@@ -49,8 +52,13 @@ func unexpected(cmp *sim.Comparison) []string {
 
 func compareJSON(cmp *sim.Comparison) string {
 	s := compareSummary{Scenarios: len(cmp.Scenarios), RandomRuns: cmp.RandomRuns, Seed: cmp.Seed, Unexpected: unexpected(cmp)}
-	for _, st := range cmp.Ranked() {
-		s.Policies = append(s.Policies, policy{Policy: st.Policy, Runs: st.Runs, ViolatingRuns: st.ViolatingRuns})
+	for _, f := range cmp.Frontier() {
+		for _, st := range cmp.Stats {
+			if st.Policy == f.Policy {
+				s.Policies = append(s.Policies, policy{Policy: st.Policy, Runs: st.Runs, ViolatingRuns: st.ViolatingRuns,
+					SafetyRuns: st.SafetyRuns, LivenessRuns: st.LivenessRuns, DominatedBy: append([]string{}, f.DominatedBy...)})
+			}
+		}
 	}
 	b, _ := json.MarshalIndent(s, "", "  ")
 	return string(b) + "\n"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fenceproof/fenceproof/csiproxy/conformance"
-	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost"
 	"github.com/fenceproof/fenceproof/rulebook"
 	"github.com/fenceproof/fenceproof/rulebook/clitest"
 )
@@ -31,7 +31,7 @@ type run struct {
 func sanity(t *testing.T, args ...string) run {
 	t.Helper()
 	var r run
-	r.Run = clitest.RunSuite(t, 2*time.Minute, "csiproxy-sanity", "csiproxy.json", &r.result, args...)
+	r.Run = clitest.RunSuite(t, 3*time.Minute, "csiproxy-sanity", "csiproxy.json", &r.result, args...)
 	return r
 }
 
@@ -60,49 +60,52 @@ func TestSimulatedHostConforms(t *testing.T) {
 	}
 	for _, f := range []string{"csiproxy.md", "csiproxy.html", "csiproxy-junit.xml"} {
 		b, err := os.ReadFile(filepath.Join(r.Dir, f))
-		if err != nil || !bytes.Contains(b, []byte("PATH-004")) || !bytes.Contains(b, []byte("LINK-006")) {
+		if err != nil || !bytes.Contains(b, []byte("RPC-FS-RMDIR")) || !bytes.Contains(b, []byte("INJ-001")) {
 			t.Errorf("report %s missing or incomplete: %v", f, err)
 		}
 	}
-	if strings.Contains(r.Out, "sim-password") || strings.Contains(r.Out, "not-a-real-password") {
+	if strings.Contains(r.Out, "sim-password") {
 		t.Errorf("a password appears in the output")
 	}
 }
 
-// faultCases: each deliberately broken host and the exact set of MUST
-// rules the suite must fail against it. Every restriction is covered by
-// its skip= fault (added below from restrict.Rules).
-var faultCases = []struct {
-	fault string
-	fails []string
-}{
-	{"drop=filesystem/v1", []string{"VER-001"}},
-	{"drop=smb/v1beta1", nil}, // a beta version may go: nothing fails
-	{"no-effect", []string{"FS-001", "FS-002", "FS-003", "VOL-001", "SMBAPI-001"}},
-	{"effect-before-check", []string{"NOEFF-001"}},
-	{"unknown-code", nil}, // CODE-001 is a SHOULD: a warning, see TestUnknownCodeWarns
-	{"no-default-port", []string{"ISCSI-002"}},
+// selfTestSpecs are the faults the self test runs: every spec of simhost's
+// table, except that of the dropped versions it runs those whose loss
+// fails a rule and one whose loss fails none (the others differ only in
+// which beta is gone).
+func selfTestSpecs() []string {
+	var out []string
+	harmless := false
+	for _, spec := range simhost.Specs() {
+		if strings.HasPrefix(spec, "drop=") {
+			f, _ := simhost.ExpectedFailures(spec)
+			if len(f) == 0 && harmless {
+				continue
+			}
+			harmless = harmless || len(f) == 0
+		}
+		out = append(out, spec)
+	}
+	return out
 }
 
+// TestEveryFaultFailsExactlyItsRules: every fault of simhost's table (each
+// argument of each kind: every restriction skipped, every RPC without its
+// checks, every injectable field interpolated, every broken behaviour, the
+// plain faults, and the dropped versions of selfTestSpecs) makes the suite
+// fail exactly the rules the table declares for it, and exit 1 when that
+// set is not empty.
 func TestEveryFaultFailsExactlyItsRules(t *testing.T) {
-	cases := append([]struct {
-		fault string
-		fails []string
-	}{}, faultCases...)
-	for _, r := range restrict.Rules {
-		cases = append(cases, struct {
-			fault string
-			fails []string
-		}{"skip=" + r.ID, []string{r.ID}})
-	}
-	for _, c := range cases {
-		t.Run(c.fault, func(t *testing.T) {
+	for _, spec := range selfTestSpecs() {
+		t.Run(spec, func(t *testing.T) {
 			t.Parallel()
-			r := sanity(t, "--sim-fault", c.fault)
+			want, err := simhost.ExpectedFailures(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := sanity(t, "--sim-fault", spec)
 			failed := r.result.Failed()
 			slices.Sort(failed)
-			want := slices.Clone(c.fails)
-			slices.Sort(want)
 			if !slices.Equal(failed, want) {
 				t.Fatalf("failed rules %v, want exactly %v:\n%s", failed, want, r.Out)
 			}
@@ -110,6 +113,22 @@ func TestEveryFaultFailsExactlyItsRules(t *testing.T) {
 				t.Fatalf("exit %d, want %d", r.Exit, wantExit)
 			}
 		})
+	}
+}
+
+// TestEveryRuleHasAFault: every MUST rule of the suite is failed, alone,
+// by some fault of the simulated host's table.
+func TestEveryRuleHasAFault(t *testing.T) {
+	alone := map[string]bool{}
+	for _, spec := range simhost.Specs() {
+		if f, _ := simhost.ExpectedFailures(spec); len(f) == 1 {
+			alone[f[0]] = true
+		}
+	}
+	for _, r := range conformance.Rules() {
+		if r.Level == rulebook.Must && !alone[r.ID] {
+			t.Errorf("%s: no fault fails it alone", r.ID)
+		}
 	}
 }
 
@@ -127,7 +146,8 @@ func TestUnknownCodeWarns(t *testing.T) {
 }
 
 // TestSeparateSimProcess runs csiproxy-sim as its own process and the
-// suite against its socket directory, the way a user runs them.
+// suite against its socket directory with csi-proxy v1's flag names, the
+// way a user runs them.
 func TestSeparateSimProcess(t *testing.T) {
 	dir := t.TempDir()
 	sim := exec.Command(clitest.Bin, "csiproxy-sim", "--dir", dir)
@@ -139,7 +159,7 @@ func TestSeparateSimProcess(t *testing.T) {
 	t.Cleanup(func() { _ = sim.Process.Kill(); _ = sim.Wait() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "csi-proxy-volume-v1")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "csi-proxy-volume-v2alpha1")); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -147,16 +167,18 @@ func TestSeparateSimProcess(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	r := sanity(t, "--endpoint", "unix://"+dir, "--scratch-disk", "2", "--iscsi-portal", "192.0.2.77",
-		"--symlink-in-pods", `C:\var\lib\kubelet\pods\fenceproof-symlink`)
+	r := sanity(t, "--endpoint", "unix://"+dir, "--kubelet-path", `C:\var\lib\kubelet`, "--scratch-disk", "2",
+		"--iscsi-portal", "192.0.2.10", "--escape-link", "fenceproof-escape")
 	if r.Exit != 0 {
 		t.Fatalf("exit %d:\n%s", r.Exit, r.Out)
 	}
 	v := r.verdicts()
-	if v["SMBAPI-001"] != rulebook.VerdictSkip {
-		t.Errorf("SMBAPI-001 %s, want SKIP without --smb-share", v["SMBAPI-001"])
+	for _, id := range []string{"SMBAPI-001", "RPC-SMB-NEWSMBGLOBALMAPPING"} {
+		if v[id] != rulebook.VerdictSkip {
+			t.Errorf("%s %s, want SKIP without --smb-share", id, v[id])
+		}
 	}
-	for _, id := range []string{"VOL-001", "ISCSIAPI-001", "LINK-006", "PATH-004"} {
+	for _, id := range []string{"VOL-001", "ISCSIAPI-001", "RPC-FS-RMDIR", "RPC-VOL-MOUNTVOLUME"} {
 		if v[id] != rulebook.VerdictPass {
 			t.Errorf("%s %s, want PASS", id, v[id])
 		}
@@ -167,6 +189,8 @@ func TestBadFlagsExit2(t *testing.T) {
 	for _, args := range [][]string{
 		{"--sim-fault", "no-such-fault"},
 		{"--sim-fault", "skip=NOPE-001"},
+		{"--sim-fault", "novalidate=filesystem.Nope"},
+		{"--sim-fault", "no-effect=1"},
 		{"--endpoint", "tcp://127.0.0.1:1"},
 		{"--endpoint", "unix:///tmp/x", "--sim-fault", "no-effect"},
 		{"extra"},

@@ -19,9 +19,14 @@ func newResult(s *state, base *rulebook.Result) *Result {
 	if s.setupErr != nil {
 		r.SetupError = s.setupErr.Error()
 	}
+	record := "none (a refusal is any error)"
+	if s.recorded {
+		record = "yes (a refusal must come before any Windows call)"
+	}
 	r.Facts = []rulebook.Fact{
 		{Name: "kubelet paths", Value: s.cfg.PluginsPath + ", " + s.cfg.PodPath},
 		{Name: "served", Value: strings.Join(s.served, " ")},
+		{Name: "host record", Value: record},
 	}
 	return r
 }

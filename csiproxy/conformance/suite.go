@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -11,7 +12,9 @@ import (
 	. "github.com/onsi/gomega"
 	"google.golang.org/grpc"
 
+	"github.com/fenceproof/fenceproof/csiproxy/api"
 	"github.com/fenceproof/fenceproof/csiproxy/endpoint"
+	"github.com/fenceproof/fenceproof/csiproxy/hostrecord"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	"github.com/fenceproof/fenceproof/rulebook"
 )
@@ -21,22 +24,41 @@ import (
 type Config struct {
 	// Endpoint is unix:///dir or npipe://./pipe/.
 	Endpoint string
-	// PluginsPath and PodPath are csi-proxy's kubelet-csi-plugins-path and
-	// kubelet-pod-path.
+	// PluginsPath and PodPath are the KEP's kubelet-csi-plugins-path and
+	// kubelet-pod-path (csi-proxy v1: below --kubelet-path).
 	PluginsPath, PodPath string
-	// SymlinkInPods is an existing symbolic link below PodPath (LINK-006);
-	// empty skips that case.
-	SymlinkInPods string
-	// ScratchDisk is a disk the suite may go offline, partition and
+	// WorkingDirs are csi-proxy v1's --working-dir directories: the host
+	// accepts paths below them too, so no refusal case that lands in one
+	// is sent.
+	WorkingDirs []string
+	// EscapeLink names a symbolic link that exists below both kubelet
+	// directories and leads outside them (DIR-002, LINK-005 cases); empty
+	// skips those cases.
+	EscapeLink string
+	// InsideLink names a symbolic link below the pod path leading to a
+	// directory below it (a valid path through a link); empty skips it.
+	InsideLink string
+	// ScratchDisk is a disk the suite may take offline, partition and
 	// format (DISK-002, VOL-001); negative skips them.
 	ScratchDisk int
 	// SMBShare is a reachable \\server\share with SMBUser/SMBPassword
-	// (SMBAPI-001 and the valid SMB cases); empty skips them.
+	// (SMBAPI-001, and the SMB refusal cases, which need a server that
+	// answers so a refusal cannot be a network failure); empty skips them.
 	SMBShare, SMBUser, SMBPassword string
-	// ISCSIPortal is a reachable portal address (ISCSIAPI-001, the default
-	// port and the valid CHAP cases, which change the node-wide secret);
+	// ISCSIPortal is a reachable portal address (ISCSIAPI-00x, the iSCSI
+	// refusal cases and the CHAP cases, which change the node-wide secret);
 	// empty skips them.
 	ISCSIPortal string
+	// Disruptive sends the refusal cases a real node would feel if its
+	// csi-proxy accepted them (the pod directory itself to RmdirContents,
+	// the OS volume to FormatVolume, a running service to StopService).
+	// A host with a record of its Windows calls (simulated, reference)
+	// gets them anyway.
+	Disruptive bool
+	// IgnoreRecord judges as on a real node even when the host reports its
+	// Windows calls: any error is a refusal, disruptive cases need
+	// Disruptive.
+	IgnoreRecord bool
 	// RPCTimeout bounds every call.
 	RPCTimeout time.Duration
 	// RunID names what the suite creates (fp-<RunID>-N).
@@ -59,9 +81,21 @@ type state struct {
 	ep       endpoint.Endpoint
 	served   []string
 	conns    map[string]*grpc.ClientConn
-	fs       []fsAPI
-	smb      []smbAPI
+	// versions are the served group versions the api package knows,
+	// newest first within a group.
+	versions []api.GroupVersion
+	// recorded: the host reports the Windows calls it makes for each
+	// request (a simulated or reference host; not a real node).
+	recorded bool
+	// scratch is the volume the refusal cases name when they probe
+	// another field: the scratch disk's, else one no host has (found at
+	// the first case, after DISK-002 and VOL-001 made it).
+	scratch  string
+	osDisk   string
+	osVolume string
+	iqn      string
 	n        atomic.Int64
+	refusals []refusal
 }
 
 func newState(cfg Config, strict bool) *state {
@@ -82,16 +116,18 @@ func (s *state) it(id string, body func(ctx context.Context)) { s.suite.It(id, b
 
 func (s *state) name() string { return fmt.Sprintf("fp-%s-%d", s.cfg.RunID, s.n.Add(1)) }
 
-func (s *state) expand(p, src, tgt string) string {
-	return restrict.Expand(p, s.cfg.PluginsPath, s.cfg.PodPath, src, tgt)
-}
-
 func (s *state) call(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.cfg.RPCTimeout)
 }
 
-func (s *state) conn(group, version string) *grpc.ClientConn {
-	return s.conns[restrict.PipeBase(group, version)]
+// place is what a case's placeholders expand to, with a fresh name.
+func (s *state) place() restrict.Place {
+	server, share, _ := strings.Cut(strings.TrimPrefix(s.cfg.SMBShare, `\\`), `\`)
+	return restrict.Place{
+		Plugins: s.cfg.PluginsPath, Pods: s.cfg.PodPath, Escape: s.cfg.EscapeLink,
+		OSDisk: s.osDisk, OSVolume: s.osVolume, SMBServer: server, SMBShare: share,
+		Portal: s.cfg.ISCSIPortal, Fresh: s.name(),
+	}
 }
 
 // failures collects per-case failures so a rule reports every failing
@@ -104,7 +140,8 @@ func (f failures) check() {
 	ExpectWithOffset(1, len(f)).To(BeZero(), fmt.Sprintf("%d case(s) failed:\n  %s", len(f), strings.Join(f, "\n  ")))
 }
 
-// setup discovers the served versions and dials each.
+// setup discovers the served versions, dials each, finds the host's
+// record and the disk and volume the OS runs from.
 func (s *state) setup(ctx context.Context) error {
 	ep, err := endpoint.Parse(s.cfg.Endpoint)
 	if err != nil {
@@ -118,19 +155,68 @@ func (s *state) setup(ctx context.Context) error {
 	}
 	s.conns = map[string]*grpc.ClientConn{}
 	for _, name := range s.served {
-		c, err := ep.DialName(name)
+		c, err := ep.DialName(name, grpc.WithChainUnaryInterceptor(hostrecord.ClientInterceptor()))
 		if err != nil {
 			return err
 		}
 		s.conns[name] = c
 	}
-	s.fs, s.smb = adapters(s.conns, s.cfg.PodPath)
+	for i := len(api.Versions) - 1; i >= 0; i-- {
+		if gv := api.Versions[i]; s.conns[gv.PipeBase()] != nil {
+			s.versions = append(s.versions, gv)
+		}
+	}
+	slices.SortStableFunc(s.versions, func(a, b api.GroupVersion) int { return strings.Compare(a.Group, b.Group) })
+	s.findOSDisk(dctx)
+	s.recorded = !s.cfg.IgnoreRecord && s.reports(dctx)
 	return nil
+}
+
+// reports asks whether the host reports its Windows calls.
+func (s *state) reports(ctx context.Context) bool {
+	if fs := s.fs(); fs != nil {
+		wctx, calls := hostrecord.Watch(ctx)
+		_, _ = fs.PathExists(wctx, &api.FilesystemPathExistsRequest{Path: s.cfg.PodPath + `\` + s.name()})
+		return calls.Reported
+	}
+	return false
+}
+
+// findOSDisk asks the host which volume holds a path below the pod path
+// (volume v2alpha1's GetClosestVolumeIDFromTargetPath) and which disk it
+// is on; the SYSDISK-001 cases are skipped when no served version tells.
+func (s *state) findOSDisk(ctx context.Context) {
+	for _, gv := range s.of("volume", "GetClosestVolumeIDFromTargetPath") {
+		v := api.NewVolumeClient(s.conns[gv.PipeBase()], gv.Version)
+		r, err := v.GetClosestVolumeIDFromTargetPath(ctx, &api.VolumeGetClosestVolumeIDFromTargetPathRequest{TargetPath: s.cfg.PodPath + `\` + s.name()})
+		if err != nil || r.VolumeId == "" {
+			continue
+		}
+		d, err := v.GetDiskNumberFromVolumeID(ctx, &api.VolumeGetDiskNumberFromVolumeIDRequest{VolumeId: r.VolumeId})
+		if err != nil {
+			continue
+		}
+		s.osVolume, s.osDisk = r.VolumeId, fmt.Sprint(d.DiskNumber)
+		return
+	}
+}
+
+// of lists the served versions of a group that have a method (by its
+// version-neutral name), newest first.
+func (s *state) of(group, method string) []api.GroupVersion {
+	var out []api.GroupVersion
+	for _, gv := range s.versions {
+		if gv.Group == group && (method == "" || gv.Has(method)) {
+			out = append(out, gv)
+		}
+	}
+	return out
 }
 
 // register builds the spec tree for cfg.
 func register(s *state) {
 	Describe("csi-proxy", Ordered, ContinueOnFailure, func() {
+
 		BeforeAll(func(ctx SpecContext) { s.setupErr = s.setup(ctx) })
 		AfterAll(func() {
 			for _, c := range s.conns {
@@ -138,11 +224,12 @@ func register(s *state) {
 			}
 		})
 		versionSpecs(s)
-		restrictionSpecs(s)
-		stateSpecs(s)
 		fsSpecs(s)
 		storageSpecs(s)
 		remoteSpecs(s)
+		noEffectSpecs(s)
+		injectionSpecs(s)
+		refusalSpecs(s)
 		codeSpecs(s)
 	})
 }

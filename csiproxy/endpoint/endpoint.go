@@ -6,7 +6,6 @@ package endpoint
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,19 +15,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/fenceproof/fenceproof/csiproxy/api"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	grammar "github.com/fenceproof/fenceproof/endpoint"
 )
-
-// Known lists every group and version of csi-proxy's client v1.1.3, the
-// versions a discovery probes on Windows.
-var Known = map[string][]string{
-	"disk":       {"v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1"},
-	"filesystem": {"v1alpha1", "v1beta1", "v1beta2", "v1", "v2alpha1"},
-	"iscsi":      {"v1alpha1", "v1alpha2"},
-	"smb":        {"v1alpha1", "v1beta1", "v1beta2", "v1"},
-	"system":     {"v1alpha1"},
-	"volume":     {"v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1", "v2alpha1"},
-}
 
 // Endpoint is a parsed --endpoint.
 type Endpoint struct {
@@ -40,24 +30,18 @@ type Endpoint struct {
 }
 
 // Parse reads unix:///dir or npipe://./pipe/ (npipe:// alone means the
-// same).
+// same), in the grammar of package endpoint.
 func Parse(s string) (Endpoint, error) {
-	switch {
-	case strings.HasPrefix(s, "unix://"):
-		dir := strings.TrimPrefix(s, "unix://")
-		if !filepath.IsAbs(dir) {
-			return Endpoint{}, fmt.Errorf("endpoint %q: want unix:///absolute/dir", s)
-		}
-		return Endpoint{Scheme: "unix", Dir: dir}, nil
-	case strings.HasPrefix(s, "npipe://"):
-		return Endpoint{Scheme: "npipe", Dir: `\\.\pipe\`}, nil
+	e, err := grammar.Parse(s, grammar.Directory)
+	if err != nil {
+		return Endpoint{}, err
 	}
-	return Endpoint{}, fmt.Errorf("endpoint %q: want unix:///dir (simulated host) or npipe://./pipe/ (csi-proxy on Windows)", s)
+	return Endpoint{Scheme: e.Scheme, Dir: e.Address}, nil
 }
 
 // Address is where one pipe name is reached.
 func (e Endpoint) Address(pipeBase string) string {
-	if e.Scheme == "npipe" {
+	if e.Scheme == grammar.NPipe {
 		return e.Dir + pipeBase
 	}
 	return filepath.Join(e.Dir, pipeBase)
@@ -69,23 +53,23 @@ func (e Endpoint) Dial(group, version string) (*grpc.ClientConn, error) {
 	return e.DialName(restrict.PipeBase(group, version))
 }
 
-// DialName connects to one pipe name.
-func (e Endpoint) DialName(name string) (*grpc.ClientConn, error) {
+// DialName connects to one pipe name, with more dial options if given.
+func (e Endpoint) DialName(name string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	addr := e.Address(name)
-	return grpc.NewClient("passthrough:///"+name,
+	return grpc.NewClient("passthrough:///"+name, append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return dial(ctx, e.Scheme, addr)
-		}))
+		})}, opts...)...)
 }
 
 // Discover lists the pipe names served. For unix it lists the sockets in
 // the directory whose names start with csi-proxy; for npipe it probes every
-// Known group and version (Windows offers no listing of a pipe prefix to
-// an unprivileged client).
+// group version of csiproxy/api (Windows offers no listing of a pipe prefix
+// to an unprivileged client).
 func (e Endpoint) Discover(ctx context.Context) ([]string, error) {
 	var out []string
-	if e.Scheme == "unix" {
+	if e.Scheme == grammar.Unix {
 		ents, err := os.ReadDir(e.Dir)
 		if err != nil {
 			return nil, err
@@ -98,13 +82,11 @@ func (e Endpoint) Discover(ctx context.Context) ([]string, error) {
 		sort.Strings(out)
 		return out, nil
 	}
-	for g, vs := range Known {
-		for _, v := range vs {
-			name := restrict.PipeBase(g, v)
-			if c, err := dial(ctx, e.Scheme, e.Address(name)); err == nil {
-				_ = c.Close()
-				out = append(out, name)
-			}
+	for _, gv := range api.Versions {
+		name := gv.PipeBase()
+		if c, err := dial(ctx, e.Scheme, e.Address(name)); err == nil {
+			_ = c.Close()
+			out = append(out, name)
 		}
 	}
 	sort.Strings(out)

@@ -1,18 +1,22 @@
-// Package hostmodel is the in-memory Windows host behind the simulated
-// csi-proxy: a case-insensitive file tree with directories, symbolic links
-// and volume mount points, disks with partitions and volumes, SMB global
-// mappings, iSCSI portals, targets and the mutual CHAP secret, and a few
-// Windows services. It performs operations; it does not validate requests
-// (csiproxy/restrict does, in the server), so a server that skips a
-// restriction shows here what the real host would have done: a link in
-// C:\Windows, a mapping of an administrative share.
+// Package hostmodel is an in-memory Windows host: file trees with
+// directories, files, symbolic links and volume mount points, reached
+// through the Win32 path rules (normalisation, legacy device names, 8.3
+// aliases, case-insensitive names, UNC to this machine, links followed to
+// their final target); disks with partitions and volumes; SMB global
+// mappings of the shares of simulated file servers; iSCSI portals, targets
+// and the mutual CHAP secret; Windows services; and a PowerShell that
+// records every command line it is given and runs only the injection
+// canaries it finds in them.
+//
+// It performs operations the way the Windows calls csi-proxy makes behave
+// (os.MkdirAll, os.Remove, os.Symlink, the storage cmdlets); it does not
+// validate requests (csiproxy/restrict does, in a server), so a server that
+// skips a check shows here what the real host would have done.
 //
 // Errors carry a gRPC status code. Every method is safe for concurrent use.
 package hostmodel
 
 import (
-	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -20,242 +24,258 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// node is one entry of the file tree.
-type node struct {
-	path  string // as first created, canonical form
-	dir   bool
-	link  string // symlink target, canonical; "" if not a link
-	mount string // volume ID mounted here
-}
-
 // Host is the simulated Windows host.
 type Host struct {
-	mu       sync.Mutex
-	fs       map[string]*node // key: lower-cased canonical path
-	disks    map[uint32]*Disk
-	volumes  map[string]*Volume
-	smb      map[string]*SMBMapping
-	portals  map[string]Portal
-	targets  map[string]*Target
-	chap     string
-	services map[string]*Service
-	serial   string
-	nextDisk uint32
-}
-
-// Canonical resolves a path the way the Windows object manager would:
-// \\?\ and \\.\ prefixes dropped, / read as \, a relative or
-// drive-relative path taken from C:\ (the service's working directory),
-// "." and ".." resolved, alternate data stream suffixes (":stream")
-// dropped, no trailing separator. UNC paths stay UNC.
-func Canonical(p string) string {
-	p = strings.ReplaceAll(p, "/", `\`)
-	for _, pre := range []string{`\\?\`, `\\.\`} {
-		p = strings.TrimPrefix(p, pre)
-	}
-	prefix := ""
-	switch {
-	case strings.HasPrefix(p, `\\`):
-		prefix, p = `\\`, p[2:]
-	case len(p) >= 2 && p[1] == ':':
-		prefix, p = strings.ToUpper(p[:1])+`:\`, p[2:]
-	default:
-		prefix = `C:\`
-	}
-	var out []string
-	for _, c := range strings.Split(p, `\`) {
-		if i := strings.IndexByte(c, ':'); i >= 0 {
-			c = c[:i]
-		}
-		switch c {
-		case "", ".":
-		case "..":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-		default:
-			out = append(out, c)
-		}
-	}
-	return prefix + strings.Join(out, `\`)
-}
-
-func key(p string) string { return strings.ToLower(Canonical(p)) }
-
-func parent(canon string) string {
-	i := strings.LastIndexByte(canon, '\\')
-	if i < 0 {
-		return ""
-	}
-	if i == 2 && canon[1] == ':' {
-		return canon[:3]
-	}
-	return canon[:i]
+	mu         sync.Mutex
+	roots      map[string]*node // drives ("C:") and remote shares (\\SERVER\SHARE), by Upper
+	localNames []string         // this machine's names, for UNC paths to itself
+	disks      map[uint32]*Disk
+	volumes    map[string]*Volume
+	smb        map[string]*SMBMapping // by lower-cased \\server\share
+	servers    map[string][]string    // reachable SMB servers (lower-case) and their shares
+	portals    map[string]Portal
+	arrays     map[string]bool // reachable iSCSI portal addresses (lower-case)
+	targets    map[string]*Target
+	chap       string
+	services   map[string]*Service
+	serial     string
+	nextDisk   uint32
+	commands   []Command
+	canaries   []string
 }
 
 func errf(c codes.Code, format string, args ...any) error {
 	return status.Errorf(c, format, args...)
 }
 
-// mkdirAll creates p and its parents; the caller holds mu.
-func (h *Host) mkdirAll(p string) error {
-	c := Canonical(p)
-	var chain []string
-	for x := c; x != "" && h.fs[strings.ToLower(x)] == nil; x = parent(x) {
-		chain = append(chain, x)
-		if len(x) <= 3 {
-			break
-		}
-	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		h.fs[strings.ToLower(chain[i])] = &node{path: chain[i], dir: true}
-	}
-	if n := h.fs[strings.ToLower(c)]; !n.dir || n.link != "" {
-		return errf(codes.FailedPrecondition, "%s exists and is not a directory", c)
-	}
-	return nil
+// Info is what Lstat and Stat report of a path.
+type Info struct {
+	// Path is the entry's canonical path (links before it followed).
+	Path      string
+	Dir, Link bool
+	Device    bool
+	Target    string // a link's target as stored
+	Mount     string // the volume mounted here
+	Empty     bool
+	Where     Where
 }
 
-// Mkdir creates a directory and its missing parents; an existing directory
-// is not an error.
-func (h *Host) Mkdir(p string) error {
+func info(f found) Info {
+	n := f.node
+	return Info{Path: n.path(), Dir: n.dir, Link: n.link != "", Target: n.link, Mount: n.mount, Empty: n.empty() && n.mount == "", Where: f.name.Where}
+}
+
+// stat is Lstat (follow false) or Stat (follow true); the caller holds mu.
+func (h *Host) stat(p string, follow bool) (Info, error) {
+	f, err := h.find(p, follow)
+	if err != nil {
+		if f.name.Where == Device && status.Code(err) == codes.FailedPrecondition {
+			return Info{Path: f.name.String(), Device: true, Where: Device}, nil
+		}
+		return Info{}, err
+	}
+	if f.node == nil {
+		return Info{}, errf(codes.NotFound, "%s: the system cannot find the file specified", p)
+	}
+	return info(f), nil
+}
+
+// Lstat describes p without following a link in its final component (as
+// os.Lstat). A device (C:\pods\NUL) exists and is not a directory.
+func (h *Host) Lstat(p string) (Info, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stat(p, false)
+}
+
+// Stat describes what p leads to, every link followed (as os.Stat).
+func (h *Host) Stat(p string) (Info, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stat(p, true)
+}
+
+// Resolve is where p leads with every link on the way followed, and the
+// final component's link too if follow is set: the question a host asks
+// before acting on a path a client named.
+func (h *Host) Resolve(p string, follow bool) (Name, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, err := h.find(p, follow)
+	if err != nil && f.name.Where == Device {
+		return f.name, nil
+	}
+	return f.name, err
+}
+
+// MkdirAll creates p and every missing parent (as os.MkdirAll): an
+// existing directory, or a link to one, is not an error; an existing file
+// is.
+func (h *Host) MkdirAll(p string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.mkdirAll(p)
 }
 
-func (h *Host) children(k string) []string {
-	var out []string
-	for ck := range h.fs {
-		if parent(ck) == k && ck != k {
-			out = append(out, ck)
+func (h *Host) mkdirAll(p string) error {
+	if f, err := h.find(p, true); err == nil && f.node != nil {
+		if !f.node.dir {
+			return errf(codes.FailedPrecondition, "%s: exists and is not a directory", p)
 		}
+		return nil
+	} else if err == nil && f.node == nil {
+		return h.create(f, newDir(f.last, nil))
+	} else if status.Code(err) != codes.NotFound || f.name.Where == Device {
+		return err
 	}
-	sort.Strings(out)
-	return out
+	n := h.win32(p)
+	if len(n.Parts) == 0 {
+		return errf(codes.NotFound, "%s: the system cannot find the drive specified", p)
+	}
+	parent := Name{Where: n.Where, Root: n.Root, Parts: n.Parts[:len(n.Parts)-1]}
+	if err := h.mkdirAll(parent.String()); err != nil {
+		return err
+	}
+	return h.mkdirAll(n.String())
 }
 
-// Rmdir removes a directory (with force, its contents too) or a symbolic
-// link (never what it points to).
-func (h *Host) Rmdir(p string, force bool) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	k := key(p)
-	n := h.fs[k]
-	if n == nil {
-		return errf(codes.NotFound, "%s does not exist", Canonical(p))
+// create adds c as f's missing final component.
+func (h *Host) create(f found, c *node) error {
+	if f.parent == nil || !f.parent.dir {
+		return errf(codes.NotFound, "%s: the parent directory does not exist", f.name)
 	}
-	if n.link == "" {
-		if n.mount != "" {
-			return errf(codes.FailedPrecondition, "%s is a mount point of %s", n.path, n.mount)
-		}
-		if kids := h.children(k); len(kids) > 0 {
-			if !force {
-				return errf(codes.FailedPrecondition, "%s is not empty", n.path)
-			}
-			for _, c := range kids {
-				if err := h.removeTree(c); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	delete(h.fs, k)
+	c.name = f.last
+	f.parent.add(c)
 	return nil
 }
 
-func (h *Host) removeTree(k string) error {
-	n := h.fs[k]
+// CreateFile creates an empty file (tests use it to fill directories).
+func (h *Host) CreateFile(p string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, err := h.find(p, true)
+	if err != nil {
+		return err
+	}
+	if f.node != nil {
+		return errf(codes.AlreadyExists, "%s: exists", p)
+	}
+	return h.create(f, &node{kids: map[string]*node{}})
+}
+
+// Remove deletes one entry (as os.Remove on Windows: DeleteFile, then
+// RemoveDirectory): a file, an empty directory, or a link (never what it
+// points to). A directory with a volume mounted is refused.
+func (h *Host) Remove(p string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, err := h.find(p, false)
+	if err != nil {
+		return err
+	}
+	switch n := f.node; {
+	case n == nil:
+		return errf(codes.NotFound, "%s: the system cannot find the file specified", p)
+	case n.parent == nil:
+		return errf(codes.FailedPrecondition, "%s: is the root of %s", p, n.name)
+	case n.mount != "":
+		return errf(codes.FailedPrecondition, "%s: a volume (%s) is mounted here", n.path(), n.mount)
+	case n.link == "" && !n.empty():
+		return errf(codes.FailedPrecondition, "%s: the directory is not empty", n.path())
+	default:
+		n.parent.remove(n)
+		return nil
+	}
+}
+
+// RemoveAll deletes p and everything below it (as os.RemoveAll): a missing
+// path is not an error, a link is removed and never followed, and a
+// mounted volume stops the walk with an error.
+func (h *Host) RemoveAll(p string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, err := h.find(p, false)
+	if err != nil {
+		if status.Code(err) == codes.NotFound {
+			return nil
+		}
+		return err
+	}
+	if f.node == nil {
+		return nil
+	}
+	if f.node.parent == nil {
+		return h.removeBelow(f.node)
+	}
+	return h.removeTree(f.node)
+}
+
+// RemoveContents deletes everything inside the directory p leads to
+// (RmdirContents: the directory is opened, so a link to it is followed).
+func (h *Host) RemoveContents(p string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, err := h.find(p, true)
+	if err != nil {
+		return err
+	}
+	if f.node == nil || !f.node.dir {
+		return errf(codes.NotFound, "%s: not a directory", p)
+	}
+	return h.removeBelow(f.node)
+}
+
+func (h *Host) removeTree(n *node) error {
 	if n.mount != "" {
-		return errf(codes.FailedPrecondition, "%s is a mount point of %s", n.path, n.mount)
+		return errf(codes.FailedPrecondition, "%s: a volume (%s) is mounted here", n.path(), n.mount)
 	}
 	if n.link == "" {
-		for _, c := range h.children(k) {
-			if err := h.removeTree(c); err != nil {
-				return err
-			}
+		if err := h.removeBelow(n); err != nil {
+			return err
 		}
 	}
-	delete(h.fs, k)
+	n.parent.remove(n)
 	return nil
 }
 
-// Exists reports whether a path exists (a link counts, whatever it points to).
+func (h *Host) removeBelow(n *node) error {
+	for _, c := range n.kids {
+		if err := h.removeTree(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Symlink creates newname as a symbolic link to oldname (as os.Symlink on
+// Windows): newname must not exist and its directory must; oldname is
+// stored as given ('/' read as '\'), need not exist, and a relative one is
+// taken from newname's directory when followed.
+func (h *Host) Symlink(oldname, newname string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.symlink(oldname, newname)
+}
+
+func (h *Host) symlink(oldname, newname string) error {
+	f, err := h.find(newname, false)
+	if err != nil {
+		return err
+	}
+	if f.node != nil {
+		return errf(codes.AlreadyExists, "%s: cannot create a file when that file already exists", newname)
+	}
+	target := strings.ReplaceAll(oldname, "/", `\`)
+	dir := false
+	if t, err := h.find(h.linkTarget(f.parent, target, nil).String(), true); err == nil && t.node != nil {
+		dir = t.node.dir
+	}
+	return h.create(f, &node{dir: dir, link: target, kids: map[string]*node{}})
+}
+
+// Exists reports whether p names an entry (a link counts, whatever it
+// points to; as os.Lstat).
 func (h *Host) Exists(p string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.fs[key(p)] != nil
+	_, err := h.Lstat(p)
+	return err == nil
 }
-
-// IsSymlink reports whether p is a symbolic link.
-func (h *Host) IsSymlink(p string) (bool, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := h.fs[key(p)]
-	if n == nil {
-		return false, errf(codes.NotFound, "%s does not exist", Canonical(p))
-	}
-	return n.link != "", nil
-}
-
-// IsMountPoint reports whether p is a link or a volume mount point.
-func (h *Host) IsMountPoint(p string) (bool, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := h.fs[key(p)]
-	if n == nil {
-		return false, errf(codes.NotFound, "%s does not exist", Canonical(p))
-	}
-	return n.link != "" || n.mount != "", nil
-}
-
-// Stat is what restrict.LinkState needs to know of a path.
-func (h *Host) Stat(p string) (exists, isDir, isSymlink, empty bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	k := key(p)
-	n := h.fs[k]
-	if n == nil {
-		return false, false, false, false
-	}
-	return true, n.dir, n.link != "", len(h.children(k)) == 0 && n.mount == ""
-}
-
-// Link creates a directory symbolic link at source pointing to target.
-func (h *Host) Link(source, target string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := Canonical(source)
-	if h.fs[strings.ToLower(s)] != nil {
-		return errf(codes.AlreadyExists, "%s exists", s)
-	}
-	if p := h.fs[strings.ToLower(parent(s))]; p == nil || !p.dir {
-		return errf(codes.NotFound, "parent of %s does not exist", s)
-	}
-	h.fs[strings.ToLower(s)] = &node{path: s, dir: true, link: Canonical(target)}
-	return nil
-}
-
-// Entries lists every path of the file tree with what it is, sorted; tests
-// and the simulator's dump use it to see side effects.
-func (h *Host) Entries() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, n := range h.fs {
-		s := n.path
-		switch {
-		case n.link != "":
-			s += " -> " + n.link
-		case n.mount != "":
-			s += " [" + n.mount + "]"
-		case n.dir:
-			s += `\`
-		}
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (n *node) String() string { return fmt.Sprintf("%s link=%q mount=%q", n.path, n.link, n.mount) }

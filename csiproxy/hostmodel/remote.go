@@ -11,10 +11,9 @@ import (
 // SMBMapping is one SMB global mapping. Credentials are kept to model the
 // mapping but never returned or logged.
 type SMBMapping struct {
-	Remote    string
-	LocalPath string
-	user      string
-	password  string
+	Remote   string
+	user     string
+	password string
 }
 
 // Portal is a registered iSCSI target portal.
@@ -39,71 +38,68 @@ type Service struct {
 	Running           bool
 }
 
-// New returns a host as a Windows node looks when csi-proxy starts: the
-// OS disk 0 with its volume mounted at C:\, two blank data disks, the two
-// kubelet directories and C:\Windows, a symbolic link below the pod path
-// (symlinkInPods, for the LINK-006 rule), and the iSCSI initiator and SMB
-// client services.
-func New(pluginsPath, podPath, symlinkInPods string) *Host {
-	h := &Host{
-		fs: map[string]*node{}, disks: map[uint32]*Disk{}, volumes: map[string]*Volume{},
-		smb: map[string]*SMBMapping{}, portals: map[string]Portal{}, targets: map[string]*Target{},
-		services: map[string]*Service{}, serial: "FENCEPROOF-SIM-0001",
+// reach reports whether an SMB server and share answer: an unknown server
+// is a network failure (UNAVAILABLE), an unknown share on a known one
+// NOT_FOUND. This machine's administrative shares answer too.
+func (h *Host) reach(server, share string) error {
+	if IsLocalHost(server, h.localNames) {
+		if s := Upper(share); (len(s) == 2 && s[1] == '$') || s == "ADMIN$" || s == "IPC$" {
+			return nil
+		}
+		return errf(codes.NotFound, `\\%s\%s: the network name cannot be found`, server, share)
 	}
-	for _, d := range []string{`C:\Windows\System32`, `C:\Windows\Temp`, pluginsPath, podPath} {
-		_ = h.mkdirAll(d)
+	shares, ok := h.servers[strings.ToLower(server)]
+	if !ok {
+		return errf(codes.Unavailable, `\\%s: the network path was not found`, server)
 	}
-	os := h.addDisk(128<<30, "0")
-	os.System, os.Partitioned = true, true
-	osVol := `\\?\Volume{f3e9c0de-0000-4000-8000-000000000000}\`
-	h.volumes[osVol] = &Volume{ID: osVol, Disk: 0, SizeBytes: os.SizeBytes, UsedBytes: 20 << 30, Formatted: true, Mounts: []string{`C:\`}}
-	os.Volumes = []string{osVol}
-	h.fs[`c:\`].mount = osVol
-	h.addDisk(10<<30, "1")
-	h.addDisk(20<<30, "2")
-	if symlinkInPods != "" {
-		target := Canonical(podPath) + `\fenceproof-link-target`
-		_ = h.mkdirAll(target)
-		h.fs[key(symlinkInPods)] = &node{path: Canonical(symlinkInPods), dir: true, link: target}
+	for _, s := range shares {
+		if strings.EqualFold(s, share) {
+			return nil
+		}
 	}
-	for _, s := range []Service{{"MSiSCSI", "Microsoft iSCSI Initiator Service", true}, {"LanmanWorkstation", "Workstation", true}, {"Spooler", "Print Spooler", false}} {
-		s := s
-		h.services[strings.ToLower(s.Name)] = &s
-	}
-	return h
+	return errf(codes.NotFound, `\\%s\%s: the network name cannot be found`, server, share)
 }
 
-// MapSMB creates (or keeps) a global mapping of remote, keyed
-// case-insensitively, and a link at localPath if given.
-func (h *Host) MapSMB(key, remote, localPath, user, password string) error {
+// MapSMB creates a global mapping of \\server\share (New-SmbGlobalMapping)
+// with the given credentials; it must be reachable and not mapped yet.
+func (h *Host) MapSMB(remote, user, password string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if m := h.smb[key]; m != nil {
-		return nil
+	server, share, _ := strings.Cut(strings.TrimPrefix(remote, `\\`), `\`)
+	share, _, _ = strings.Cut(share, `\`)
+	if server == "" || share == "" {
+		return errf(codes.InvalidArgument, "%s: not \\\\server\\share", remote)
 	}
-	m := &SMBMapping{Remote: remote, user: user, password: password}
-	if localPath != "" {
-		lp := Canonical(localPath)
-		if h.fs[strings.ToLower(lp)] != nil {
-			return errf(codes.AlreadyExists, "%s exists", lp)
-		}
-		if p := h.fs[strings.ToLower(parent(lp))]; p == nil || !p.dir {
-			return errf(codes.NotFound, "parent of %s does not exist", lp)
-		}
-		h.fs[strings.ToLower(lp)] = &node{path: lp, dir: true, link: remote}
-		m.LocalPath = lp
+	if err := h.reach(server, share); err != nil {
+		return err
 	}
-	h.smb[key] = m
+	key := strings.ToLower(`\\` + server + `\` + share)
+	if h.smb[key] != nil {
+		return errf(codes.AlreadyExists, "%s: the local device name is already in use", remote)
+	}
+	h.smb[key] = &SMBMapping{Remote: key, user: user, password: password}
+	if IsLocalHost(server, h.localNames) && h.roots[Upper(key)] == nil {
+		h.roots[Upper(key)] = newDir(`\\`+server+`\`+share, nil)
+	}
 	return nil
 }
 
-// UnmapSMB removes a global mapping (not the local link: the plugin removes
-// that with Rmdir).
-func (h *Host) UnmapSMB(key string) error {
+// SMBMapped reports whether \\server\share has a global mapping with
+// status OK (Get-SmbGlobalMapping).
+func (h *Host) SMBMapped(remote string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.smb[strings.ToLower(strings.TrimRight(remote, `\`))] != nil
+}
+
+// UnmapSMB removes a global mapping (Remove-SmbGlobalMapping; not a local
+// link to it: the plugin removes that with Rmdir).
+func (h *Host) UnmapSMB(remote string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key := strings.ToLower(strings.TrimRight(remote, `\`))
 	if h.smb[key] == nil {
-		return errf(codes.NotFound, "no global mapping of %s", key)
+		return errf(codes.NotFound, "no global mapping of %s", remote)
 	}
 	delete(h.smb, key)
 	return nil
@@ -121,11 +117,17 @@ func (h *Host) SMBMappings() []string {
 	return out
 }
 
-// AddPortal registers a portal (again is not an error).
-func (h *Host) AddPortal(p Portal) {
+// AddPortal registers a portal (New-IscsiTargetPortal, which contacts it:
+// an address no simulated array answers at is a network failure,
+// UNAVAILABLE). Registering it again is not an error.
+func (h *Host) AddPortal(p Portal) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.arrays[strings.ToLower(p.Address)] {
+		return errf(codes.Unavailable, "target portal %s:%d: the connection timed out", p.Address, p.Port)
+	}
 	h.portals[p.key()] = p
+	return nil
 }
 
 // RemovePortal unregisters a portal with no connected target.
@@ -176,7 +178,7 @@ func (h *Host) Connect(p Portal, iqn, auth string) error {
 	if _, ok := h.portals[p.key()]; !ok {
 		return errf(codes.NotFound, "portal %s:%d is not registered", p.Address, p.Port)
 	}
-	if auth == "MUTUAL_CHAP" && h.chap == "" {
+	if (auth == "MUTUAL_CHAP" || auth == "MUTUALCHAP") && h.chap == "" {
 		return errf(codes.FailedPrecondition, "mutual CHAP needs SetMutualChapSecret first")
 	}
 	k := p.key() + "|" + strings.ToLower(iqn)
@@ -227,13 +229,6 @@ func (h *Host) SetMutualCHAP(secret string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.chap = secret
-}
-
-// MutualCHAPSet reports whether a mutual CHAP secret is set (never what).
-func (h *Host) MutualCHAPSet() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.chap != ""
 }
 
 // Serial is the BIOS serial number.

@@ -15,6 +15,7 @@ type Disk struct {
 	SerialNumber                string
 	SizeBytes                   int64
 	Online                      bool
+	Initialized                 bool
 	Partitioned                 bool
 	System                      bool // the OS disk: never repartitioned
 	Volumes                     []string
@@ -28,6 +29,7 @@ type Volume struct {
 	SizeBytes int64
 	UsedBytes int64
 	Formatted bool
+	System    bool     // the volume the OS runs from
 	Mounts    []string // canonical paths
 	Flushes   int
 }
@@ -82,27 +84,57 @@ func (h *Host) GetDisk(n uint32) (Disk, error) {
 	return c, nil
 }
 
-// PartitionDisk initialises a disk and creates one partition with one
-// volume spanning it, unless it is partitioned already (then nothing
-// changes). An offline disk cannot be partitioned.
-func (h *Host) PartitionDisk(n uint32) error {
+// InitializeDisk gives a raw disk a GPT partition table
+// (Initialize-Disk); an initialised disk is refused.
+func (h *Host) InitializeDisk(n uint32) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	d, err := h.disk(n)
 	if err != nil {
 		return err
 	}
-	if d.Partitioned {
-		return nil
-	}
 	if !d.Online {
 		return errf(codes.FailedPrecondition, "disk %d is offline", n)
+	}
+	if d.Initialized {
+		return errf(codes.FailedPrecondition, "disk %d has already been initialized", n)
+	}
+	d.Initialized = true
+	return nil
+}
+
+// CreatePartition makes one partition with one volume spanning the rest
+// of an initialised disk (New-Partition -UseMaximumSize).
+func (h *Host) CreatePartition(n uint32) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d, err := h.disk(n)
+	if err != nil {
+		return err
+	}
+	if !d.Online || !d.Initialized {
+		return errf(codes.FailedPrecondition, "disk %d is offline or not initialized", n)
+	}
+	if len(d.Volumes) > 0 {
+		return errf(codes.FailedPrecondition, "disk %d has no free space", n)
 	}
 	id := fmt.Sprintf(`\\?\Volume{f3e9c0de-0000-4000-8000-%012x}\`, n)
 	h.volumes[id] = &Volume{ID: id, Disk: n, SizeBytes: d.SizeBytes - 16<<20}
 	d.Partitioned = true
 	d.Volumes = append(d.Volumes, id)
 	return nil
+}
+
+// DiskByPage83 returns the number of the disk with a page 83 ID.
+func (h *Host) DiskByPage83(id string) (uint32, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, d := range h.disks {
+		if d.SerialNumber == id {
+			return d.Number, nil
+		}
+	}
+	return 0, errf(codes.NotFound, "could not find disk with page 83 ID %s", id)
 }
 
 // SetDiskOnline sets the online state of a disk. The OS disk stays online.
@@ -156,7 +188,9 @@ func (h *Host) FormatVolume(id string) error {
 	return nil
 }
 
-// MountVolume mounts a volume at an existing empty directory.
+// MountVolume mounts a volume at an existing empty directory
+// (Add-PartitionAccessPath): links on the way are followed, the directory
+// itself must not be a link.
 func (h *Host) MountVolume(id, target string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -164,22 +198,26 @@ func (h *Host) MountVolume(id, target string) error {
 	if err != nil {
 		return err
 	}
-	k := key(target)
-	n := h.fs[k]
-	switch {
+	f, err := h.find(target, false)
+	if err != nil {
+		return err
+	}
+	switch n := f.node; {
 	case n == nil:
-		return errf(codes.NotFound, "%s does not exist", Canonical(target))
+		return errf(codes.NotFound, "%s does not exist", target)
 	case n.mount == id:
 		return nil
-	case !n.dir || n.link != "" || n.mount != "" || len(h.children(k)) > 0:
-		return errf(codes.FailedPrecondition, "%s is not an empty directory", n.path)
+	case !n.dir || n.link != "" || n.mount != "" || !n.empty():
+		return errf(codes.FailedPrecondition, "%s is not an empty directory", n.path())
+	default:
+		n.mount = id
+		v.Mounts = append(v.Mounts, n.path())
+		return nil
 	}
-	n.mount = id
-	v.Mounts = append(v.Mounts, n.path)
-	return nil
 }
 
-// UnmountVolume removes the mount of a volume at target.
+// UnmountVolume removes the mount of a volume at target
+// (Remove-PartitionAccessPath).
 func (h *Host) UnmountVolume(id, target string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -187,13 +225,18 @@ func (h *Host) UnmountVolume(id, target string) error {
 	if err != nil {
 		return err
 	}
-	n := h.fs[key(target)]
+	f, err := h.find(target, false)
+	if err != nil {
+		return err
+	}
+	n := f.node
 	if n == nil || n.mount != id {
-		return errf(codes.NotFound, "volume %s is not mounted at %s", id, Canonical(target))
+		return errf(codes.NotFound, "volume %s is not mounted at %s", id, target)
 	}
 	n.mount = ""
+	p := n.path()
 	for i, m := range v.Mounts {
-		if strings.EqualFold(m, n.path) {
+		if strings.EqualFold(m, p) {
 			v.Mounts = append(v.Mounts[:i], v.Mounts[i+1:]...)
 			break
 		}
@@ -201,15 +244,40 @@ func (h *Host) UnmountVolume(id, target string) error {
 	return nil
 }
 
-// VolumeAt returns the volume mounted at p.
+// VolumeAt returns the volume mounted where p leads (links followed, as
+// (Get-Item).Target is followed by csi-proxy).
 func (h *Host) VolumeAt(p string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := h.fs[key(p)]
-	if n == nil || n.mount == "" {
-		return "", errf(codes.NotFound, "no volume is mounted at %s", Canonical(p))
+	f, err := h.find(p, true)
+	if err != nil {
+		return "", err
 	}
-	return n.mount, nil
+	if f.node == nil || f.node.mount == "" {
+		return "", errf(codes.NotFound, "no volume is mounted at %s", p)
+	}
+	return f.node.mount, nil
+}
+
+// ClosestVolume returns the volume holding p: the nearest mount at or
+// above where p leads, else the volume of its drive.
+func (h *Host) ClosestVolume(p string) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, err := h.find(p, true)
+	if err != nil {
+		return "", err
+	}
+	n := f.node
+	if n == nil {
+		n = f.parent
+	}
+	for ; n != nil; n = n.parent {
+		if n.mount != "" {
+			return n.mount, nil
+		}
+	}
+	return "", errf(codes.NotFound, "no volume holds %s", p)
 }
 
 // ResizeVolume grows or shrinks a volume; 0 means as large as the disk

@@ -3,47 +3,74 @@ package restrict
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 )
 
 // The fuzz targets hold two things for any input: no check panics, and an
-// accepted input really has the properties the rules promise. Seed corpora
-// are in testdata/fuzz; `make csiproxy-fuzz` runs each target for a bounded
-// time.
+// accepted input really has the properties the rules promise, judged by an
+// independent oracle: hostmodel's Win32 normalisation (the simulated
+// host's, written from Microsoft's path rules as a rewriting of the path,
+// where the validator only refuses non-canonical text) says where Windows
+// would take the path. Seed corpora are in testdata/fuzz; `make
+// csiproxy-fuzz` runs each target for a bounded time.
 
-func seedCases(f *testing.F, kinds ...Kind) {
-	for _, list := range [][]Case{Cases, ValidCases} {
+func seed(f *testing.F, kinds ...Kind) {
+	for _, list := range [][]Case{Cases, Valid} {
 		for _, c := range list {
 			for _, k := range kinds {
 				if c.Kind == k {
-					a, b := expand(c)
-					f.Add(a, b)
+					f.Add(Expand(c.Value, c.Kind, testPlace), Expand(c.Value, c.Kind, testPlace))
 				}
 			}
 		}
 	}
 }
 
+// oracleBelow reports whether Windows takes p strictly below dir: p
+// normalised by hostmodel.Win32 is a local path, not a device, whose
+// components extend dir's (compared by NTFS's upper-case table).
+func oracleBelow(dir, p string) bool {
+	n := hostmodel.Win32(p, hostmodel.ServiceCWD, nil)
+	d := hostmodel.Win32(dir, hostmodel.ServiceCWD, nil)
+	if n.Where != hostmodel.Local || n.Root != d.Root || len(n.Parts) <= len(d.Parts) {
+		return false
+	}
+	for i, c := range d.Parts {
+		if hostmodel.Upper(c) != hostmodel.Upper(n.Parts[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// canonical reports whether Windows would leave p as it is (up to one
+// trailing separator and case, which NTFS ignores): nothing a prefix test
+// reads differently.
+func canonical(p string) bool {
+	n := hostmodel.Win32(p, hostmodel.ServiceCWD, nil)
+	return n.Where == hostmodel.Local && !n.Verbatim &&
+		hostmodel.Upper(strings.TrimSuffix(n.String(), `\`)) == hostmodel.Upper(strings.TrimSuffix(p, `\`))
+}
+
 func FuzzPath(f *testing.F) {
-	seedCases(f, KindLink, KindDir)
+	seed(f, KindPath, KindLinkSource, KindLinkTarget)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		v := New()
-		if v.Path("p", a) == nil {
-			if !utf8.ValidString(a) || strings.ContainsAny(a, "/|?*\x00") || strings.Contains(a, "..") || !isDriveAbs(a) || strings.Contains(a[2:], ":") {
-				t.Fatalf("Path accepted %q", a)
-			}
+		if v.Path("p", a) == nil && !canonical(a) {
+			t.Fatalf("Path accepted %q, which Windows reads as %q", a, hostmodel.Win32(a, hostmodel.ServiceCWD, nil))
 		}
-		if v.Dir("p", a) == nil && !Under(v.PluginsPath, a) && !Under(v.PodPath, a) {
-			t.Fatalf("Dir accepted %q outside the kubelet paths", a)
+		if v.Dir("p", a) == nil && !oracleBelow(v.PluginsPath, a) && !oracleBelow(v.PodPath, a) {
+			t.Fatalf("Dir accepted %q, which Windows takes to %q", a, hostmodel.Win32(a, hostmodel.ServiceCWD, nil))
 		}
-		if v.LinkPaths(a, b) == nil && (!Under(v.PluginsPath, a) || !Under(v.PodPath, b)) {
+		if v.LinkPaths(a, b) == nil && (!oracleBelow(v.PluginsPath, a) || !oracleBelow(v.PodPath, b)) {
 			t.Fatalf("LinkPaths accepted %q -> %q", a, b)
 		}
 	})
 }
 
 func FuzzSMBRemotePath(f *testing.F) {
-	seedCases(f, KindSMB)
+	seed(f, KindSMBRemote)
 	f.Fuzz(func(t *testing.T, p, _ string) {
 		r, err := New().SMBRemotePath("remote_path", p)
 		if err != nil {
@@ -52,6 +79,9 @@ func FuzzSMBRemotePath(f *testing.F) {
 		if strings.ContainsAny(p, `+[]"/:;|<>,?*=$`) || !strings.HasPrefix(p, `\\`) || r.Server == "" || r.Share == "" {
 			t.Fatalf("accepted %q as %+v", p, r)
 		}
+		if n := hostmodel.Win32(p, hostmodel.ServiceCWD, nil); n.Where != hostmodel.Remote || hostmodel.IsLocalHost(r.Server, nil) {
+			t.Fatalf("accepted %q, which Windows takes to %s %q", p, n.Where, n)
+		}
 		if r.Key() != strings.ToLower(r.Key()) {
 			t.Fatalf("key %q not lower-case", r.Key())
 		}
@@ -59,7 +89,7 @@ func FuzzSMBRemotePath(f *testing.F) {
 }
 
 func FuzzISCSI(f *testing.F) {
-	seedCases(f, KindIQN, KindPortal, KindCHAP)
+	seed(f, KindIQN, KindPortal, KindMutualCHAP)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		v := New()
 		if v.IQN("iqn", a) == nil && (!strings.HasPrefix(strings.ToLower(a), "iqn.") || len(a) > MaxIQNLength) {
@@ -71,8 +101,9 @@ func FuzzISCSI(f *testing.F) {
 		}
 		if err := v.MutualCHAPSecret("s", b, false); err == nil && (len(b) < 12 || len(b) > 16) {
 			t.Fatalf("CHAP accepted %d bytes", len(b))
-		} else if err != nil && len(b) > 3 && strings.Contains(err.Error(), b) {
-			t.Fatalf("CHAP error carries the secret")
+		} else if err != nil && err.Error() != v.MutualCHAPSecret("s", strings.Repeat("x", len(b)), false).Error() {
+			// the message may say how long the secret is, never what it is
+			t.Fatalf("CHAP error depends on the secret: %v", err)
 		}
 	})
 }
@@ -90,4 +121,31 @@ func FuzzPipe(f *testing.F) {
 			t.Fatalf("accepted %q, which is not %q", name, PipeName(g, ver))
 		}
 	})
+}
+
+// TestOracleCatchesBypasses: the fuzz oracle is not the validator: for
+// each bypass input, a validator without the rule that refuses it accepts
+// it, and the oracle says Windows would take it elsewhere (or rewrite it).
+func TestOracleCatchesBypasses(t *testing.T) {
+	const pods = DefaultPodPath
+	for _, c := range []struct{ input, rule string }{
+		{pods + `\.`, "PATH-009"},
+		{pods + `\ `, "PATH-010"},
+		{pods + `\. `, "PATH-010"},
+		{pods + `\.\.\`, "PATH-009"},
+		{pods + `\CON`, "PATH-011"},
+		{pods + `\COM1.txt`, "PATH-011"},
+		{pods + `\x.`, "PATH-010"},
+		{"C:\\var\\lib\\\u212aubelet\\pods\\x", "DIR-001"},
+	} {
+		lax := New()
+		lax.Skip = map[string]bool{c.rule: true}
+		if err := lax.Dir("p", c.input); err != nil {
+			t.Errorf("%q: without %s still refused: %v", c.input, c.rule, err)
+			continue
+		}
+		if canonical(c.input) && (oracleBelow(lax.PluginsPath, c.input) || oracleBelow(lax.PodPath, c.input)) {
+			t.Errorf("%q: the oracle finds nothing wrong with it", c.input)
+		}
+	}
 }

@@ -1,12 +1,14 @@
 package restrict
 
 import (
+	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// MaxPathLength is the design's cap (Windows MAX_PATH), counted in UTF-16
+// MaxPathLength is the KEP's cap (Windows MAX_PATH), counted in UTF-16
 // code units as Windows counts it.
 const MaxPathLength = 260
 
@@ -26,7 +28,7 @@ func isDriveAbs(p string) bool {
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 
-// Path checks the syntax rules PATH-001..008 of one path field. Each rule
+// Path checks the syntax rules PATH-001..012 of one path field. Each rule
 // judges only its own concern, so that skipping one rule (a fault) lets
 // exactly its cases through: a relative path is PATH-001's alone, a UNC
 // path PATH-003's alone.
@@ -40,6 +42,10 @@ func (v *Validator) Path(field, p string) error {
 		v.dotdot(field, p),
 		v.colon(field, p),
 		v.wildcards(field, p),
+		v.dots(field, p),
+		v.trailing(field, p),
+		v.devices(field, p),
+		v.shortNames(field, p),
 	)
 }
 
@@ -75,7 +81,7 @@ func utf16Len(r rune) int {
 
 func (v *Validator) unc(field, p string) *Violation {
 	if isUNC(p) {
-		return v.fail("PATH-003", field, "UNC and device paths (\\\\server\\share, \\\\?\\, \\\\.\\) are not allowed")
+		return v.fail("PATH-003", field, `UNC and device paths (\\server\share, \\localhost\C$, \\?\, \\.\) are not allowed`)
 	}
 	return nil
 }
@@ -129,17 +135,95 @@ func (v *Validator) wildcards(field, p string) *Violation {
 	return nil
 }
 
+func (v *Validator) dots(field, p string) *Violation {
+	for _, c := range pathParts(p) {
+		if c == "." || c == "" {
+			return v.fail("PATH-009", field, `"." or empty component: Windows would drop it`)
+		}
+	}
+	return nil
+}
+
+func (v *Validator) trailing(field, p string) *Violation {
+	for _, c := range pathParts(p) {
+		if c != "." && c != ".." && (strings.HasSuffix(c, ".") || strings.HasSuffix(c, " ")) {
+			return v.fail("PATH-010", field, "component %q ends in a dot or a space: Windows would strip it", c)
+		}
+	}
+	return nil
+}
+
+// reserved are the legacy DOS device names.
+var reserved = regexp.MustCompile(`^(?i:CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|CLOCK\$|COM[0-9¹²³]|LPT[0-9¹²³])$`)
+
+func (v *Validator) devices(field, p string) *Violation {
+	for _, c := range pathParts(p) {
+		base := c
+		if i := strings.IndexAny(base, ".:"); i >= 0 {
+			base = base[:i]
+		}
+		if reserved.MatchString(strings.TrimRightFunc(base, unicode.IsSpace)) {
+			return v.fail("PATH-011", field, "component %q names a device", c)
+		}
+	}
+	return nil
+}
+
+// shortName is an 8.3 alias: a tilde and digits ending the base name.
+var shortName = regexp.MustCompile(`~[0-9]+(\.[^.]*)?$`)
+
+func (v *Validator) shortNames(field, p string) *Violation {
+	for _, c := range pathParts(p) {
+		if shortName.MatchString(c) {
+			return v.fail("PATH-012", field, "component %q has the shape of an 8.3 alias", c)
+		}
+	}
+	return nil
+}
+
+// pathParts is every component below the root (a drive, \\server\share
+// after its two separators), empty ones included; one trailing separator
+// does not count.
+func pathParts(p string) []string {
+	p = stripDevice(p)
+	switch {
+	case len(p) >= 2 && isLetter(p[0]) && p[1] == ':':
+		p = p[2:]
+	case isUNC(p):
+		p = p[2:]
+	}
+	if len(p) > 0 && isSep(p[0]) {
+		p = p[1:]
+	}
+	if len(p) > 0 && isSep(p[len(p)-1]) {
+		p = p[:len(p)-1]
+	}
+	if p == "" {
+		return nil
+	}
+	return strings.Split(strings.ReplaceAll(p, "/", `\`), `\`)
+}
+
+// upper is the key NTFS compares names by: each code point through its
+// upper-case mapping (not Unicode folding: the Kelvin sign is not K).
+func upper(s string) string { return strings.Map(unicode.ToUpper, s) }
+
 // Under reports whether path p lies strictly below dir: same drive and
-// directories compared case-insensitively (as Windows does), on a path
-// component boundary (C:\pods-evil is not under C:\pods), with / read as \.
-// The directory itself is not under itself.
+// directories compared as NTFS compares names (upper case, code point by
+// code point), on a path component boundary (C:\pods-evil is not under
+// C:\pods), with / read as \. The directory itself is not under itself.
 func Under(dir, p string) bool {
-	dir = strings.TrimRight(strings.ReplaceAll(dir, "/", `\`), `\`)
-	p = strings.ReplaceAll(p, "/", `\`)
-	if len(p) <= len(dir)+1 || !strings.EqualFold(p[:len(dir)], dir) || p[len(dir)] != '\\' {
+	dir = upper(strings.TrimRight(strings.ReplaceAll(dir, "/", `\`), `\`))
+	p = upper(strings.ReplaceAll(p, "/", `\`))
+	if len(p) <= len(dir)+1 || p[:len(dir)] != dir || p[len(dir)] != '\\' {
 		return false
 	}
 	return strings.Trim(p[len(dir):], `\`) != ""
+}
+
+// AtOrUnder reports p equal to dir or below it.
+func AtOrUnder(dir, p string) bool {
+	return upper(strings.TrimRight(dir, `\`)) == upper(strings.TrimRight(p, `\`)) || Under(dir, p)
 }
 
 // underRule checks a prefix rule; it judges drive-letter absolute paths only
@@ -170,8 +254,9 @@ func (v *Validator) LinkPaths(source, target string) error {
 	return nil
 }
 
-// Dir checks a path of Mkdir, Rmdir, PathExists, IsSymlink and similar:
-// its syntax, and that it lies below one of the two kubelet paths (DIR-001).
+// Dir checks a path of Mkdir, Rmdir, PathExists, IsSymlink, MountVolume
+// and the other path fields: its syntax, and that it lies strictly below
+// one of the two kubelet paths (DIR-001).
 func (v *Validator) Dir(field, p string) error {
 	if err := v.Path(field, p); err != nil {
 		return err
@@ -179,38 +264,6 @@ func (v *Validator) Dir(field, p string) error {
 	if isDriveAbs(p) && !Under(v.PluginsPath, p) && !Under(v.PodPath, p) {
 		if f := v.fail("DIR-001", field, "%q is below neither %q nor %q", p, v.PluginsPath, v.PodPath); f != nil {
 			return f
-		}
-	}
-	return nil
-}
-
-// Entry is what a host knows of one path.
-type Entry struct {
-	Exists, IsDir, IsSymlink, Empty bool
-}
-
-// LinkState checks the host-state rules of LinkPath: the source does not
-// exist (LINK-003); the target is an existing (LINK-004), empty (LINK-005)
-// directory that is not a symbolic link (LINK-006).
-func (v *Validator) LinkState(source, target Entry) error {
-	if source.Exists {
-		if f := v.fail("LINK-003", "source_path", "already exists"); f != nil {
-			return f
-		}
-	}
-	if target.IsSymlink {
-		if f := v.fail("LINK-006", "target_path", "is a symbolic link"); f != nil {
-			return f
-		}
-	} else {
-		if !target.Exists || !target.IsDir {
-			if f := v.fail("LINK-004", "target_path", "is not an existing directory"); f != nil {
-				return f
-			}
-		} else if !target.Empty {
-			if f := v.fail("LINK-005", "target_path", "is not empty"); f != nil {
-				return f
-			}
 		}
 	}
 	return nil

@@ -6,65 +6,167 @@ import (
 	"testing"
 )
 
-const (
-	testSrc = "fp-src"
-	testTgt = "fp-tgt"
-)
+var testPlace = Place{
+	Plugins: DefaultPluginsPath, Pods: DefaultPodPath, Escape: "fenceproof-escape",
+	OSDisk: "0", OSVolume: `\\?\Volume{f3e9c0de-0000-4000-8000-000000000000}\`,
+	SMBServer: "fileserver.example.com", SMBShare: "share", Portal: "192.0.2.10", Fresh: "fp-1",
+}
 
-func expand(c Case) (string, string) {
-	return Expand(c.A, DefaultPluginsPath, DefaultPodPath, testSrc, testTgt),
-		Expand(c.B, DefaultPluginsPath, DefaultPodPath, testSrc, testTgt)
+func ruleOf(err error) string {
+	var v *Violation
+	if errors.As(err, &v) {
+		return v.Rule
+	}
+	return ""
 }
 
 // TestEveryCaseViolatesExactlyItsRule holds the property the conformance
-// suite relies on: the faithful validator refuses each case with its rule,
-// and a validator skipping that one rule accepts it, so a host that forgets
-// one restriction fails exactly that rule.
+// suite relies on: the faithful validator refuses each request case with
+// its rule, and a validator skipping that one rule accepts it, so a host
+// that forgets one restriction is caught by exactly its cases.
 func TestEveryCaseViolatesExactlyItsRule(t *testing.T) {
 	for _, c := range Cases {
-		t.Run(c.Rule+"/"+c.Name, func(t *testing.T) {
-			a, b := expand(c)
-			err := New().Check(c, a, b)
-			var v *Violation
-			if !errors.As(err, &v) {
-				t.Fatalf("accepted (%v), want refusal by %s", err, c.Rule)
-			}
-			if v.Rule != c.Rule {
-				t.Fatalf("refused by %s (%v), want %s", v.Rule, v, c.Rule)
+		if r, _ := RuleByID(c.Rule); r.State {
+			continue
+		}
+		t.Run(c.Rule+"/"+string(c.Kind)+"/"+c.Name, func(t *testing.T) {
+			val := Expand(c.Value, c.Kind, testPlace)
+			err := New().Check(c.Kind, val, c.Port)
+			if got := ruleOf(err); got != c.Rule {
+				t.Fatalf("%q: refused by %q (%v), want %s", val, got, err, c.Rule)
 			}
 			skip := New()
 			skip.Skip = map[string]bool{c.Rule: true}
-			if err := skip.Check(c, a, b); err != nil {
-				t.Fatalf("with %s skipped still refused: %v", c.Rule, err)
+			if err := skip.Check(c.Kind, val, c.Port); err != nil {
+				t.Fatalf("%q: with %s skipped still refused: %v", val, c.Rule, err)
 			}
 		})
 	}
 }
 
-func TestValidCasesAccepted(t *testing.T) {
-	for _, c := range ValidCases {
-		a, b := expand(c)
-		if err := New().Check(c, a, b); err != nil {
-			t.Errorf("%s: %v", c.Name, err)
+// TestStateCases: the request of every state case is valid (only the
+// host's state makes it wrong), and each state rule refuses what the host
+// reports.
+func TestStateCases(t *testing.T) {
+	for _, c := range Cases {
+		if r, _ := RuleByID(c.Rule); !r.State {
+			continue
+		}
+		val := Expand(c.Value, c.Kind, testPlace)
+		if err := New().Check(c.Kind, val, c.Port); err != nil {
+			t.Errorf("%s %s: the request %q is refused on its own: %v", c.Rule, c.Name, val, err)
+		}
+	}
+	v := New()
+	dir := Entry{Exists: true, IsDir: true}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"link target exists", v.LinkState(dir, Entry{Exists: true}), "LINK-003"},
+		{"link source missing", v.LinkState(Entry{}, Entry{}), "LINK-004"},
+		{"link source is a file", v.LinkState(Entry{Exists: true}, Entry{}), "LINK-004"},
+		{"link fine", v.LinkState(dir, Entry{}), ""},
+		{"source leads to C:\\Windows", v.Reached("LINK-005", "source_path", Reach{Local: true, Path: `C:\Windows`}), "LINK-005"},
+		{"path leads to a device", v.Reached("DIR-002", "path", Reach{Path: `\\.\NUL`}), "DIR-002"},
+		{"path leads into plugins", v.Reached("DIR-002", "path", Reach{Local: true, Path: DefaultPluginsPath + `\x`}), ""},
+		{"path leads to the pod path itself", v.Reached("DIR-002", "path", Reach{Local: true, Path: DefaultPodPath}), ""},
+		{"path leads to a mapped share", v.Reached("DIR-002", "path", Reach{Remote: true, Path: `\\fs\share\x`}), ""},
+		{"OS disk", v.SystemDisk("disk_number", 0, []uint32{0}), "SYSDISK-001"},
+		{"data disk", v.SystemDisk("disk_number", 1, []uint32{0}), ""},
+		{"OS volume", v.SystemVolume("volume_id", `\\?\VOLUME{A}\`, []string{`\\?\Volume{a}\`}), "SYSDISK-001"},
+	} {
+		if got := ruleOf(c.err); got != c.want {
+			t.Errorf("%s: %q (%v), want %q", c.name, got, c.err, c.want)
 		}
 	}
 }
 
-// TestEveryRequestRuleHasACase: a rule without a refusal case could be
-// dropped from a host unnoticed. State rules (LINK-003..006) and PIPE-001
-// are exercised by the suite's own specs.
-func TestEveryRequestRuleHasACase(t *testing.T) {
-	have := map[string]bool{}
+func TestValidAccepted(t *testing.T) {
+	for _, c := range Valid {
+		val := Expand(c.Value, c.Kind, testPlace)
+		if err := New().Check(c.Kind, val, c.Port); err != nil {
+			t.Errorf("%s %s %q: %v", c.Kind, c.Name, val, err)
+		}
+	}
+}
+
+// TestEveryRuleHasACase: a rule without a refusal case could be dropped
+// from a host unnoticed; every case's kind is taken by some RPC field.
+func TestEveryRuleHasACase(t *testing.T) {
+	have, kinds := map[string]bool{}, map[Kind]bool{}
+	for _, r := range RPCs {
+		for _, f := range r.Fields {
+			kinds[f.Kind] = true
+		}
+	}
 	for _, c := range Cases {
 		if _, ok := RuleByID(c.Rule); !ok {
 			t.Errorf("case %q names unknown rule %s", c.Name, c.Rule)
 		}
+		if !kinds[c.Kind] {
+			t.Errorf("case %q: no RPC field is of kind %s", c.Name, c.Kind)
+		}
 		have[c.Rule] = true
 	}
 	for _, r := range Rules {
-		if !r.State && r.ID != "PIPE-001" && !have[r.ID] {
+		if r.ID != "PIPE-001" && !have[r.ID] {
 			t.Errorf("rule %s has no refusal case", r.ID)
 		}
+	}
+	rules := map[string]bool{}
+	for _, r := range RPCs {
+		if rules[r.Rule()] {
+			t.Errorf("two RPCs have the rule %s", r.Rule())
+		}
+		rules[r.Rule()] = true
+	}
+}
+
+// TestBypassInputs: each input that got past the validator before (issue
+// record: Win32 normalisation, device names, UNC to this machine, 8.3
+// aliases, case, streams, device prefixes) is refused, by the rule named.
+func TestBypassInputs(t *testing.T) {
+	const pods, plugins = DefaultPodPath, DefaultPluginsPath
+	for _, c := range []struct {
+		kind  Kind
+		input string
+		rule  string
+	}{
+		{KindPath, pods + `\.`, "PATH-009"},
+		{KindPath, pods + `\ `, "PATH-010"},
+		{KindPath, pods + `\. `, "PATH-010"},
+		{KindPath, pods + `\.\.\`, "PATH-009"},
+		{KindPath, plugins + `\.`, "PATH-009"},
+		{KindPath, plugins + `\ `, "PATH-010"},
+		{KindPath, plugins + `\. `, "PATH-010"},
+		{KindPath, plugins + `\.\.\`, "PATH-009"},
+		{KindPath, pods + `\CON`, "PATH-011"},
+		{KindPath, pods + `\NUL`, "PATH-011"},
+		{KindPath, pods + `\COM1.txt`, "PATH-011"},
+		{KindPath, pods + `\CONIN$`, "PATH-011"},
+		{KindPath, `\\localhost\share`, "PATH-003"},
+		{KindPath, `\\127.0.0.1\share`, "PATH-003"},
+		{KindPath, `\\localhost\C$\Windows`, "PATH-003"},
+		{KindPath, `\\?\` + pods + `\x`, "PATH-003"},
+		{KindPath, `\\.\` + pods + `\x`, "PATH-003"},
+		{KindPath, pods + `\x::$INDEX_ALLOCATION`, "PATH-005"},
+		{KindPath, `C:\var\lib\kubelet\plugins\KUBERN~1.IO\csi\x`, "PATH-012"},
+		{KindPath, "C:\\var\\lib\\\u212aubelet\\pods\\x", "DIR-001"},
+		{KindPath, `C:\Windows`, "DIR-001"},
+		{KindPath, `C:\Windows\Temp`, "DIR-001"},
+		{KindPath, pods, "DIR-001"},
+		{KindSMBRemote, `\\localhost\share`, "SMB-005"},
+		{KindSMBRemote, `\\127.0.0.1\share`, "SMB-005"},
+		{KindSMBRemote, `\\LOCALHOST.\share`, "SMB-005"},
+		{KindSMBRemote, `\\0--1.ipv6-literal.net\share`, "SMB-005"},
+	} {
+		t.Run(c.input, func(t *testing.T) {
+			if got := ruleOf(New().Check(c.kind, c.input, 0)); got != c.rule {
+				t.Fatalf("refused by %q, want %s", got, c.rule)
+			}
+		})
 	}
 }
 
@@ -83,45 +185,10 @@ func TestUnder(t *testing.T) {
 		{`C:\pods`, `D:\pods\a`, false},
 		{`C:\pods`, `C:/pods/a`, true},
 		{`C:\pods`, ``, false},
+		{`C:\kubelet`, "C:\\\u212aubelet\\a", false},
 	} {
 		if got := Under(c.dir, c.p); got != c.want {
 			t.Errorf("Under(%q, %q) = %v, want %v", c.dir, c.p, got, c.want)
-		}
-	}
-}
-
-func TestLinkState(t *testing.T) {
-	emptyDir := Entry{Exists: true, IsDir: true, Empty: true}
-	for _, c := range []struct {
-		name     string
-		src, tgt Entry
-		want     string
-	}{
-		{"fresh source, empty target", Entry{}, emptyDir, ""},
-		{"source exists", Entry{Exists: true, IsDir: true}, emptyDir, "LINK-003"},
-		{"target missing", Entry{}, Entry{}, "LINK-004"},
-		{"target is a file", Entry{}, Entry{Exists: true}, "LINK-004"},
-		{"target not empty", Entry{}, Entry{Exists: true, IsDir: true}, "LINK-005"},
-		{"target is a symlink", Entry{}, Entry{Exists: true, IsDir: true, IsSymlink: true, Empty: true}, "LINK-006"},
-	} {
-		err := New().LinkState(c.src, c.tgt)
-		got := ""
-		var v *Violation
-		if errors.As(err, &v) {
-			got = v.Rule
-			if !v.IsState() {
-				t.Errorf("%s: %s is not marked a state rule", c.name, v.Rule)
-			}
-		}
-		if got != c.want {
-			t.Errorf("%s: got %q (%v), want %q", c.name, got, err, c.want)
-		}
-		if c.want != "" {
-			skip := New()
-			skip.Skip = map[string]bool{c.want: true}
-			if err := skip.LinkState(c.src, c.tgt); err != nil {
-				t.Errorf("%s: with %s skipped: %v", c.name, c.want, err)
-			}
 		}
 	}
 }

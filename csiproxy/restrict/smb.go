@@ -64,7 +64,32 @@ func (v *Validator) SMBRemotePath(field, p string) (SMBRemote, error) {
 			return SMBRemote{}, f
 		}
 	}
+	if !device && v.localServer(server) {
+		if f := v.fail("SMB-005", field, "server %q is this machine", server); f != nil {
+			return SMBRemote{}, f
+		}
+	}
 	return SMBRemote{Server: server, Share: parts[1], Rest: strings.Join(parts[2:], `\`)}, nil
+}
+
+// localServer reports this machine: localhost, its names, a loopback or
+// unspecified address, also in the UNC IPv6 literal form.
+func (v *Validator) localServer(s string) bool {
+	s = strings.ToLower(strings.TrimSuffix(s, "."))
+	if s == "localhost" || strings.HasSuffix(s, ".localhost") {
+		return true
+	}
+	for _, n := range v.LocalNames {
+		if strings.EqualFold(s, n) {
+			return true
+		}
+	}
+	if lit, ok := strings.CutSuffix(s, ".ipv6-literal.net"); ok {
+		addr, _, _ := strings.Cut(lit, "s")
+		s = strings.ReplaceAll(addr, "-", ":")
+	}
+	a, err := netip.ParseAddr(s)
+	return err == nil && (a.Unmap().IsLoopback() || a.IsUnspecified())
 }
 
 func validSMBServer(s string) bool {

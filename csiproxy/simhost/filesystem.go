@@ -3,101 +3,111 @@ package simhost
 import (
 	"context"
 
-	fsv1 "github.com/kubernetes-csi/csi-proxy/client/api/filesystem/v1"
-	fsv1beta1 "github.com/kubernetes-csi/csi-proxy/client/api/filesystem/v1beta1"
-	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/csiproxy/api"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
-// fsV1 serves filesystem v1 (CreateSymlink, IsSymlink).
-type fsV1 struct {
-	fsv1.UnimplementedFilesystemServer
-	s *Sim
-}
+// fsHandler is the filesystem group on every version. Directory calls
+// follow os.MkdirAll (an existing directory is fine), os.Remove and
+// os.RemoveAll (a missing path is fine with force; a link is removed, never
+// followed); CreateSymlink makes the link at target_path pointing to
+// source_path, as csi-proxy v1 does (os.Symlink(source, target)), and
+// LinkPath (v1alpha1, v1beta1) is the same call.
+type fsHandler struct{ s *Sim }
 
-func registerFSV1(g *grpc.Server, s *Sim) { fsv1.RegisterFilesystemServer(g, &fsV1{s: s}) }
+const fs = "filesystem"
 
-func (f *fsV1) PathExists(_ context.Context, r *fsv1.PathExistsRequest) (*fsv1.PathExistsResponse, error) {
-	if err := f.s.dirFor(r.Path); err != nil {
+func (f fsHandler) PathExists(_ context.Context, r *api.FilesystemPathExistsRequest, _ string) (*api.FilesystemPathExistsResponse, error) {
+	if err := f.s.check(fs, "PathExists", f.s.path("path", r.Path, false)...); err != nil {
 		return nil, err
 	}
-	return &fsv1.PathExistsResponse{Exists: f.s.Host.Exists(r.Path)}, nil
+	ok, err := f.s.OS.PathExists(r.Path)
+	return &api.FilesystemPathExistsResponse{Exists: ok}, f.s.refuse(err)
 }
 
-func (f *fsV1) Mkdir(_ context.Context, r *fsv1.MkdirRequest) (*fsv1.MkdirResponse, error) {
-	return &fsv1.MkdirResponse{}, f.s.mkdir(r.Path)
-}
-
-func (f *fsV1) Rmdir(_ context.Context, r *fsv1.RmdirRequest) (*fsv1.RmdirResponse, error) {
-	if err := f.s.dirFor(r.Path); err != nil {
+func (f fsHandler) Mkdir(_ context.Context, r *api.FilesystemMkdirRequest, _ string) (*api.FilesystemMkdirResponse, error) {
+	if err := f.s.check(fs, "Mkdir", f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
-	return &fsv1.RmdirResponse{}, f.s.refuse(f.s.Host.Rmdir(r.Path, r.Force))
+	if f.s.cfg.Faults.NoEffect {
+		return &api.FilesystemMkdirResponse{}, nil
+	}
+	if f.s.broken("mkdir-not-idempotent") && f.s.Host.Exists(r.Path) {
+		return nil, status.Errorf(codes.AlreadyExists, "%s exists", r.Path)
+	}
+	return &api.FilesystemMkdirResponse{}, f.s.refuse(f.s.OS.Mkdir(r.Path))
 }
 
-func (f *fsV1) CreateSymlink(_ context.Context, r *fsv1.CreateSymlinkRequest) (*fsv1.CreateSymlinkResponse, error) {
-	return &fsv1.CreateSymlinkResponse{}, f.s.link(r.SourcePath, r.TargetPath)
-}
-
-func (f *fsV1) IsSymlink(_ context.Context, r *fsv1.IsSymlinkRequest) (*fsv1.IsSymlinkResponse, error) {
-	if err := f.s.dirFor(r.Path); err != nil {
+func (f fsHandler) Rmdir(_ context.Context, r *api.FilesystemRmdirRequest, _ string) (*api.FilesystemRmdirResponse, error) {
+	if err := f.s.check(fs, "Rmdir", f.s.path("path", r.Path, false)...); err != nil {
 		return nil, err
 	}
-	ok, err := f.s.Host.IsSymlink(r.Path)
-	return &fsv1.IsSymlinkResponse{IsSymlink: ok}, f.s.refuse(err)
-}
-
-// fsV1beta1 serves filesystem v1beta1 (LinkPath, IsMountPoint, and a path
-// context that says which kubelet path a directory operation is below).
-type fsV1beta1 struct {
-	fsv1beta1.UnimplementedFilesystemServer
-	s *Sim
-}
-
-func registerFSV1beta1(g *grpc.Server, s *Sim) {
-	fsv1beta1.RegisterFilesystemServer(g, &fsV1beta1{s: s})
-}
-
-// inContext checks a v1beta1 path against the kubelet path its context
-// names (PLUGIN or POD).
-func (f *fsV1beta1) inContext(p string, c fsv1beta1.PathContext) error {
-	v := *f.s.v
-	if c == fsv1beta1.PathContext_POD {
-		v.PluginsPath = v.PodPath
-	} else {
-		v.PodPath = v.PluginsPath
+	if in, err := f.s.Host.Lstat(r.Path); err == nil && in.Link && f.s.broken("rmdir-follows-link") {
+		_ = f.s.Host.RemoveContents(r.Path)
 	}
-	return f.s.refuse(v.Dir("path", p))
+	return &api.FilesystemRmdirResponse{}, f.s.refuse(f.s.OS.Rmdir(r.Path, r.Force))
 }
 
-func (f *fsV1beta1) PathExists(_ context.Context, r *fsv1beta1.PathExistsRequest) (*fsv1beta1.PathExistsResponse, error) {
-	if err := f.inContext(r.Path, r.Context); err != nil {
+func (f fsHandler) RmdirContents(_ context.Context, r *api.FilesystemRmdirContentsRequest, _ string) (*api.FilesystemRmdirContentsResponse, error) {
+	if err := f.s.check(fs, "RmdirContents", f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
-	return &fsv1beta1.PathExistsResponse{Exists: f.s.Host.Exists(r.Path)}, nil
+	return &api.FilesystemRmdirContentsResponse{}, f.s.refuse(f.s.OS.RmdirContents(r.Path))
 }
 
-func (f *fsV1beta1) Mkdir(_ context.Context, r *fsv1beta1.MkdirRequest) (*fsv1beta1.MkdirResponse, error) {
-	if err := f.inContext(r.Path, r.Context); err != nil {
+func (f fsHandler) IsSymlink(_ context.Context, r *api.FilesystemIsSymlinkRequest, _ string) (*api.FilesystemIsSymlinkResponse, error) {
+	if err := f.s.check(fs, "IsSymlink", f.s.path("path", r.Path, false)...); err != nil {
 		return nil, err
 	}
-	return &fsv1beta1.MkdirResponse{}, f.s.mkdir(r.Path)
+	ok, err := f.s.OS.IsSymlink(r.Path)
+	return &api.FilesystemIsSymlinkResponse{IsSymlink: ok}, f.s.refuse(err)
 }
 
-func (f *fsV1beta1) Rmdir(_ context.Context, r *fsv1beta1.RmdirRequest) (*fsv1beta1.RmdirResponse, error) {
-	if err := f.inContext(r.Path, r.Context); err != nil {
+func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymlinkRequest, _ string) (*api.FilesystemCreateSymlinkResponse, error) {
+	s := f.s
+	source, target := r.SourcePath, r.TargetPath
+	request := func() error {
+		if err := s.ascii("source_path", source); err != nil {
+			return err
+		}
+		if err := s.ascii("target_path", target); err != nil {
+			return err
+		}
+		return s.v.LinkPaths(source, target)
+	}
+	through := func() error { return s.reached("DIR-002", "target_path", target, false) }
+	sourceState := func() error {
+		in, err := s.Host.Stat(source)
+		if err := s.v.LinkState(restrict.Entry{Exists: err == nil, IsDir: in.Dir}, restrict.Entry{}); err != nil {
+			return err
+		}
+		return s.reached("LINK-005", "source_path", source, true)
+	}
+	targetState := func() error {
+		_, err := s.Host.Lstat(target)
+		return s.v.LinkState(restrict.Entry{Exists: true, IsDir: true}, restrict.Entry{Exists: err == nil})
+	}
+	resp := &api.FilesystemCreateSymlinkResponse{}
+	if s.cfg.Faults.EffectBeforeCheck {
+		if err := s.check(fs, "CreateSymlink", request, through, targetState); err != nil {
+			return nil, err
+		}
+		if err := s.OS.CreateSymlink(source, target); err != nil {
+			return nil, s.refuse(err)
+		}
+		return resp, s.check(fs, "CreateSymlink", sourceState)
+	}
+	if err := s.check(fs, "CreateSymlink", request, through, targetState, sourceState); err != nil {
 		return nil, err
 	}
-	return &fsv1beta1.RmdirResponse{}, f.s.refuse(f.s.Host.Rmdir(r.Path, r.Force))
-}
-
-func (f *fsV1beta1) LinkPath(_ context.Context, r *fsv1beta1.LinkPathRequest) (*fsv1beta1.LinkPathResponse, error) {
-	return &fsv1beta1.LinkPathResponse{}, f.s.link(r.SourcePath, r.TargetPath)
-}
-
-func (f *fsV1beta1) IsMountPoint(_ context.Context, r *fsv1beta1.IsMountPointRequest) (*fsv1beta1.IsMountPointResponse, error) {
-	if err := f.s.dirFor(r.Path); err != nil {
-		return nil, err
+	if s.cfg.Faults.NoEffect {
+		return resp, nil
 	}
-	ok, err := f.s.Host.IsMountPoint(r.Path)
-	return &fsv1beta1.IsMountPointResponse{IsMountPoint: ok}, f.s.refuse(err)
+	if s.cfg.Faults.LinkAtSource {
+		return resp, s.refuse(s.OS.CreateSymlink(target, source))
+	}
+	return resp, s.refuse(s.OS.CreateSymlink(source, target))
 }

@@ -2,174 +2,240 @@ package simhost
 
 import (
 	"context"
+	"strings"
 
-	iscsiv1alpha2 "github.com/kubernetes-csi/csi-proxy/client/api/iscsi/v1alpha2"
-	smbv1 "github.com/kubernetes-csi/csi-proxy/client/api/smb/v1"
-	smbv1beta1 "github.com/kubernetes-csi/csi-proxy/client/api/smb/v1beta1"
-	sysv1alpha1 "github.com/kubernetes-csi/csi-proxy/client/api/system/v1alpha1"
-	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
-	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
+	"github.com/kubernetes-csi/csi-proxy/pkg/os/iscsi"
+
+	"github.com/fenceproof/fenceproof/csiproxy/api"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 )
 
-type smbV1 struct {
-	smbv1.UnimplementedSmbServer
-	s *Sim
-}
+// smbHandler is the SMB group on every version: the remote path is checked
+// (SMB-001..005) and the local path like a directory path before anything
+// is mapped or linked.
+type smbHandler struct{ s *Sim }
 
-func registerSMBV1(g *grpc.Server, s *Sim) { smbv1.RegisterSmbServer(g, &smbV1{s: s}) }
-
-func (m *smbV1) NewSmbGlobalMapping(_ context.Context, r *smbv1.NewSmbGlobalMappingRequest) (*smbv1.NewSmbGlobalMappingResponse, error) {
-	return &smbv1.NewSmbGlobalMappingResponse{}, m.s.smbMap(r.RemotePath, r.LocalPath, r.Username, r.Password)
-}
-
-func (m *smbV1) RemoveSmbGlobalMapping(_ context.Context, r *smbv1.RemoveSmbGlobalMappingRequest) (*smbv1.RemoveSmbGlobalMappingResponse, error) {
-	return &smbv1.RemoveSmbGlobalMappingResponse{}, m.s.smbUnmap(r.RemotePath)
-}
-
-type smbV1beta1 struct {
-	smbv1beta1.UnimplementedSmbServer
-	s *Sim
-}
-
-func registerSMBV1beta1(g *grpc.Server, s *Sim) {
-	smbv1beta1.RegisterSmbServer(g, &smbV1beta1{s: s})
-}
-
-func (m *smbV1beta1) NewSmbGlobalMapping(_ context.Context, r *smbv1beta1.NewSmbGlobalMappingRequest) (*smbv1beta1.NewSmbGlobalMappingResponse, error) {
-	return &smbv1beta1.NewSmbGlobalMappingResponse{}, m.s.smbMap(r.RemotePath, r.LocalPath, r.Username, r.Password)
-}
-
-func (m *smbV1beta1) RemoveSmbGlobalMapping(_ context.Context, r *smbv1beta1.RemoveSmbGlobalMappingRequest) (*smbv1beta1.RemoveSmbGlobalMappingResponse, error) {
-	return &smbv1beta1.RemoveSmbGlobalMappingResponse{}, m.s.smbUnmap(r.RemotePath)
-}
-
-type iscsiV1alpha2 struct {
-	iscsiv1alpha2.UnimplementedIscsiServer
-	s *Sim
-}
-
-func registerISCSIV1alpha2(g *grpc.Server, s *Sim) {
-	iscsiv1alpha2.RegisterIscsiServer(g, &iscsiV1alpha2{s: s})
-}
-
-// portal checks a request's portal and applies the default port.
-func (i *iscsiV1alpha2) portal(p *iscsiv1alpha2.TargetPortal) (hostmodel.Portal, error) {
-	addr, port, err := i.s.v.Portal("target_portal", p.GetTargetAddress(), p.GetTargetPort())
-	if err != nil {
-		return hostmodel.Portal{}, i.s.refuse(err)
+func (h smbHandler) NewSmbGlobalMapping(_ context.Context, r *api.SmbNewSmbGlobalMappingRequest, _ string) (*api.SmbNewSmbGlobalMappingResponse, error) {
+	s := h.s
+	checks := []func() error{func() error {
+		_, err := s.v.SMBRemotePath("remote_path", r.RemotePath)
+		return err
+	}}
+	if r.LocalPath != "" {
+		checks = append(checks, s.path("local_path", r.LocalPath, false)...)
+		if !s.broken("map-before-local-check") {
+			checks = append(checks, h.localFree(r.LocalPath))
+		}
 	}
-	if i.s.cfg.Faults.NoDefaultPort {
-		port = p.GetTargetPort()
+	if err := s.check("smb", "NewSmbGlobalMapping", checks...); err != nil {
+		return nil, err
 	}
-	return hostmodel.Portal{Address: addr, Port: port}, nil
+	resp := &api.SmbNewSmbGlobalMappingResponse{}
+	if s.cfg.Faults.NoEffect {
+		return resp, nil
+	}
+	root := rootOf(r.RemotePath)
+	if mapped, _ := s.OS.IsSmbMapped(root); !mapped {
+		if err := s.OS.NewSmbGlobalMapping(root, r.Username, r.Password); err != nil {
+			return nil, s.refuse(err)
+		}
+	}
+	if r.LocalPath != "" && !s.broken("smb-no-link") {
+		return resp, s.refuse(s.OS.NewSmbLink(r.RemotePath, r.LocalPath))
+	}
+	return resp, nil
 }
 
-func (i *iscsiV1alpha2) AddTargetPortal(_ context.Context, r *iscsiv1alpha2.AddTargetPortalRequest) (*iscsiv1alpha2.AddTargetPortalResponse, error) {
-	p, err := i.portal(r.TargetPortal)
+// localFree: the local path of a mapping is a link to make, so it must
+// not exist (LINK-003), checked before anything is mapped.
+func (h smbHandler) localFree(local string) func() error {
+	return func() error {
+		_, err := h.s.Host.Lstat(local)
+		return h.s.v.LinkState(restrict.Entry{Exists: true, IsDir: true}, restrict.Entry{Exists: err == nil})
+	}
+}
+
+// rootOf is the share a remote path maps, \\server\share lower-cased (the
+// first two components, as csi-proxy takes them).
+func rootOf(remote string) string {
+	var parts []string
+	for _, p := range strings.Split(strings.ReplaceAll(remote, "/", `\`), `\`) {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) < 2 {
+		return remote
+	}
+	return strings.ToLower(`\\` + parts[0] + `\` + parts[1])
+}
+
+func (h smbHandler) RemoveSmbGlobalMapping(_ context.Context, r *api.SmbRemoveSmbGlobalMappingRequest, _ string) (*api.SmbRemoveSmbGlobalMappingResponse, error) {
+	if err := h.s.check("smb", "RemoveSmbGlobalMapping", func() error {
+		_, err := h.s.v.SMBRemotePath("remote_path", r.RemotePath)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &api.SmbRemoveSmbGlobalMappingResponse{}, h.s.refuse(h.s.OS.RemoveSmbGlobalMapping(rootOf(r.RemotePath)))
+}
+
+// iscsiHandler is the iSCSI group on every version: portals and IQNs are
+// checked before the initiator is asked anything; a portal with port 0
+// gets 3260.
+type iscsiHandler struct{ s *Sim }
+
+const isc = "iscsi"
+
+// portal checks a request's portal (and more) and applies the default
+// port 3260 to a port 0.
+func (h iscsiHandler) portal(method string, p *api.IscsiTargetPortal, more ...func() error) (*iscsi.TargetPortal, error) {
+	if p == nil {
+		p = &api.IscsiTargetPortal{}
+	}
+	checks := append([]func() error{func() error {
+		_, _, err := h.s.v.Portal("target_portal", p.TargetAddress, p.TargetPort)
+		return err
+	}}, more...)
+	if err := h.s.check(isc, method, checks...); err != nil {
+		return nil, err
+	}
+	port := p.TargetPort
+	if port == 0 && !h.s.cfg.Faults.NoDefaultPort {
+		port = 3260
+	}
+	return &iscsi.TargetPortal{Address: p.TargetAddress, Port: port}, nil
+}
+
+func (h iscsiHandler) iqn(iqn string) func() error {
+	return func() error { return h.s.v.IQN("iqn", iqn) }
+}
+
+func (h iscsiHandler) AddTargetPortal(_ context.Context, r *api.IscsiAddTargetPortalRequest, _ string) (*api.IscsiAddTargetPortalResponse, error) {
+	p, err := h.portal("AddTargetPortal", r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
-	i.s.Host.AddPortal(p)
-	return &iscsiv1alpha2.AddTargetPortalResponse{}, nil
+	return &api.IscsiAddTargetPortalResponse{}, h.s.refuse(h.s.OS.AddTargetPortal(p))
 }
 
-func (i *iscsiV1alpha2) DiscoverTargetPortal(_ context.Context, r *iscsiv1alpha2.DiscoverTargetPortalRequest) (*iscsiv1alpha2.DiscoverTargetPortalResponse, error) {
-	p, err := i.portal(r.TargetPortal)
+func (h iscsiHandler) DiscoverTargetPortal(_ context.Context, r *api.IscsiDiscoverTargetPortalRequest, _ string) (*api.IscsiDiscoverTargetPortalResponse, error) {
+	p, err := h.portal("DiscoverTargetPortal", r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
-	iqns, err := i.s.Host.Discover(p)
-	return &iscsiv1alpha2.DiscoverTargetPortalResponse{Iqns: iqns}, i.s.refuse(err)
+	iqns, err := h.s.OS.DiscoverTargetPortal(p)
+	return &api.IscsiDiscoverTargetPortalResponse{Iqns: iqns}, h.s.refuse(err)
 }
 
-func (i *iscsiV1alpha2) RemoveTargetPortal(_ context.Context, r *iscsiv1alpha2.RemoveTargetPortalRequest) (*iscsiv1alpha2.RemoveTargetPortalResponse, error) {
-	p, err := i.portal(r.TargetPortal)
+func (h iscsiHandler) RemoveTargetPortal(_ context.Context, r *api.IscsiRemoveTargetPortalRequest, _ string) (*api.IscsiRemoveTargetPortalResponse, error) {
+	p, err := h.portal("RemoveTargetPortal", r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
-	return &iscsiv1alpha2.RemoveTargetPortalResponse{}, i.s.refuse(i.s.Host.RemovePortal(p))
+	return &api.IscsiRemoveTargetPortalResponse{}, h.s.refuse(h.s.OS.RemoveTargetPortal(p))
 }
 
-func (i *iscsiV1alpha2) ListTargetPortals(context.Context, *iscsiv1alpha2.ListTargetPortalsRequest) (*iscsiv1alpha2.ListTargetPortalsResponse, error) {
-	var out []*iscsiv1alpha2.TargetPortal
-	for _, p := range i.s.Host.Portals() {
-		out = append(out, &iscsiv1alpha2.TargetPortal{TargetAddress: p.Address, TargetPort: p.Port})
+func (h iscsiHandler) ListTargetPortals(context.Context, *api.IscsiListTargetPortalsRequest, string) (*api.IscsiListTargetPortalsResponse, error) {
+	ps, err := h.s.OS.ListTargetPortals()
+	var out []*api.IscsiTargetPortal
+	for _, p := range ps {
+		out = append(out, &api.IscsiTargetPortal{TargetAddress: p.Address, TargetPort: p.Port})
 	}
-	return &iscsiv1alpha2.ListTargetPortalsResponse{TargetPortals: out}, nil
+	return &api.IscsiListTargetPortalsResponse{TargetPortals: out}, h.s.refuse(err)
 }
 
-func (i *iscsiV1alpha2) ConnectTarget(_ context.Context, r *iscsiv1alpha2.ConnectTargetRequest) (*iscsiv1alpha2.ConnectTargetResponse, error) {
-	p, err := i.portal(r.TargetPortal)
+// authTypes are the AuthenticationType values and the names
+// Connect-IscsiTarget takes.
+var authTypes = map[int32]string{0: "NONE", 1: "ONEWAYCHAP", 2: "MUTUALCHAP"}
+
+func (h iscsiHandler) ConnectTarget(_ context.Context, r *api.IscsiConnectTargetRequest, _ string) (*api.IscsiConnectTargetResponse, error) {
+	auth, ok := authTypes[r.AuthType]
+	p, err := h.portal("ConnectTarget", r.TargetPortal, h.iqn(r.Iqn), func() error {
+		if !ok {
+			return status.Errorf(codes.InvalidArgument, "auth_type %d is not NONE, ONE_WAY_CHAP or MUTUAL_CHAP", r.AuthType)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := i.s.v.IQN("iqn", r.Iqn); err != nil {
-		return nil, i.s.refuse(err)
-	}
-	return &iscsiv1alpha2.ConnectTargetResponse{}, i.s.refuse(i.s.Host.Connect(p, r.Iqn, r.AuthType.String()))
+	return &api.IscsiConnectTargetResponse{}, h.s.refuse(h.s.OS.ConnectTarget(p, r.Iqn, auth, r.ChapUsername, r.ChapSecret))
 }
 
-func (i *iscsiV1alpha2) DisconnectTarget(_ context.Context, r *iscsiv1alpha2.DisconnectTargetRequest) (*iscsiv1alpha2.DisconnectTargetResponse, error) {
-	p, err := i.portal(r.TargetPortal)
+func (h iscsiHandler) DisconnectTarget(_ context.Context, r *api.IscsiDisconnectTargetRequest, _ string) (*api.IscsiDisconnectTargetResponse, error) {
+	p, err := h.portal("DisconnectTarget", r.TargetPortal, h.iqn(r.Iqn))
 	if err != nil {
 		return nil, err
 	}
-	if err := i.s.v.IQN("iqn", r.Iqn); err != nil {
-		return nil, i.s.refuse(err)
+	if h.s.broken("disconnect-keeps-target") {
+		return &api.IscsiDisconnectTargetResponse{}, nil
 	}
-	return &iscsiv1alpha2.DisconnectTargetResponse{}, i.s.refuse(i.s.Host.Disconnect(p, r.Iqn))
+	return &api.IscsiDisconnectTargetResponse{}, h.s.refuse(h.s.OS.DisconnectTarget(p, r.Iqn))
 }
 
-func (i *iscsiV1alpha2) GetTargetDisks(_ context.Context, r *iscsiv1alpha2.GetTargetDisksRequest) (*iscsiv1alpha2.GetTargetDisksResponse, error) {
-	p, err := i.portal(r.TargetPortal)
+func (h iscsiHandler) GetTargetDisks(_ context.Context, r *api.IscsiGetTargetDisksRequest, _ string) (*api.IscsiGetTargetDisksResponse, error) {
+	p, err := h.portal("GetTargetDisks", r.TargetPortal, h.iqn(r.Iqn))
 	if err != nil {
 		return nil, err
 	}
-	if err := i.s.v.IQN("iqn", r.Iqn); err != nil {
-		return nil, i.s.refuse(err)
+	ids, err := h.s.OS.GetTargetDisks(p, r.Iqn)
+	return &api.IscsiGetTargetDisksResponse{DiskIDs: ids}, h.s.refuse(err)
+}
+
+func (h iscsiHandler) SetMutualChapSecret(_ context.Context, r *api.IscsiSetMutualChapSecretRequest, _ string) (*api.IscsiSetMutualChapSecretResponse, error) {
+	if err := h.s.check(isc, "SetMutualChapSecret", func() error {
+		return h.s.v.MutualCHAPSecret("MutualChapSecret", r.MutualChapSecret, h.s.cfg.IPsec)
+	}); err != nil {
+		return nil, err
 	}
-	ids, err := i.s.Host.TargetDisks(p, r.Iqn)
-	return &iscsiv1alpha2.GetTargetDisksResponse{DiskIDs: ids}, i.s.refuse(err)
+	return &api.IscsiSetMutualChapSecretResponse{}, h.s.refuse(h.s.OS.SetMutualChapSecret(r.MutualChapSecret))
 }
 
-func (i *iscsiV1alpha2) SetMutualChapSecret(_ context.Context, r *iscsiv1alpha2.SetMutualChapSecretRequest) (*iscsiv1alpha2.SetMutualChapSecretResponse, error) {
-	if err := i.s.v.MutualCHAPSecret("MutualChapSecret", r.MutualChapSecret, i.s.cfg.IPsec); err != nil {
-		return nil, i.s.refuse(err)
+// systemHandler is the system group: service calls name a service of the
+// allow-list.
+type systemHandler struct{ s *Sim }
+
+func (h systemHandler) GetBIOSSerialNumber(context.Context, *api.SystemGetBIOSSerialNumberRequest, string) (*api.SystemGetBIOSSerialNumberResponse, error) {
+	n, err := h.s.OS.GetBIOSSerialNumber()
+	if h.s.broken("no-serial") {
+		n = ""
 	}
-	i.s.Host.SetMutualCHAP(r.MutualChapSecret)
-	return &iscsiv1alpha2.SetMutualChapSecretResponse{}, nil
+	return &api.SystemGetBIOSSerialNumberResponse{SerialNumber: n}, h.s.refuse(err)
 }
 
-type systemV1alpha1 struct {
-	sysv1alpha1.UnimplementedSystemServer
-	s *Sim
+func (h systemHandler) service(method, name string) error {
+	return h.s.check("system", method, func() error { return h.s.v.Service("name", name) })
 }
 
-func registerSystemV1alpha1(g *grpc.Server, s *Sim) {
-	sysv1alpha1.RegisterSystemServer(g, &systemV1alpha1{s: s})
-}
-
-func (y *systemV1alpha1) GetBIOSSerialNumber(context.Context, *sysv1alpha1.GetBIOSSerialNumberRequest) (*sysv1alpha1.GetBIOSSerialNumberResponse, error) {
-	return &sysv1alpha1.GetBIOSSerialNumberResponse{SerialNumber: y.s.Host.Serial()}, nil
-}
-
-func (y *systemV1alpha1) GetService(_ context.Context, r *sysv1alpha1.GetServiceRequest) (*sysv1alpha1.GetServiceResponse, error) {
-	sv, err := y.s.Host.Service(r.Name)
+func (h systemHandler) GetService(_ context.Context, r *api.SystemGetServiceRequest, _ string) (*api.SystemGetServiceResponse, error) {
+	if err := h.service("GetService", r.Name); err != nil {
+		return nil, err
+	}
+	info, err := h.s.OS.GetService(r.Name)
 	if err != nil {
-		return nil, y.s.refuse(err)
+		return nil, h.s.refuse(err)
 	}
-	st := sysv1alpha1.ServiceStatus_STOPPED
-	if sv.Running {
-		st = sysv1alpha1.ServiceStatus_RUNNING
+	st := int32(info.Status)
+	if h.s.broken("service-status-unknown") {
+		st = 0
 	}
-	return &sysv1alpha1.GetServiceResponse{DisplayName: sv.DisplayName, StartType: sysv1alpha1.StartType_AUTOMATIC, Status: st}, nil
+	return &api.SystemGetServiceResponse{DisplayName: info.DisplayName, StartType: int32(info.StartType), Status: st}, nil
 }
 
-func (y *systemV1alpha1) StartService(_ context.Context, r *sysv1alpha1.StartServiceRequest) (*sysv1alpha1.StartServiceResponse, error) {
-	return &sysv1alpha1.StartServiceResponse{}, y.s.refuse(y.s.Host.SetServiceRunning(r.Name, true))
+func (h systemHandler) StartService(_ context.Context, r *api.SystemStartServiceRequest, _ string) (*api.SystemStartServiceResponse, error) {
+	if err := h.service("StartService", r.Name); err != nil {
+		return nil, err
+	}
+	return &api.SystemStartServiceResponse{}, h.s.refuse(h.s.OS.StartService(r.Name))
 }
 
-func (y *systemV1alpha1) StopService(_ context.Context, r *sysv1alpha1.StopServiceRequest) (*sysv1alpha1.StopServiceResponse, error) {
-	return &sysv1alpha1.StopServiceResponse{}, y.s.refuse(y.s.Host.SetServiceRunning(r.Name, false))
+func (h systemHandler) StopService(_ context.Context, r *api.SystemStopServiceRequest, _ string) (*api.SystemStopServiceResponse, error) {
+	if err := h.service("StopService", r.Name); err != nil {
+		return nil, err
+	}
+	return &api.SystemStopServiceResponse{}, h.s.refuse(h.s.OS.StopService(r.Name, r.Force))
 }

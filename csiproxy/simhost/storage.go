@@ -2,141 +2,180 @@ package simhost
 
 import (
 	"context"
+	"strconv"
 
-	diskv1 "github.com/kubernetes-csi/csi-proxy/client/api/disk/v1"
-	volv1 "github.com/kubernetes-csi/csi-proxy/client/api/volume/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/csiproxy/api"
 )
 
-type diskV1 struct {
-	diskv1.UnimplementedDiskServer
-	s *Sim
+// volumeHandler is the volume group on every version: volume IDs must be
+// \\?\Volume{GUID}\, the OS volume is never changed, paths are checked
+// like the filesystem group's.
+type volumeHandler struct{ s *Sim }
+
+const vol = "volume"
+
+func (h volumeHandler) ListVolumesOnDisk(_ context.Context, r *api.VolumeListVolumesOnDiskRequest, _ string) (*api.VolumeListVolumesOnDiskResponse, error) {
+	ids, err := h.s.OS.ListVolumesOnDisk(r.DiskNumber, r.PartitionNumber)
+	return &api.VolumeListVolumesOnDiskResponse{VolumeIds: ids}, h.s.refuse(err)
 }
 
-func registerDiskV1(g *grpc.Server, s *Sim) { diskv1.RegisterDiskServer(g, &diskV1{s: s}) }
-
-func (d *diskV1) ListDiskLocations(context.Context, *diskv1.ListDiskLocationsRequest) (*diskv1.ListDiskLocationsResponse, error) {
-	out := map[uint32]*diskv1.DiskLocation{}
-	for _, k := range d.s.Host.Disks() {
-		out[k.Number] = &diskv1.DiskLocation{Adapter: k.Adapter, Bus: k.Bus, Target: k.Target, LUNID: k.LUNID}
-	}
-	return &diskv1.ListDiskLocationsResponse{DiskLocations: out}, nil
-}
-
-func (d *diskV1) ListDiskIDs(context.Context, *diskv1.ListDiskIDsRequest) (*diskv1.ListDiskIDsResponse, error) {
-	out := map[uint32]*diskv1.DiskIDs{}
-	for _, k := range d.s.Host.Disks() {
-		out[k.Number] = &diskv1.DiskIDs{Page83: k.SerialNumber, SerialNumber: k.SerialNumber}
-	}
-	return &diskv1.ListDiskIDsResponse{DiskIDs: out}, nil
-}
-
-func (d *diskV1) PartitionDisk(_ context.Context, r *diskv1.PartitionDiskRequest) (*diskv1.PartitionDiskResponse, error) {
-	return &diskv1.PartitionDiskResponse{}, d.s.refuse(d.s.Host.PartitionDisk(r.DiskNumber))
-}
-
-func (d *diskV1) Rescan(context.Context, *diskv1.RescanRequest) (*diskv1.RescanResponse, error) {
-	return &diskv1.RescanResponse{}, nil
-}
-
-func (d *diskV1) GetDiskStats(_ context.Context, r *diskv1.GetDiskStatsRequest) (*diskv1.GetDiskStatsResponse, error) {
-	k, err := d.s.Host.GetDisk(r.DiskNumber)
-	if err != nil {
-		return nil, d.s.refuse(err)
-	}
-	return &diskv1.GetDiskStatsResponse{TotalBytes: k.SizeBytes}, nil
-}
-
-func (d *diskV1) SetDiskState(_ context.Context, r *diskv1.SetDiskStateRequest) (*diskv1.SetDiskStateResponse, error) {
-	return &diskv1.SetDiskStateResponse{}, d.s.refuse(d.s.Host.SetDiskOnline(r.DiskNumber, r.IsOnline))
-}
-
-func (d *diskV1) GetDiskState(_ context.Context, r *diskv1.GetDiskStateRequest) (*diskv1.GetDiskStateResponse, error) {
-	k, err := d.s.Host.GetDisk(r.DiskNumber)
-	if err != nil {
-		return nil, d.s.refuse(err)
-	}
-	return &diskv1.GetDiskStateResponse{IsOnline: k.Online}, nil
-}
-
-type volumeV1 struct {
-	volv1.UnimplementedVolumeServer
-	s *Sim
-}
-
-func registerVolumeV1(g *grpc.Server, s *Sim) { volv1.RegisterVolumeServer(g, &volumeV1{s: s}) }
-
-func (v *volumeV1) ListVolumesOnDisk(_ context.Context, r *volv1.ListVolumesOnDiskRequest) (*volv1.ListVolumesOnDiskResponse, error) {
-	k, err := v.s.Host.GetDisk(r.DiskNumber)
-	if err != nil {
-		return nil, v.s.refuse(err)
-	}
-	if r.PartitionNumber > uint32(len(k.Volumes)) {
-		return nil, status.Errorf(codes.NotFound, "disk %d has no partition %d", r.DiskNumber, r.PartitionNumber)
-	}
-	ids := k.Volumes
-	if r.PartitionNumber > 0 {
-		ids = ids[r.PartitionNumber-1 : r.PartitionNumber]
-	}
-	return &volv1.ListVolumesOnDiskResponse{VolumeIds: ids}, nil
-}
-
-func (v *volumeV1) MountVolume(_ context.Context, r *volv1.MountVolumeRequest) (*volv1.MountVolumeResponse, error) {
-	if err := v.s.dirFor(r.TargetPath); err != nil {
+func (h volumeHandler) MountVolume(_ context.Context, r *api.VolumeMountVolumeRequest, _ string) (*api.VolumeMountVolumeResponse, error) {
+	if err := h.s.check(vol, "MountVolume", append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
 		return nil, err
 	}
-	return &volv1.MountVolumeResponse{}, v.s.refuse(v.s.Host.MountVolume(r.VolumeId, r.TargetPath))
+	return &api.VolumeMountVolumeResponse{}, h.s.refuse(h.s.OS.MountVolume(r.VolumeId, r.TargetPath))
 }
 
-func (v *volumeV1) UnmountVolume(_ context.Context, r *volv1.UnmountVolumeRequest) (*volv1.UnmountVolumeResponse, error) {
-	if err := v.s.dirFor(r.TargetPath); err != nil {
+func (h volumeHandler) UnmountVolume(_ context.Context, r *api.VolumeUnmountVolumeRequest, _ string) (*api.VolumeUnmountVolumeResponse, error) {
+	if err := h.s.check(vol, "UnmountVolume", append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
 		return nil, err
 	}
-	return &volv1.UnmountVolumeResponse{}, v.s.refuse(v.s.Host.UnmountVolume(r.VolumeId, r.TargetPath))
-}
-
-func (v *volumeV1) IsVolumeFormatted(_ context.Context, r *volv1.IsVolumeFormattedRequest) (*volv1.IsVolumeFormattedResponse, error) {
-	vol, err := v.s.Host.GetVolume(r.VolumeId)
-	if err != nil {
-		return nil, v.s.refuse(err)
+	if h.s.broken("unmount-keeps-mount") {
+		return &api.VolumeUnmountVolumeResponse{}, nil
 	}
-	return &volv1.IsVolumeFormattedResponse{Formatted: vol.Formatted}, nil
+	return &api.VolumeUnmountVolumeResponse{}, h.s.refuse(h.s.OS.UnmountVolume(r.VolumeId, r.TargetPath))
 }
 
-func (v *volumeV1) FormatVolume(_ context.Context, r *volv1.FormatVolumeRequest) (*volv1.FormatVolumeResponse, error) {
-	return &volv1.FormatVolumeResponse{}, v.s.refuse(v.s.Host.FormatVolume(r.VolumeId))
-}
-
-func (v *volumeV1) ResizeVolume(_ context.Context, r *volv1.ResizeVolumeRequest) (*volv1.ResizeVolumeResponse, error) {
-	return &volv1.ResizeVolumeResponse{}, v.s.refuse(v.s.Host.ResizeVolume(r.VolumeId, r.SizeBytes))
-}
-
-func (v *volumeV1) GetVolumeStats(_ context.Context, r *volv1.GetVolumeStatsRequest) (*volv1.GetVolumeStatsResponse, error) {
-	vol, err := v.s.Host.GetVolume(r.VolumeId)
-	if err != nil {
-		return nil, v.s.refuse(err)
-	}
-	return &volv1.GetVolumeStatsResponse{TotalBytes: vol.SizeBytes, UsedBytes: vol.UsedBytes}, nil
-}
-
-func (v *volumeV1) GetDiskNumberFromVolumeID(_ context.Context, r *volv1.GetDiskNumberFromVolumeIDRequest) (*volv1.GetDiskNumberFromVolumeIDResponse, error) {
-	vol, err := v.s.Host.GetVolume(r.VolumeId)
-	if err != nil {
-		return nil, v.s.refuse(err)
-	}
-	return &volv1.GetDiskNumberFromVolumeIDResponse{DiskNumber: vol.Disk}, nil
-}
-
-func (v *volumeV1) GetVolumeIDFromTargetPath(_ context.Context, r *volv1.GetVolumeIDFromTargetPathRequest) (*volv1.GetVolumeIDFromTargetPathResponse, error) {
-	if err := v.s.dirFor(r.TargetPath); err != nil {
+func (h volumeHandler) IsVolumeFormatted(_ context.Context, r *api.VolumeIsVolumeFormattedRequest, _ string) (*api.VolumeIsVolumeFormattedResponse, error) {
+	if err := h.s.check(vol, "IsVolumeFormatted", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
-	id, err := v.s.Host.VolumeAt(r.TargetPath)
-	return &volv1.GetVolumeIDFromTargetPathResponse{VolumeId: id}, v.s.refuse(err)
+	ok, err := h.s.OS.IsVolumeFormatted(r.VolumeId)
+	return &api.VolumeIsVolumeFormattedResponse{Formatted: ok}, h.s.refuse(err)
 }
 
-func (v *volumeV1) WriteVolumeCache(_ context.Context, r *volv1.WriteVolumeCacheRequest) (*volv1.WriteVolumeCacheResponse, error) {
-	return &volv1.WriteVolumeCacheResponse{}, v.s.refuse(v.s.Host.WriteVolumeCache(r.VolumeId))
+func (h volumeHandler) FormatVolume(_ context.Context, r *api.VolumeFormatVolumeRequest, _ string) (*api.VolumeFormatVolumeResponse, error) {
+	if err := h.s.check(vol, "FormatVolume", h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
+		return nil, err
+	}
+	return &api.VolumeFormatVolumeResponse{}, h.s.refuse(h.s.OS.FormatVolume(r.VolumeId))
+}
+
+func (h volumeHandler) ResizeVolume(_ context.Context, r *api.VolumeResizeVolumeRequest, _ string) (*api.VolumeResizeVolumeResponse, error) {
+	if err := h.s.check(vol, "ResizeVolume", h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
+		return nil, err
+	}
+	return &api.VolumeResizeVolumeResponse{}, h.s.refuse(h.s.OS.ResizeVolume(r.VolumeId, r.SizeBytes))
+}
+
+func (h volumeHandler) GetVolumeStats(_ context.Context, r *api.VolumeGetVolumeStatsRequest, _ string) (*api.VolumeGetVolumeStatsResponse, error) {
+	if err := h.s.check(vol, "GetVolumeStats", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+		return nil, err
+	}
+	total, used, err := h.s.OS.GetVolumeStats(r.VolumeId)
+	return &api.VolumeGetVolumeStatsResponse{TotalBytes: total, UsedBytes: used}, h.s.refuse(err)
+}
+
+func (h volumeHandler) GetDiskNumberFromVolumeID(_ context.Context, r *api.VolumeGetDiskNumberFromVolumeIDRequest, _ string) (*api.VolumeGetDiskNumberFromVolumeIDResponse, error) {
+	if err := h.s.check(vol, "GetDiskNumberFromVolumeID", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+		return nil, err
+	}
+	n, err := h.s.OS.GetDiskNumberFromVolumeID(r.VolumeId)
+	return &api.VolumeGetDiskNumberFromVolumeIDResponse{DiskNumber: n}, h.s.refuse(err)
+}
+
+func (h volumeHandler) GetVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetVolumeIDFromTargetPathRequest, _ string) (*api.VolumeGetVolumeIDFromTargetPathResponse, error) {
+	if err := h.s.check(vol, "GetVolumeIDFromTargetPath", h.s.path("target_path", r.TargetPath, true)...); err != nil {
+		return nil, err
+	}
+	id, err := h.s.OS.GetVolumeIDFromTargetPath(r.TargetPath)
+	return &api.VolumeGetVolumeIDFromTargetPathResponse{VolumeId: id}, h.s.refuse(err)
+}
+
+func (h volumeHandler) GetClosestVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetClosestVolumeIDFromTargetPathRequest, _ string) (*api.VolumeGetClosestVolumeIDFromTargetPathResponse, error) {
+	if err := h.s.check(vol, "GetClosestVolumeIDFromTargetPath", h.s.path("target_path", r.TargetPath, true)...); err != nil {
+		return nil, err
+	}
+	id, err := h.s.OS.GetClosestVolumeIDFromTargetPath(r.TargetPath)
+	return &api.VolumeGetClosestVolumeIDFromTargetPathResponse{VolumeId: id}, h.s.refuse(err)
+}
+
+func (h volumeHandler) WriteVolumeCache(_ context.Context, r *api.VolumeWriteVolumeCacheRequest, _ string) (*api.VolumeWriteVolumeCacheResponse, error) {
+	if err := h.s.check(vol, "WriteVolumeCache", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+		return nil, err
+	}
+	return &api.VolumeWriteVolumeCacheResponse{}, h.s.refuse(h.s.OS.WriteVolumeCache(r.VolumeId))
+}
+
+// diskHandler is the disk group on every version: the OS disk is never
+// partitioned or set offline.
+type diskHandler struct{ s *Sim }
+
+const dsk = "disk"
+
+func (h diskHandler) ListDiskLocations(context.Context, *api.DiskListDiskLocationsRequest, string) (*api.DiskListDiskLocationsResponse, error) {
+	out := map[uint32]*api.DiskDiskLocation{}
+	for _, d := range h.s.Host.Disks() {
+		out[d.Number] = &api.DiskDiskLocation{Adapter: d.Adapter, Bus: d.Bus, Target: d.Target, LUNID: d.LUNID}
+	}
+	return &api.DiskListDiskLocationsResponse{DiskLocations: out}, nil
+}
+
+func (h diskHandler) ListDiskIDs(context.Context, *api.DiskListDiskIDsRequest, string) (*api.DiskListDiskIDsResponse, error) {
+	ids, err := h.s.OS.ListDiskIDs()
+	if h.s.broken("disk-ids-missing") {
+		delete(ids, 1)
+	}
+	out := map[uint32]*api.DiskDiskIDs{}
+	for n, id := range ids {
+		out[n] = &api.DiskDiskIDs{Page83: id.Page83, SerialNumber: id.SerialNumber,
+			Identifiers: map[string]string{"page83": id.Page83, "serialNumber": id.SerialNumber}}
+	}
+	return &api.DiskListDiskIDsResponse{DiskIDs: out}, h.s.refuse(err)
+}
+
+func (h diskHandler) PartitionDisk(_ context.Context, r *api.DiskPartitionDiskRequest, _ string) (*api.DiskPartitionDiskResponse, error) {
+	if err := h.s.check(dsk, "PartitionDisk", h.s.disk("disk_number", r.DiskNumber)); err != nil {
+		return nil, err
+	}
+	o := h.s.OS
+	initialized, err := o.IsDiskInitialized(r.DiskNumber)
+	if err == nil && !initialized {
+		err = o.InitializeDisk(r.DiskNumber)
+	}
+	if err == nil {
+		var parts bool
+		if parts, err = o.BasicPartitionsExist(r.DiskNumber); err == nil && !parts {
+			err = o.CreateBasicPartition(r.DiskNumber)
+		}
+	}
+	return &api.DiskPartitionDiskResponse{}, h.s.refuse(err)
+}
+
+func (h diskHandler) Rescan(context.Context, *api.DiskRescanRequest, string) (*api.DiskRescanResponse, error) {
+	if h.s.broken("rescan-fails") {
+		return nil, status.Error(codes.Internal, "Update-HostStorageCache failed")
+	}
+	return &api.DiskRescanResponse{}, h.s.refuse(h.s.OS.Rescan())
+}
+
+func (h diskHandler) GetDiskNumberByName(_ context.Context, r *api.DiskGetDiskNumberByNameRequest, _ string) (*api.DiskGetDiskNumberByNameResponse, error) {
+	n, err := h.s.OS.GetDiskNumberByName(r.DiskName)
+	if err != nil {
+		return nil, h.s.refuse(err)
+	}
+	return &api.DiskGetDiskNumberByNameResponse{DiskNumber: strconv.FormatUint(uint64(n), 10)}, nil
+}
+
+func (h diskHandler) GetDiskStats(_ context.Context, r *api.DiskGetDiskStatsRequest, _ string) (*api.DiskGetDiskStatsResponse, error) {
+	n, err := h.s.OS.GetDiskStats(r.DiskNumber)
+	return &api.DiskGetDiskStatsResponse{TotalBytes: n}, h.s.refuse(err)
+}
+
+func (h diskHandler) SetDiskState(_ context.Context, r *api.DiskSetDiskStateRequest, _ string) (*api.DiskSetDiskStateResponse, error) {
+	if err := h.s.check(dsk, "SetDiskState", h.s.disk("disk_number", r.DiskNumber)); err != nil {
+		return nil, err
+	}
+	if h.s.broken("state-not-kept") {
+		return &api.DiskSetDiskStateResponse{}, nil
+	}
+	return &api.DiskSetDiskStateResponse{}, h.s.refuse(h.s.OS.SetDiskState(r.DiskNumber, r.IsOnline))
+}
+
+func (h diskHandler) GetDiskState(_ context.Context, r *api.DiskGetDiskStateRequest, _ string) (*api.DiskGetDiskStateResponse, error) {
+	ok, err := h.s.OS.GetDiskState(r.DiskNumber)
+	return &api.DiskGetDiskStateResponse{IsOnline: ok}, h.s.refuse(err)
 }

@@ -271,3 +271,25 @@ func TestParseErrorDoesNotEchoInput(t *testing.T) {
 		t.Fatalf("the reason is lost: %v", err)
 	}
 }
+
+// TestSpelledReadsBackEveryBlock: a block's String read back through
+// Spelled is the same block, and two spellings of one prefix are two blocks
+// naming the same prefix.
+func TestSpelledReadsBackEveryBlock(t *testing.T) {
+	for _, s := range []string{"192.0.2.0/24", "192.0.2.5/24", "2001:DB8::/32", "2001:db8::/32", "::ffff:192.0.2.1/128", "192.0.2.1", " 192.0.2.1/32", "not-a-cidr", "300.1.1.1/32"} {
+		b := Spelled(s)
+		if b.String() != s || Spelled(b.String()) != b {
+			t.Errorf("Spelled(%q) = %+v, reads back as %q", s, b, b.String())
+		}
+		if b.Enforced() && b.Prefix != b.Prefix.Masked() {
+			t.Errorf("Spelled(%q) holds an unmasked prefix %s", s, b.Prefix)
+		}
+	}
+	canon, host := Spelled("192.0.2.0/24"), Spelled("192.0.2.5/24")
+	if canon != Canonical(netip.MustParsePrefix("192.0.2.0/24")) || canon == host || canon.Prefix != host.Prefix {
+		t.Errorf("canonical %+v and host-bit %+v spellings", canon, host)
+	}
+	if Spelled("192.0.2.1").Enforced() || Spelled("not-a-cidr").Enforced() {
+		t.Error("a spelling that names no prefix is enforced")
+	}
+}

@@ -35,7 +35,7 @@ func (d Delta) Empty() bool { return len(d.Added) == 0 && len(d.Removed) == 0 }
 func NewSet(ps []netip.Prefix) *Set {
 	s := &Set{
 		count:    map[netip.Prefix]int{},
-		prefixes: btree.NewG(32, func(a, b netip.Prefix) bool { return comparePrefix(a, b) < 0 }),
+		prefixes: btree.NewG(32, func(a, b netip.Prefix) bool { return a.Compare(b) < 0 }),
 		ranges:   btree.NewG(32, func(a, b Range) bool { return a.From.Less(b.From) }),
 	}
 	for _, p := range ps {
@@ -51,13 +51,6 @@ func NewSet(ps []netip.Prefix) *Set {
 		s.ranges.ReplaceOrInsert(r)
 	}
 	return s
-}
-
-func comparePrefix(a, b netip.Prefix) int {
-	if c := a.Addr().Compare(b.Addr()); c != 0 {
-		return c
-	}
-	return a.Bits() - b.Bits()
 }
 
 // Ranges returns the union, sorted.

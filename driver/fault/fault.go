@@ -1,224 +1,260 @@
-// Package fault parses the driver's fault-injection specs. Each fault breaks
-// exactly one rule of the fence spec so that the conformance suite's own
-// tests can show the suite catches it. The driver consults a *Set at clearly
-// named points; a nil *Set or a Set with nothing enabled is the faithful
-// driver.
+// Package fault declares the reference driver's deliberate faults, each one
+// typed value (Fault): its name, what it breaks, the hook of the driver's
+// faithful path it acts at, and the exact conformance rules a suite run
+// against the broken driver must fail (its Proofs). The suite's self test,
+// the rule table's fault column and the driver's --fault help all read the
+// one table, All.
 //
-// A spec is "name" or "name=arg": "delay=RPC:DURATION" and "code=RPC:CODE"
-// take an argument, every other fault is a plain name (see Names).
+// The driver calls the hooks of a *Set at named points of its faithful path
+// (Call, Auth, CIDR, Request, Fence, Unfence, List, ...); a nil *Set, or one
+// with no fault at a hook, leaves the faithful behaviour as it is. A spec on
+// the command line is "name" or "name=arg": "delay=RPC:DURATION" and
+// "code=RPC:CODE" take an argument, "ack-before-enforce" an optional one.
 package fault
 
 import (
-	"fmt"
-	"slices"
-	"strings"
+	"net/netip"
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/fenceproof/fenceproof/driver/cidr"
 )
 
-// RPCs are the names accepted in delay= and code= specs.
-var RPCs = []string{"Fence", "Unfence", "List", "GetClients", "GetIdentity", "GetCapabilities", "Probe"}
+// Hook names a point of the driver's faithful path at which faults act.
+type Hook string
 
-// Set is the parsed set of active faults.
-type Set struct {
-	Delay map[string]time.Duration // per RPC: sleep this long first, ignoring cancellation
-	Code  map[string]codes.Code    // per RPC: always fail with this code
-
-	AcceptEmpty             bool // Fence/Unfence with no cidrs return OK
-	AcceptMalformed         bool // malformed CIDRs are stored verbatim (bare IPs and padded values are AcceptBareIP's)
-	AcceptBareIP            bool // bare IPs / padded values are stored verbatim
-	LenientCIDRs            bool // bare IPs / padded values are accepted and stored canonically (breaks only a SHOULD)
-	PartialApply            bool // the valid elements of a mixed request are applied, then INVALID_ARGUMENT
-	NoAuth                  bool // secrets are not checked
-	WrongAuthCode           bool // bad secrets give PERMISSION_DENIED instead of UNAUTHENTICATED
-	LeakSecret              bool // UNAUTHENTICATED / INVALID_ARGUMENT messages carry the secret values
-	IgnoreParams            bool // required parameters are not checked
-	NoNormalise             bool // prefixes stored and listed exactly as given
-	RejectIPv6              bool // IPv6 prefixes are INVALID_ARGUMENT
-	NoDedupe                bool // duplicates stored and listed as often as requested
-	FirstOnly               bool // a multi-CIDR Fence fences only the first element
-	DropList                bool // List omits the most recently fenced prefix
-	UnfenceNoop             bool // Unfence returns OK and removes nothing
-	UnfenceOverlap          bool // Unfence also removes every overlapping stored prefix
-	NotIdempotent           bool // ALREADY_EXISTS on re-fence, NOT_FOUND on unfence of an unknown prefix
-	Race                    bool // mutations are not serialised (lost updates)
-	InternalOnContention    bool // a mutation arriving during another fails with INTERNAL
-	NoFenceCapability       bool // GetCapabilities omits NETWORK_FENCE
-	GetClientsUnimplemented bool // GET_CLIENTS_TO_FENCE advertised, GetFenceClients UNIMPLEMENTED
-	ClientsUnstable         bool // client ids change on every call
-	ClientsBadAddress       bool // client addresses returned as ip:port
-	ClientsEmptyID          bool // one client has an empty id
-	ClientsMutate           bool // GetFenceClients unfences everything
-	EmptyIdentity           bool // GetIdentity returns an empty name
-	ProbeNotReady           bool // Probe returns ready=false
-	ListUnimplemented       bool // ListClusterFence returns UNIMPLEMENTED
-	RejectHostBits          bool // host bits are rejected whatever the HostBits option says
-	ForgetOnRestart         bool // the store is wiped on start: nothing survives a restart
-
-	// AckBeforeEnforce > 0: a Fence that adds prefixes is acknowledged as
-	// soon as it is stored and enforced this long afterwards (spec
-	// "ack-before-enforce" or "ack-before-enforce=DURATION").
-	AckBeforeEnforce time.Duration
-
-	// Faults of the second-generation conformance rules (sanity issue 12).
-	ListStorageNative bool // List spells each fence as a storage blocklist entry, address:port/nonce
-	SilentCapacity    bool // fences beyond CapacityLimit are acknowledged and silently dropped
-	ExpireFences      bool // fences vanish ExpiryAfter after they were made, like a blocklist's default expiry
-	UnfenceVerbatim   bool // Unfence matches the spelling given, so host bits make it a no-op
-	KeepMapped        bool // IPv4-mapped IPv6 is acknowledged and kept as IPv6, where no IPv4 packet matches it
-	AuthFenceOnly     bool // only Fence checks secrets; Unfence, List and GetFenceClients do not
-	ConcurrentDup     bool // a Fence arriving while another is in flight stores a duplicate
-	UnfenceNeighbour  bool // Unfence also removes the next fence in list order (an off-by-one)
-	RejectSlash31     bool // IPv4 /31 blocks are INVALID_ARGUMENT (point-to-point links treated as invalid)
-	FailWideIPv6      bool // IPv6 blocks wider than /96 fail with INTERNAL (expanded address by address until out of memory)
-	MixedFirstFamily  bool // a request mixing IPv4 and IPv6 fences only the family of its first block
-	IgnoreParamValues bool // required parameters are checked for presence only, not for their value
-
-	specs []string
-}
-
-// flags maps each argument-less fault name to its field.
-var flags = map[string]func(*Set) *bool{
-	"accept-empty":              func(s *Set) *bool { return &s.AcceptEmpty },
-	"accept-malformed":          func(s *Set) *bool { return &s.AcceptMalformed },
-	"accept-bare-ip":            func(s *Set) *bool { return &s.AcceptBareIP },
-	"lenient-cidrs":             func(s *Set) *bool { return &s.LenientCIDRs },
-	"partial-apply":             func(s *Set) *bool { return &s.PartialApply },
-	"no-auth":                   func(s *Set) *bool { return &s.NoAuth },
-	"wrong-auth-code":           func(s *Set) *bool { return &s.WrongAuthCode },
-	"leak-secret":               func(s *Set) *bool { return &s.LeakSecret },
-	"ignore-params":             func(s *Set) *bool { return &s.IgnoreParams },
-	"no-normalise":              func(s *Set) *bool { return &s.NoNormalise },
-	"reject-ipv6":               func(s *Set) *bool { return &s.RejectIPv6 },
-	"no-dedupe":                 func(s *Set) *bool { return &s.NoDedupe },
-	"first-only":                func(s *Set) *bool { return &s.FirstOnly },
-	"drop-list":                 func(s *Set) *bool { return &s.DropList },
-	"unfence-noop":              func(s *Set) *bool { return &s.UnfenceNoop },
-	"unfence-overlap":           func(s *Set) *bool { return &s.UnfenceOverlap },
-	"not-idempotent":            func(s *Set) *bool { return &s.NotIdempotent },
-	"race":                      func(s *Set) *bool { return &s.Race },
-	"internal-on-contention":    func(s *Set) *bool { return &s.InternalOnContention },
-	"no-fence-capability":       func(s *Set) *bool { return &s.NoFenceCapability },
-	"get-clients-unimplemented": func(s *Set) *bool { return &s.GetClientsUnimplemented },
-	"clients-unstable":          func(s *Set) *bool { return &s.ClientsUnstable },
-	"clients-bad-address":       func(s *Set) *bool { return &s.ClientsBadAddress },
-	"clients-empty-id":          func(s *Set) *bool { return &s.ClientsEmptyID },
-	"clients-mutate":            func(s *Set) *bool { return &s.ClientsMutate },
-	"empty-identity":            func(s *Set) *bool { return &s.EmptyIdentity },
-	"probe-not-ready":           func(s *Set) *bool { return &s.ProbeNotReady },
-	"list-unimplemented":        func(s *Set) *bool { return &s.ListUnimplemented },
-	"reject-host-bits":          func(s *Set) *bool { return &s.RejectHostBits },
-	"forget-on-restart":         func(s *Set) *bool { return &s.ForgetOnRestart },
-
-	"list-storage-native": func(s *Set) *bool { return &s.ListStorageNative },
-	"silent-capacity":     func(s *Set) *bool { return &s.SilentCapacity },
-	"expire-fences":       func(s *Set) *bool { return &s.ExpireFences },
-	"unfence-verbatim":    func(s *Set) *bool { return &s.UnfenceVerbatim },
-	"keep-mapped":         func(s *Set) *bool { return &s.KeepMapped },
-	"auth-fence-only":     func(s *Set) *bool { return &s.AuthFenceOnly },
-	"concurrent-dup":      func(s *Set) *bool { return &s.ConcurrentDup },
-	"unfence-neighbour":   func(s *Set) *bool { return &s.UnfenceNeighbour },
-	"reject-ipv4-31":      func(s *Set) *bool { return &s.RejectSlash31 },
-	"fail-wide-ipv6":      func(s *Set) *bool { return &s.FailWideIPv6 },
-	"mixed-first-family":  func(s *Set) *bool { return &s.MixedFirstFamily },
-	"ignore-param-values": func(s *Set) *bool { return &s.IgnoreParamValues },
-}
-
-// DefaultAckBeforeEnforce is the delay of a bare "ack-before-enforce".
-const DefaultAckBeforeEnforce = 1500 * time.Millisecond
-
-// Limits of the second-generation faults.
+// The hooks, in the order a request meets them.
 const (
-	CapacityLimit = 512                     // silent-capacity: fences stored at most
-	ExpiryAfter   = 1500 * time.Millisecond // expire-fences: lifetime of a fence
-	WideIPv6Bits  = 96                      // fail-wide-ipv6: IPv6 blocks shorter than this fail
+	AtCall     Hook = "call"     // every RPC, first: a delay, a forced code
+	AtAuth     Hook = "auth"     // the secrets check
+	AtMessage  Hook = "message"  // an error's message
+	AtParams   Hook = "params"   // the required-parameters check
+	AtCIDR     Hook = "cidr"     // one CIDR of a request, parsed into a block
+	AtRequest  Hook = "request"  // the blocks of a whole Fence or Unfence
+	AtFence    Hook = "fence"    // one block stored by Fence
+	AtUnfence  Hook = "unfence"  // one block removed by Unfence
+	AtMutate   Hook = "mutate"   // how mutations are serialised
+	AtEnforce  Hook = "enforce"  // when a committed change is enforced
+	AtList     Hook = "list"     // ListClusterFence's answer
+	AtIdentity Hook = "identity" // GetIdentity, GetCapabilities and Probe
+	AtClients  Hook = "clients"  // GetFenceClients's answer
+	AtLoad     Hook = "load"     // the stored fences read at start
 )
 
-// Names returns every fault name, sorted; delay and code take an argument,
-// ack-before-enforce an optional one.
-func Names() []string {
-	names := []string{"delay", "code", "ack-before-enforce"}
-	for n := range flags {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+// Fault is one deliberately broken behaviour of the reference driver.
+type Fault struct {
+	// Name is how --fault names it.
+	Name string
+	// Arg is the form of its argument ("RPC:DURATION"); "" when it takes
+	// none. Optional says the argument may be left out.
+	Arg      string
+	Optional bool
+	// Example is a spec of the fault as a user types it.
+	Example string
+	// Help says what the broken driver does.
+	Help string
+	// Proofs are the suite runs against the driver with this fault, each
+	// with the exact rules it must fail. A fault without one is shown by
+	// the driver's own tests (and, for a rule, by Otherwise).
+	Proofs []Proof
+
+	// make builds the fault's behaviour from its argument, fresh per
+	// driver (some faults keep state between calls).
+	make func(arg string) (*behaviour, error)
 }
 
-// Parse parses fault specs. An unknown name, a missing or unexpected
-// argument, an unknown RPC, a bad duration or an unknown code is an error.
-func Parse(specs []string) (*Set, error) {
-	s := &Set{Delay: map[string]time.Duration{}, Code: map[string]codes.Code{}}
-	for _, spec := range specs {
-		name, arg, hasArg := strings.Cut(strings.TrimSpace(spec), "=")
-		switch name {
-		case "delay", "code":
-			rpc, val, ok := strings.Cut(arg, ":")
-			if !hasArg || !ok || val == "" {
-				return nil, fmt.Errorf("fault %q: want %s=RPC:%s", spec, name, map[string]string{"delay": "DURATION", "code": "CODE"}[name])
-			}
-			if !slices.Contains(RPCs, rpc) {
-				return nil, fmt.Errorf("fault %q: unknown RPC %q (want one of %s)", spec, rpc, strings.Join(RPCs, ", "))
-			}
-			if name == "delay" {
-				d, err := time.ParseDuration(val)
-				if err != nil || d < 0 {
-					return nil, fmt.Errorf("fault %q: bad duration %q", spec, val)
-				}
-				s.Delay[rpc] = d
-			} else {
-				var c codes.Code
-				if err := c.UnmarshalJSON([]byte(`"` + strings.ToUpper(val) + `"`)); err != nil || c == codes.OK {
-					return nil, fmt.Errorf("fault %q: unknown or OK gRPC code %q", spec, val)
-				}
-				s.Code[rpc] = c
-			}
-		case "ack-before-enforce":
-			s.AckBeforeEnforce = DefaultAckBeforeEnforce
-			if hasArg {
-				d, err := time.ParseDuration(arg)
-				if err != nil || d <= 0 {
-					return nil, fmt.Errorf("fault %q: want ack-before-enforce or ack-before-enforce=DURATION (> 0)", spec)
-				}
-				s.AckBeforeEnforce = d
-			}
-		default:
-			f, ok := flags[name]
-			if !ok {
-				return nil, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(Names(), ", "))
-			}
-			if hasArg {
-				return nil, fmt.Errorf("fault %q takes no argument", name)
-			}
-			*f(s) = true
+// Proof is one run of the conformance suite against the reference driver
+// broken by a fault, and the exact set of rules it must fail: no more, no
+// fewer.
+type Proof struct {
+	// Spec is the fault as --driver-fault takes it.
+	Spec string
+	// Flags are the suite flags the run needs.
+	Flags []string
+	// Fails are the rules that fail.
+	Fails []string
+	// Why explains a set wider than the fault's own rule.
+	Why string
+}
+
+// Hooks are the hooks the fault acts at.
+func (f *Fault) Hooks() []Hook {
+	b, err := f.make(f.arg(f.Example))
+	if err != nil {
+		panic("fault " + f.Name + ": its example does not parse: " + err.Error())
+	}
+	return b.hooks()
+}
+
+func (f *Fault) arg(spec string) string {
+	if i := len(f.Name); len(spec) > i && spec[i] == '=' {
+		return spec[i+1:]
+	}
+	return ""
+}
+
+// behaviour is what a fault does at each hook; nil (zero) fields leave the
+// faithful behaviour alone.
+type behaviour struct {
+	call     func(rpc string) error
+	auth     func(rpc string, a *Auth)
+	message  func(code codes.Code, msg string, secrets map[string]string) string
+	params   func(p *Params)
+	cidr     func(raw string, hb cidr.HostBits, next Parser) (cidr.Block, error)
+	request  func(r *Request) error
+	fence    func(s *FenceStep) error
+	unfence  func(s *UnfenceStep) error
+	mutate   Mode
+	enforce  time.Duration
+	list     func(l []Listed) []Listed
+	identity func(id *Identity)
+	clients  func(cs []Client)
+	clear    bool // clients: GetFenceClients unfences everything
+	load     func(l *Load)
+}
+
+func (b *behaviour) hooks() []Hook {
+	var out []Hook
+	for _, h := range []struct {
+		hook Hook
+		set  bool
+	}{
+		{AtCall, b.call != nil}, {AtAuth, b.auth != nil}, {AtMessage, b.message != nil}, {AtParams, b.params != nil},
+		{AtCIDR, b.cidr != nil}, {AtRequest, b.request != nil}, {AtFence, b.fence != nil}, {AtUnfence, b.unfence != nil},
+		{AtMutate, b.mutate != Serialised}, {AtEnforce, b.enforce > 0}, {AtList, b.list != nil},
+		{AtIdentity, b.identity != nil}, {AtClients, b.clients != nil || b.clear}, {AtLoad, b.load != nil},
+	} {
+		if h.set {
+			out = append(out, h.hook)
 		}
-		s.specs = append(s.specs, spec)
 	}
-	return s, nil
+	return out
 }
 
-// Specs returns the specs the set was parsed from (for logging).
-func (s *Set) Specs() []string {
-	if s == nil {
-		return nil
-	}
-	return slices.Clone(s.specs)
+// Auth is how the secrets of a request are checked.
+type Auth struct {
+	Check bool       // faithful: true
+	Code  codes.Code // the code of a refusal; faithful: UNAUTHENTICATED
 }
 
-// Active reports whether any fault is enabled.
-func (s *Set) Active() bool { return s != nil && len(s.specs) > 0 }
-
-// Before is the hook every RPC calls first: it sleeps for a configured delay
-// (deliberately ignoring the caller's deadline, like a hung driver) and
-// returns the configured failure code, if any.
-func (s *Set) Before(rpc string) (codes.Code, bool) {
-	if s == nil {
-		return codes.OK, false
-	}
-	if d := s.Delay[rpc]; d > 0 {
-		time.Sleep(d)
-	}
-	c, ok := s.Code[rpc]
-	return c, ok
+// Params is how a request's required parameters are checked.
+type Params struct {
+	Check  bool // faithful: true
+	Values bool // a parameter given as key=value must carry the value; faithful: true
 }
+
+// Parser is the faithful parse of one CIDR under a host-bits policy.
+type Parser func(raw string, hb cidr.HostBits) (cidr.Block, error)
+
+// Request is a Fence or Unfence as the hooks see it, once every CIDR is
+// parsed.
+type Request struct {
+	RPC   string   // "Fence" or "Unfence"
+	CIDRs []string // as the request carried them
+	// Blocks are the blocks of the valid CIDRs, in request order, repeats
+	// included.
+	Blocks []cidr.Block
+	// Invalid is the error of the first invalid CIDR; the faithful driver
+	// then refuses the request and applies nothing.
+	Invalid error
+	// Partial applies the valid CIDRs despite Invalid.
+	Partial bool
+	// Repeats keeps repeated blocks; the faithful driver applies each once.
+	Repeats bool
+	// Concurrent says another Fence was in flight when this one arrived.
+	Concurrent bool
+	done       []func()
+}
+
+// Done runs what the hooks left to do when the request ends.
+func (r *Request) Done() {
+	for _, f := range r.done {
+		f()
+	}
+	r.done = nil
+}
+
+// Fences is the fence set as the hooks see it inside a mutation.
+type Fences interface {
+	Has(b cidr.Block) bool
+	Blocks() []cidr.Block
+	Remove(b cidr.Block)
+}
+
+// Action is what Fence does with one block.
+type Action int
+
+// Actions; the faithful driver adds a block that is not stored and keeps
+// one that is.
+const (
+	Add     Action = iota // store it
+	Keep                  // leave the stored block as it is
+	Recount               // store it once more (it is listed once more)
+	Drop                  // acknowledge it and store nothing
+)
+
+// FenceStep is one block of a Fence being applied.
+type FenceStep struct {
+	Request *Request
+	Block   cidr.Block
+	Fences  Fences
+	Action  Action
+}
+
+// UnfenceStep is one block of an Unfence being applied.
+type UnfenceStep struct {
+	Block  cidr.Block
+	Fences Fences
+	// Keep leaves the block stored; the faithful driver removes it.
+	Keep bool
+}
+
+// Mode is how mutations are serialised.
+type Mode int
+
+// Modes.
+const (
+	Serialised       Mode = iota // faithful: group-committed, as if one at a time
+	Racy                         // read, wait, overwrite: concurrent updates are lost
+	FailOnContention             // a mutation arriving during another fails with INTERNAL
+)
+
+// Listed is one stored block in List's answer.
+type Listed struct {
+	Block cidr.Block
+	Seq   uint64 // when it was fenced; higher is newer
+	Count uint32 // times it is listed
+	CIDR  string // how it is spelled in the answer
+}
+
+// Identity is what the Identity service answers.
+type Identity struct {
+	Name         string // GetIdentity's name
+	NetworkFence bool   // GetCapabilities advertises NETWORK_FENCE
+	Ready        bool   // Probe's readiness
+}
+
+// Client is one entry of GetFenceClients's answer.
+type Client struct {
+	ID        string
+	Addresses []string
+}
+
+// Load is how the stored fences are read at start.
+type Load struct {
+	Forget    bool // discard them
+	Spellings bool // blocks stored as spelled are expected
+	Migrate   bool // rewrite IPv4-mapped records as IPv4; faithful: true
+}
+
+// Limits of the faults that have one.
+const (
+	CapacityLimit           = 512                     // silent-capacity: fences stored at most
+	ExpiryAfter             = 1500 * time.Millisecond // expire-fences: lifetime of a fence
+	WideIPv6Bits            = 96                      // fail-wide-ipv6: IPv6 blocks shorter than this fail
+	DefaultAckBeforeEnforce = 1500 * time.Millisecond // a bare ack-before-enforce
+)
+
+// wideIPv6 reports whether p is an IPv6 block fail-wide-ipv6 cannot expand.
+func wideIPv6(p netip.Prefix) bool { return p.Addr().Is6() && p.Bits() < WideIPv6Bits }

@@ -55,24 +55,57 @@ func baseFile(t testing.TB) ([]byte, State) {
 	return raw, want
 }
 
-// openFlipped writes data to a file and opens and loads it: a clean error,
-// or exactly want; anything else (a different set, a panic) fails.
-func openFlipped(t testing.TB, dir string, data []byte, want State) error {
+// openTimeout bounds one open and load of a corrupt file. A healthy one takes
+// milliseconds; a walk that never ends (a page cycle) must fail the test with
+// its replay recipe instead of timing out the whole go test.
+const openTimeout = 10 * time.Second
+
+// openFlipped writes data to a file and opens and loads it in a goroutine of
+// its own, waiting at most openTimeout: a clean error, or exactly want (nil:
+// any set). A different set, a panic or a hang fails t, naming replay (how to
+// reproduce this file).
+func openFlipped(t testing.TB, dir string, data []byte, want State, replay string) error {
+	t.Helper()
 	path := filepath.Join(dir, "flipped.db")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(path)
-	if err != nil {
-		return err
+	type result struct {
+		got    State
+		err    error
+		panicv any
 	}
-	defer s.Close()
-	got, err := s.Load()
-	if err != nil {
-		return err
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			r.panicv = recover()
+			done <- r
+		}()
+		s, err := Open(path)
+		if err != nil {
+			r.err = err
+			return
+		}
+		defer s.Close()
+		r.got, r.err = s.Load()
+	}()
+	timer := time.NewTimer(openTimeout)
+	defer timer.Stop()
+	var r result
+	select {
+	case r = <-done:
+	case <-timer.C:
+		// The goroutine is left spinning; the test binary ends with this failure.
+		t.Fatalf("%s: open and load did not finish in %v (a hang)", replay, openTimeout)
 	}
-	if want != nil && !maps.Equal(got, want) {
-		t.Fatalf("opened a corrupt file as a different fence set: %d records, want %d", len(got), len(want))
+	switch {
+	case r.panicv != nil:
+		t.Fatalf("%s: open and load panicked: %v", replay, r.panicv)
+	case r.err != nil:
+		return r.err
+	case want != nil && !maps.Equal(r.got, want):
+		t.Fatalf("%s: opened a corrupt file as a different fence set: %d records, want %d", replay, len(r.got), len(want))
 	}
 	return nil
 }
@@ -85,11 +118,17 @@ func TestBitFlipCorpus(t *testing.T) {
 	base, want := baseFile(t)
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("FP_FLIP_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("FP_FLIP_SEED: %v", err)
+		}
 	}
 	n := 1000
 	if s := os.Getenv("FP_FLIPS"); s != "" {
-		n, _ = strconv.Atoi(s)
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 0 {
+			t.Fatalf("FP_FLIPS=%q: want a count", s)
+		}
 	}
 	t.Logf("seed %d (replay with FP_FLIP_SEED=%d), %d random flips in %d bytes", seed, seed, n, len(base))
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -109,18 +148,12 @@ func TestBitFlipCorpus(t *testing.T) {
 	for _, bit := range offsets {
 		data := append([]byte(nil), base...)
 		data[bit/8] ^= 1 << (bit % 8)
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					t.Fatalf("seed %d: flipping bit %d (byte %d) panicked: %v", seed, bit, bit/8, r)
-				}
-			}()
-			if err := openFlipped(t, dir, data, want); err != nil {
-				errs++
-			} else {
-				same++
-			}
-		}()
+		replay := fmt.Sprintf("FP_FLIP_SEED=%d FP_FLIPS=%d: flipping bit %d (byte %d, bit %d)", seed, n, bit, bit/8, bit%8)
+		if err := openFlipped(t, dir, data, want, replay); err != nil {
+			errs++
+		} else {
+			same++
+		}
 	}
 	t.Logf("%d flips: %d clean errors, %d loaded the original set unchanged", len(offsets), errs, same)
 	if errs == 0 {
@@ -145,7 +178,7 @@ func FuzzBitFlip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pos uint32, mask byte) {
 		data := append([]byte(nil), fuzzBase...)
 		data[int(pos)%len(data)] ^= mask
-		_ = openFlipped(t, dir, data, fuzzWant)
+		_ = openFlipped(t, dir, data, fuzzWant, "FuzzBitFlip")
 	})
 }
 
@@ -157,6 +190,6 @@ func FuzzOpen(f *testing.F) {
 	f.Add([]byte("not a state file"))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = openFlipped(t, dir, data, nil)
+		_ = openFlipped(t, dir, data, nil, "FuzzOpen")
 	})
 }

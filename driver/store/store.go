@@ -7,10 +7,12 @@
 // unless a fault says otherwise) and whose values are a sequence number
 // (fence order), a count (always 1 unless the no-dedupe fault is active) and
 // a checksum; record.go has the layout. Opening verifies everything: both
-// bbolt meta pages, every record's
-// checksum and the digest over all records. A file that fails any check is
-// an error naming what is wrong, never an empty or different fence set, and
-// a bbolt panic on a corrupt page is turned into such an error.
+// bbolt meta pages and the freelist, the page tree (every page in the file,
+// reached once, elements inside their page, keys in order; pages.go), every
+// record's checksum and the digest over all records. A file that fails any
+// check is an error naming what is wrong, never an empty or different fence
+// set, a crash or a hang, and a bbolt panic on a corrupt page is turned into
+// such an error.
 package store
 
 import (
@@ -47,24 +49,6 @@ type Entry struct {
 
 // State is the whole fence set, keyed by stored prefix string.
 type State map[string]Entry
-
-// Clone returns a copy of s that can be modified freely.
-func (s State) Clone() State {
-	c := make(State, len(s))
-	for k, v := range s {
-		c[k] = v
-	}
-	return c
-}
-
-// MaxSeq returns the highest sequence number in s (0 when empty).
-func (s State) MaxSeq() uint64 {
-	var m uint64
-	for _, e := range s {
-		m = max(m, e.Seq)
-	}
-	return m
-}
 
 // Store is an open state file.
 type Store struct {
@@ -117,7 +101,9 @@ func open(path string, readOnly bool) (s *Store, err error) {
 	s = &Store{db: db}
 	if fresh {
 		err = s.create()
-	} else {
+	} else if err = checkPages(path); err == nil {
+		// Under bbolt's lock, so no other driver rewrites pages meanwhile,
+		// and before any cursor walks the tree.
 		err = s.check(readOnly)
 	}
 	if err != nil {
@@ -167,9 +153,11 @@ func (s *Store) create() error {
 }
 
 // check verifies the format marker, every record and the digest. A
-// format-1 file is upgraded (unless readOnly). bbolt's own tx.Check is not
-// used: it walks pages in a goroutine of its own, where a fault on a corrupt
-// page cannot be recovered and kills the process.
+// format-1 file is upgraded (unless readOnly). checkPages has already
+// checked the page tree the cursors walk. bbolt's own tx.Check is not used:
+// it walks pages in a goroutine of its own, where a fault on a corrupt page
+// cannot be recovered and kills the process, and it descends again into a
+// page it has already reported as reached twice, so a page cycle never ends.
 func (s *Store) check(readOnly bool) error {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		m, f := tx.Bucket(bucketMeta), tx.Bucket(bucketFences)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,7 +22,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := s.Set(want); err != nil {
 		t.Fatal(err)
 	}
-	next := want.Clone()
+	next := maps.Clone(want)
 	delete(next, "192.0.2.0/24")
 	next["198.51.100.0/24"] = Entry{Seq: 3, Count: 1}
 	if err := s.Set(next); err != nil {
@@ -39,9 +40,6 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, next) {
 		t.Fatalf("reloaded %v, want %v", got, next)
-	}
-	if next.MaxSeq() != 3 {
-		t.Fatalf("MaxSeq = %d", next.MaxSeq())
 	}
 }
 

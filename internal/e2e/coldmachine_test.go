@@ -88,44 +88,66 @@ exec `+goBin+` "$@"
 	}
 }
 
-// TestClusterScriptsReadModulesOnlyAfterDownload is the static half of the
-// same defect class: no build or install step may read a module's
-// directory or the module cache's files through a command that does not
-// download first. `go list -m -f {{.Dir}}` prints nothing for a module that
-// is not cached, and $GOMODCACHE/cache/download/... exists only after some
-// earlier run; `go mod download -json` downloads and then names both.
-func TestClusterScriptsReadModulesOnlyAfterDownload(t *testing.T) {
+// TestBuildStepsReadModulesOnlyAfterDownload is the static half of the
+// same defect class: no build or install step, and no Go code that runs
+// one, may read a module's directory or the module cache's files through a
+// command that does not download first. `go list -m -f {{.Dir}}` prints
+// nothing for a module that is not cached, and
+// $GOMODCACHE/cache/download/... exists only after some earlier run; `go
+// mod download -json` (internal/gomod in Go) downloads and then names both.
+func TestBuildStepsReadModulesOnlyAfterDownload(t *testing.T) {
 	root := filepath.Join(clusterDir(t), "..", "..")
-	var files []string
+	var scripts []string
 	for _, pat := range []string{"fixtures/cluster/*.sh", "mk/*.mk", "mk/*.sh", ".ci/*", "Makefile"} {
 		m, _ := filepath.Glob(filepath.Join(root, pat))
-		files = append(files, m...)
+		scripts = append(scripts, m...)
 	}
-	if len(files) < 5 {
-		t.Fatalf("found only %d build scripts under %s", len(files), root)
+	if len(scripts) < 5 {
+		t.Fatalf("found only %d build scripts under %s", len(scripts), root)
 	}
-	bad := []*regexp.Regexp{
+	shell := []*regexp.Regexp{
 		regexp.MustCompile(`go\s+list\s+-m\b[^|;&\n]*\{\{\s*\.Dir\s*\}\}`),
 		regexp.MustCompile(`GOMODCACHE[^\n]*/cache/download`),
 		regexp.MustCompile(`go\s+env\s+GOMODCACHE`),
 	}
-	for _, f := range files {
+	goSource := []*regexp.Regexp{
+		regexp.MustCompile(`"list",\s*"-m"[^\n]*\{\{\s*\.Dir\s*\}\}`),
+		regexp.MustCompile(`"env",\s*"GOMODCACHE"`),
+	}
+	check := func(f string, bad []*regexp.Regexp, comment string) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			if strings.HasPrefix(strings.TrimSpace(line), comment) {
 				continue
 			}
 			for _, re := range bad {
 				if re.MatchString(line) {
 					rel, _ := filepath.Rel(root, f)
-					t.Errorf("%s:%d reads the module cache without downloading first (use `go mod download -json MODULE` and its .Dir/.Info): %s",
+					t.Errorf("%s:%d reads the module cache without downloading first (use `go mod download -json MODULE` and its .Dir/.Info, or internal/gomod): %s",
 						rel, i+1, strings.TrimSpace(line))
 				}
 			}
 		}
+	}
+	for _, f := range scripts {
+		check(f, shell, "#")
+	}
+	n := 0
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || (d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			n++
+			check(p, goSource, "//")
+		}
+		return nil
+	})
+	if n < 100 {
+		t.Fatalf("walked only %d Go files under %s", n, root)
 	}
 }
 

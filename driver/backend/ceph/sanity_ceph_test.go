@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/sanity"
 )
 
@@ -175,8 +176,8 @@ func TestSuiteFaultsFailOnCeph(t *testing.T) {
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			var want []string
-			for _, fp := range sanity.FaultProofs {
-				if fp.Fault == c.fault && len(fp.Args) == len(c.args) {
+			for _, fp := range fault.Proofs() {
+				if fp.Spec == c.fault && len(fp.Flags) == len(c.args) {
 					for _, id := range fp.Fails {
 						if slices.Contains(c.rules, id) {
 							want = append(want, id)
@@ -186,7 +187,7 @@ func TestSuiteFaultsFailOnCeph(t *testing.T) {
 			}
 			for _, id := range c.rules {
 				// Faults proven by a test of their own (RESTART-001's).
-				if how, ok := sanity.ProvenOtherwise[id]; ok && strings.Contains(how, "`"+c.fault+"`") {
+				if how, ok := fault.ProvenOtherwise[id]; ok && strings.Contains(how, "`"+c.fault+"`") {
 					want = append(want, id)
 				}
 			}

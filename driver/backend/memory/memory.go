@@ -90,12 +90,7 @@ func (b *Backend) Applied() ([]netip.Prefix, int) {
 	for p := range b.applied {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(x, y netip.Prefix) int {
-		if c := x.Addr().Compare(y.Addr()); c != 0 {
-			return c
-		}
-		return x.Bits() - y.Bits()
-	})
+	slices.SortFunc(out, netip.Prefix.Compare)
 	return out, b.applies + b.changes
 }
 

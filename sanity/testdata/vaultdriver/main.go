@@ -197,12 +197,7 @@ func (s *server) sorted() []netip.Prefix {
 	for p := range s.fenced {
 		ps = append(ps, p)
 	}
-	slices.SortFunc(ps, func(a, b netip.Prefix) int {
-		if c := a.Addr().Compare(b.Addr()); c != 0 {
-			return c
-		}
-		return a.Bits() - b.Bits()
-	})
+	slices.SortFunc(ps, netip.Prefix.Compare)
 	return ps
 }
 

@@ -1,0 +1,181 @@
+package conformance
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/csiproxy/api"
+	"github.com/fenceproof/fenceproof/csiproxy/hostrecord"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/rulebook"
+)
+
+// refusal is one refused request, for CODE-001.
+type refusal struct {
+	what string
+	code codes.Code
+}
+
+// refusalSpecs registers one rule per RPC of restrict.RPCs: every case of
+// every checked field's kind is sent in that field, the others valid, on
+// every served version that has the RPC, and each must be refused. The
+// RPCs whose cases would empty a kubelet directory on a host that accepted
+// them (RmdirContents) run last, so such a host fails only their rule.
+func refusalSpecs(s *state) {
+	rpcs := slices.Clone(restrict.RPCs)
+	slices.SortStableFunc(rpcs, func(a, b restrict.RPC) int {
+		return cmp.Compare(emptiesDirs(a), emptiesDirs(b))
+	})
+	for _, r := range rpcs {
+		r := r
+		s.it(r.Rule(), func(ctx context.Context) { s.refuseAll(ctx, r) })
+	}
+}
+
+func emptiesDirs(r restrict.RPC) int {
+	if r.Method == "RmdirContents" {
+		return 1
+	}
+	return 0
+}
+
+func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
+	vs := s.of(r.Group, r.Method)
+	if len(vs) == 0 {
+		rulebook.NotSupported("no served version has %s %s", r.Group, r.Method)
+	}
+	if why := s.needs(r); why != "" {
+		rulebook.Skip("%s", why)
+	}
+	var f failures
+	skipped := map[string]int{}
+	sent := 0
+	for _, gv := range vs {
+		for _, fl := range r.Fields {
+			if fl.Kind == restrict.KindFree {
+				continue
+			}
+			for _, c := range restrict.CasesOf(fl.Kind) {
+				if c.Rule == "SYSDISK-001" && !r.Changes {
+					continue
+				}
+				p := s.place()
+				if why := s.unsendable(r, c, p); why != "" {
+					skipped[why]++
+					continue
+				}
+				sent++
+				s.probe(ctx, gv, r, fl, c, p, &f)
+			}
+		}
+	}
+	var notes []string
+	for why, n := range skipped {
+		notes = append(notes, fmt.Sprintf("%d not sent: %s", n, why))
+	}
+	sort.Strings(notes)
+	rulebook.Note("%d cases sent on %s%s", sent, versionList(vs), strings.Join(append([]string{""}, notes...), "; "))
+	f.check()
+}
+
+func versionList(vs []api.GroupVersion) string {
+	var out []string
+	for _, gv := range vs {
+		out = append(out, gv.Version)
+	}
+	return strings.Join(out, " ")
+}
+
+// needs says what an RPC's cases need that is not configured.
+func (s *state) needs(r restrict.RPC) string {
+	switch {
+	case r.Group == "smb" && s.cfg.SMBShare == "":
+		return "no --smb-share: an SMB refusal to an unreachable server cannot be told from a network failure"
+	case r.Group == "iscsi" && s.cfg.ISCSIPortal == "":
+		return "no --iscsi-portal: an iSCSI refusal to an unreachable portal cannot be told from a network failure"
+	case r.Group == "filesystem" || r.Group == "volume":
+		if s.fs() == nil {
+			return "no filesystem version is served to prepare the cases"
+		}
+	}
+	return ""
+}
+
+// unsendable says why a case is not sent, "" when it is.
+func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Place) string {
+	switch {
+	case strings.Contains(c.Value, "{escape}") && s.cfg.EscapeLink == "":
+		return "no --escape-link (a link leading outside the kubelet directories)"
+	case strings.Contains(c.Value, "{osdisk}") && s.osDisk == "", strings.Contains(c.Value, "{osvolume}") && s.osVolume == "":
+		return "the OS disk is unknown (no volume v2alpha1 to ask)"
+	case !s.recorded && !s.cfg.Disruptive && disruptive(r, c):
+		return "disruptive on a real node if accepted (--disruptive-probes sends it)"
+	}
+	for _, k := range []restrict.Kind{restrict.KindPath, restrict.KindLinkSource, restrict.KindLinkTarget} {
+		if c.Kind != k {
+			continue
+		}
+		v := restrict.Expand(c.Value, k, p)
+		for _, w := range s.cfg.WorkingDirs {
+			if restrict.AtOrUnder(w, v) {
+				return "lands below a --working-dir, which the host accepts"
+			}
+		}
+	}
+	return ""
+}
+
+// disruptive: a case a real node would feel if its host accepted it.
+func disruptive(r restrict.RPC, c restrict.Case) bool {
+	switch {
+	case r.Method == "RmdirContents" && !strings.Contains(c.Value, "{s}"):
+		return true // would empty a kubelet directory
+	case c.Rule == "SYSDISK-001" && (r.Method == "FormatVolume" || r.Method == "MountVolume"):
+		return true
+	case r.Method == "StopService" && !strings.Contains(c.Value, "{s}"):
+		return true // would stop a running service
+	}
+	return false
+}
+
+// probe sends one case and records a failure unless the host refused it
+// before making any Windows call (when its record says).
+func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, fl restrict.Field, c restrict.Case, p restrict.Place, f *failures) {
+	cctx, cancel := s.call(ctx)
+	defer cancel()
+	b := s.base(cctx, gv, r, c, fl.Name, p)
+	defer b.done(cctx)
+	value := restrict.Expand(c.Value, fl.Kind, p)
+	what := fmt.Sprintf("%s %s %s %s=%q (%s, %s)", gv.Group, gv.Version, r.Method, fl.Name, value, c.Rule, c.Name)
+	if c.Make == restrict.MakeDir {
+		if err := s.mkdir(cctx, value); err != nil {
+			f.add("%s: setup Mkdir: %v", what, err)
+			return
+		}
+		defer s.rmdir(cctx, value)
+	}
+	if err := setField(b.req, fl.Name, value, c.Port); err != nil {
+		f.add("%s: %v", what, err)
+		return
+	}
+	wctx, calls := hostrecord.Watch(cctx)
+	err := invoke(wctx, s.client(gv), r.Method, b.req)
+	switch {
+	case err == nil:
+		f.add("%s: accepted", what)
+		b.undo(cctx, b.req)
+	case s.recorded && len(calls.Names) > 0 && !c.ByWindows:
+		f.add("%s: let through to Windows (%s), which failed: %v", what, strings.Join(calls.Names, ", "), status.Convert(err).Message())
+	case status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded:
+		f.add("%s: failed on the network (%s), not refused", what, status.Code(err))
+	default:
+		s.refusals = append(s.refusals, refusal{what: what, code: status.Code(err)})
+	}
+}

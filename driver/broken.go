@@ -1,0 +1,90 @@
+package driver
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// The driver's broken modes: the ways of mutating and enforcing that the
+// mutate and enforce hooks select (faults race, internal-on-contention and
+// ack-before-enforce). The faithful path is mutateBatched and commit.
+
+// raceWindow is how long the race fault sleeps between reading and writing
+// the fence set, wide enough for concurrent mutations to interleave.
+const raceWindow = 20 * time.Millisecond
+
+// mutateRacy is an unserialised read-modify-write: it reads a snapshot,
+// sleeps, then overwrites the set with snapshot+change, so concurrent
+// mutations lose updates (but never corrupt memory).
+func (d *Driver) mutateRacy(ctx context.Context, change func(*txn) error) error {
+	d.stateMu.RLock()
+	snap, seq := maps.Clone(d.live), d.maxSeq
+	d.stateMu.RUnlock()
+	t := newTxn(snap, seq)
+	if err := change(t); err != nil {
+		return err
+	}
+	time.Sleep(raceWindow)
+	next := snap
+	for k := range t.del {
+		delete(next, k)
+	}
+	for k, e := range t.put {
+		next[k] = e
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	full := newTxn(d.live, d.maxSeq)
+	for _, k := range full.Blocks() {
+		if _, ok := next[k]; !ok {
+			full.remove(k)
+		}
+	}
+	for k, e := range next {
+		full.set(k, e)
+	}
+	return d.commit(ctx, full.diff())
+}
+
+// mutateOrFail applies a change alone, failing with INTERNAL when another
+// mutation holds the lock.
+func (d *Driver) mutateOrFail(ctx context.Context, change func(*txn) error) error {
+	if !d.mu.TryLock() {
+		return status.Error(codes.Internal, "another mutation is in flight")
+	}
+	defer d.mu.Unlock()
+	t := newTxn(d.live, d.maxSeq)
+	if err := change(t); err != nil {
+		return err
+	}
+	return d.commit(ctx, t.diff())
+}
+
+// enforceLater applies, after delay, whatever set is stored by then, as a
+// whole: the fences were acknowledged before they were enforced.
+func (d *Driver) enforceLater(delay time.Duration) {
+	select {
+	case <-d.done:
+		return
+	case <-time.After(delay):
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case <-d.done:
+		return
+	default:
+	}
+	d.stateMu.Lock()
+	ps := d.live.prefixes()
+	d.stateMu.Unlock()
+	if err := d.backend.Apply(context.Background(), ps); err != nil {
+		d.log.Error("fault ack-before-enforce: late apply failed", "err", err)
+		return
+	}
+	d.log.Warn("fault ack-before-enforce: fences enforced late", "delay", delay, "count", len(ps))
+}
