@@ -97,6 +97,9 @@ func TestMain(m *testing.M) {
 		}
 		if err == nil {
 			env.bin, err = buildBinary()
+			if os.Getenv("FP_CEPH_BIN") == "" && env.bin != "" {
+				defer os.RemoveAll(filepath.Dir(env.bin))
+			}
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ceph test setup:", err)
