@@ -1,13 +1,17 @@
 # Fencing on a real Ceph (ceph/README.md): a single-node cluster from
 # Debian's Pacific packages, started by the project (ceph/cluster) in a
-# network namespace of its own. `make deps` installs the packages as root.
+# network namespace of its own. `make ceph-deps` installs its Debian packages
+# as root (every target here that needs them runs it; `make sanity` does not).
 CEPH_DIR ?= /run/fenceproof-ceph
 CEPH_UP_FLAGS ?=
 
-DEB_PACKAGES += ceph-mon ceph-osd ceph-mgr ceph-common librados-dev
+CEPH_DEB_PACKAGES := ceph-mon ceph-osd ceph-mgr ceph-common librados-dev
 
-.PHONY: ceph-up ceph-status ceph-down
-ceph-up: deps $(FENCEPROOF) ## start a single-node Ceph in CEPH_DIR and a private netns (CEPH_UP_FLAGS="--osds 3 --set key=value")
+.PHONY: ceph-deps ceph-up ceph-status ceph-down
+ceph-deps: deps ## install Ceph's Debian packages (Pacific: mon, osd, mgr, CLI, librados-dev) when root and missing
+	$(call apt_install,$(CEPH_DEB_PACKAGES))
+
+ceph-up: ceph-deps $(FENCEPROOF) ## start a single-node Ceph in CEPH_DIR and a private netns (CEPH_UP_FLAGS="--osds 3 --set key=value")
 	$(FENCEPROOF) ceph up --dir $(CEPH_DIR) $(CEPH_UP_FLAGS)
 
 ceph-status: $(FENCEPROOF) ## health of the Ceph in CEPH_DIR
@@ -32,9 +36,9 @@ $(FENCEPROOF_CEPH): FORCE
 	$(GO) build -tags ceph -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/fenceproof
 
 # ceph_ready prints why the Ceph tests cannot run here, or nothing.
-ceph_ready = $(if $(IS_ROOT),$(if $(wildcard /usr/include/rados/librados.h),,librados-dev is missing (make deps as root)),they need root (network namespaces))
+ceph_ready = $(if $(IS_ROOT),$(if $(wildcard /usr/include/rados/librados.h),,librados-dev is missing (make ceph-deps as root)),they need root (network namespaces))
 
-test-ceph: deps ## the Ceph backend on a real single-node Ceph: sanity, enforcement with writers and the oracle, ranges and per-address, restart, bad input, faults (root)
+test-ceph: ceph-deps ## the Ceph backend on a real single-node Ceph: sanity, enforcement with writers and the oracle, ranges and per-address, restart, bad input, faults (root)
 	@if [ -n "$(ceph_ready)" ]; then echo "SKIP test-ceph: $(ceph_ready)"; else \
 	  $(MAKE) --no-print-directory $(FENCEPROOF_CEPH) && \
 	  mkdir -p $(REPORTS) && log=$(REPORTS)/test-ceph.log && \
@@ -43,7 +47,7 @@ test-ceph: deps ## the Ceph backend on a real single-node Ceph: sanity, enforcem
 	  grep -E '^(--- |    [a-z_]+\.go:[0-9]+: FIGURES|ok|FAIL|ceph: cluster up)' $$log; \
 	  if [ $$rc -ne 0 ]; then echo "test-ceph failed; the end of $$log:"; grep -v '^time=' $$log | tail -60; fi; exit $$rc; fi
 
-sanity-ceph: deps ## fenceproof sanity against fenceproof driver --backend ceph on a real single-node Ceph; reports in $(REPORTS)/sanity-ceph/ (root)
+sanity-ceph: ceph-deps ## fenceproof sanity against fenceproof driver --backend ceph on a real single-node Ceph; reports in $(REPORTS)/sanity-ceph/ (root)
 	@if [ -n "$(ceph_ready)" ]; then echo "SKIP sanity-ceph: $(ceph_ready)"; else \
 	  $(MAKE) --no-print-directory $(FENCEPROOF_CEPH) && \
 	  FP_CEPH_BIN=$(abspath $(FENCEPROOF_CEPH)) FP_CEPH_REPORTS=$(abspath $(REPORTS)) \
