@@ -35,11 +35,14 @@ $(FENCEPROOF_CEPH): FORCE
 	@mkdir -p $(BIN)
 	$(GO) build -tags ceph -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/fenceproof
 
-# ceph_ready prints why the Ceph tests cannot run here, or nothing.
-ceph_ready = $(if $(IS_ROOT),$(if $(wildcard /usr/include/rados/librados.h),,librados-dev is missing (make ceph-deps as root)),they need root (network namespaces))
+# ceph_ready is a shell expression: why the Ceph tests cannot run here, or
+# nothing. It is evaluated when the recipe runs, after ceph-deps installed
+# what it could (a make-time $(wildcard) could see the machine before).
+ceph_ready = $$(if [ "$(IS_ROOT)" != 1 ]; then echo "they need root (network namespaces)"; \
+  elif [ ! -e /usr/include/rados/librados.h ]; then echo "librados-dev is missing (make ceph-deps as root)"; fi)
 
 test-ceph: ceph-deps ## the Ceph backend on a real single-node Ceph: sanity, enforcement with writers and the oracle, ranges and per-address, restart, bad input, faults (root)
-	@if [ -n "$(ceph_ready)" ]; then echo "SKIP test-ceph: $(ceph_ready)"; else \
+	@why="$(ceph_ready)"; if [ -n "$$why" ]; then echo "SKIP test-ceph: $$why"; else \
 	  $(MAKE) --no-print-directory $(FENCEPROOF_CEPH) && \
 	  mkdir -p $(REPORTS) && log=$(REPORTS)/test-ceph.log && \
 	  FP_CEPH_BIN=$(abspath $(FENCEPROOF_CEPH)) FP_CEPH_REPORTS=$(abspath $(REPORTS)) \
@@ -48,7 +51,7 @@ test-ceph: ceph-deps ## the Ceph backend on a real single-node Ceph: sanity, enf
 	  if [ $$rc -ne 0 ]; then echo "test-ceph failed; the end of $$log:"; grep -v '^time=' $$log | tail -60; fi; exit $$rc; fi
 
 sanity-ceph: ceph-deps ## fenceproof sanity against fenceproof driver --backend ceph on a real single-node Ceph; reports in $(REPORTS)/sanity-ceph/ (root)
-	@if [ -n "$(ceph_ready)" ]; then echo "SKIP sanity-ceph: $(ceph_ready)"; else \
+	@why="$(ceph_ready)"; if [ -n "$$why" ]; then echo "SKIP sanity-ceph: $$why"; else \
 	  $(MAKE) --no-print-directory $(FENCEPROOF_CEPH) && \
 	  FP_CEPH_BIN=$(abspath $(FENCEPROOF_CEPH)) FP_CEPH_REPORTS=$(abspath $(REPORTS)) \
 	    $(GO) test -tags ceph $(CEPH_TEST_FLAGS) -v -run 'TestSanityOnCeph$$' ./driver/backend/ceph/ ; fi
