@@ -3,6 +3,7 @@ module github.com/fenceproof/fenceproof
 go 1.26.0
 
 require (
+	github.com/ceph/go-ceph v0.34.0
 	github.com/containernetworking/plugins v1.9.1
 	github.com/csi-addons/spec v0.2.1-0.20260515055340-d4a373713b9a
 	github.com/google/btree v1.1.3

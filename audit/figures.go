@@ -35,6 +35,12 @@ type SourceFigures struct {
 	LastBeforeNs, FirstAfterNs int64   // last accepted write before the ack, first after the unfence's ack (0: none)
 	GapS                       float64 // FirstAfter - LastBefore, s (0: no resumption)
 	ResumeMs                   float64 // FirstAfter - unfence ack, ms (0: no resumption)
+	// FirstRefusedNs is when the source's writer saw its first refusal at
+	// or after the Fence RPC's start (0: none, or no writer logs);
+	// RefusalMs is that minus the ack, ms (negative: refused before the
+	// ack, as a fence enforced before its ack allows).
+	FirstRefusedNs int64
+	RefusalMs      float64
 }
 
 // ClientFigures are one client's totals.
@@ -81,12 +87,12 @@ func (r *Result) figures(audit []refstore.AuditRecord, in Input) {
 	if r.Start == Never {
 		r.Start = 0
 	}
-	r.episodes(audit, in.Enforce)
+	r.episodes(audit, in.Enforce, in.Writers)
 	r.clients(audit, in)
 	r.timeline(audit, in)
 }
 
-func (r *Result) episodes(audit []refstore.AuditRecord, enforce []refstore.EnforceRecord) {
+func (r *Result) episodes(audit []refstore.AuditRecord, enforce []refstore.EnforceRecord, attempts []writer.Attempt) {
 	byFence := map[*DriverEvent]*Episode{}
 	var order []*Episode
 	for _, w := range r.Windows {
@@ -112,6 +118,7 @@ func (r *Result) episodes(audit []refstore.AuditRecord, enforce []refstore.Enfor
 			segEnd = order[i+1].AckNs
 		}
 		e.sources(audit, r.Windows, segStart, segEnd)
+		e.refusals(audit, attempts)
 		r.Episodes = append(r.Episodes, *e)
 	}
 }
@@ -204,6 +211,37 @@ func (e *Episode) sources(audit []refstore.AuditRecord, windows []Window, segSta
 			}
 		}
 		e.Sources = append(e.Sources, *s)
+	}
+}
+
+// refusals sets each fenced source's first refusal after the Fence RPC's
+// start (and before its lifting is acknowledged).
+func (e *Episode) refusals(audit []refstore.AuditRecord, attempts []writer.Attempt) {
+	byClient := map[string][]refstore.AuditRecord{}
+	for _, rec := range audit {
+		byClient[rec.Client] = append(byClient[rec.Client], rec)
+	}
+	end := int64(Never)
+	if e.Unfence != nil {
+		end = e.Unfence.TNs
+	}
+	for _, a := range attempts {
+		if a.Outcome != writer.OutcomeRefused || a.TNs < e.Fence.StartNs || a.TNs > end {
+			continue
+		}
+		addr, ok := attemptAddr(a, byClient)
+		if !ok {
+			continue
+		}
+		k := sourceKey(a.Client, addr)
+		i := slices.IndexFunc(e.Sources, func(s SourceFigures) bool { return s.Source == k })
+		if i < 0 || !e.Sources[i].Fenced {
+			continue
+		}
+		if s := &e.Sources[i]; s.FirstRefusedNs == 0 || a.TNs < s.FirstRefusedNs {
+			s.FirstRefusedNs = a.TNs
+			s.RefusalMs = float64(a.TNs-e.AckNs) / 1e6
+		}
 	}
 }
 

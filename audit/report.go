@@ -67,18 +67,21 @@ func (r *Result) Markdown(title string) string {
 		}
 		p("\nNegative enforced − ack: refstore enforced the list before the driver acknowledged, as it must.\n\n")
 		for i, e := range r.Episodes {
-			p("### Fence %d: %s\n\n| source | fenced | before | during | after | rate before/during/after (w/s) | gap (s) | resumed after unfence ack (ms) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+			p("### Fence %d: %s\n\n| source | fenced | before | during | after | rate before/during/after (w/s) | first refusal − ack (ms) | gap (s) | resumed after unfence ack (ms) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
 				i+1, strings.Join(e.CIDRs, " "))
 			for _, s := range e.Sources {
-				gap, res := "-", "-"
+				gap, res, ref := "-", "-", "-"
+				if s.FirstRefusedNs > 0 {
+					ref = ms(s.RefusalMs)
+				}
 				if s.FirstAfterNs > 0 {
 					res = ms(s.ResumeMs)
 					if s.GapS > 0 {
 						gap = fmt.Sprintf("%.2f", s.GapS)
 					}
 				}
-				p("| %s | %v | %d | %d | %d | %.1f / %.1f / %.1f | %s | %s |\n", s.Source, s.Fenced, s.Before, s.During, s.After,
-					s.BeforeRate, s.DuringRate, s.AfterRate, gap, res)
+				p("| %s | %v | %d | %d | %d | %.1f / %.1f / %.1f | %s | %s | %s |\n", s.Source, s.Fenced, s.Before, s.During, s.After,
+					s.BeforeRate, s.DuringRate, s.AfterRate, ref, gap, res)
 			}
 			p("\n")
 		}

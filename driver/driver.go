@@ -64,9 +64,10 @@ const DefaultName = "fenceproof.reference.driver"
 // Options configures a Driver.
 type Options struct {
 	Name, Version      string            // GetIdentity name / vendor_version (defaults DefaultName, build version)
-	Backend            string            // "memory" (default) | "nftables" | "refstore"
+	Backend            string            // "memory" (default) | "nftables" | "refstore" | "ceph" (a -tags ceph build)
 	RefstoreAdmin      string            // refstore: admin endpoint, unix:///path.sock or tcp://host:port
 	RefstoreTokenFile  string            // refstore: bearer token file for a tcp:// admin endpoint
+	Ceph               CephOptions       // ceph: the cluster and the blocklist policy
 	StatePath          string            // bbolt file; required
 	NetNS              string            // nftables only: "" = current netns, "new" = a private netns, else a netns path
 	Table              string            // nftables only: table name, default "fenceproof"; one per driver instance in a netns
@@ -187,7 +188,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		return nil, fmt.Errorf("load state %s: %w", o.StatePath, err)
 	}
 	d.live, d.maxSeq = st, st.maxSeq()
-	if d.backend, err = newBackend(o, d.protect, d.store.InstanceID(), d.log); err != nil {
+	if d.backend, err = newBackend(ctx, o, d.protect, d.store.InstanceID(), d.log); err != nil {
 		d.store.Close()
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func backendName(o Options) string {
 	return o.Backend
 }
 
-func newBackend(o Options, protect []netip.Prefix, owner string, log *slog.Logger) (backend.Backend, error) {
+func newBackend(ctx context.Context, o Options, protect []netip.Prefix, owner string, log *slog.Logger) (backend.Backend, error) {
 	switch backendName(o) {
 	case "memory":
 		if o.NetNS != "" || o.Table != "" {
@@ -224,8 +225,10 @@ func newBackend(o Options, protect []netip.Prefix, owner string, log *slog.Logge
 			return nil, errors.New("the refstore backend needs --refstore-admin")
 		}
 		return refstorebackend.New(o.RefstoreAdmin, o.RefstoreTokenFile, log)
+	case "ceph":
+		return newCeph(ctx, o, owner, log)
 	}
-	return nil, fmt.Errorf("unknown backend %q (want memory, nftables or refstore)", o.Backend)
+	return nil, fmt.Errorf("unknown backend %q (want memory, nftables, refstore or ceph)", o.Backend)
 }
 
 // loopback is always protected.

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/driver/backend"
+	"github.com/fenceproof/fenceproof/driver/cidr"
 	"github.com/fenceproof/fenceproof/driver/fault"
 	"github.com/fenceproof/fenceproof/driver/store"
 )
@@ -38,6 +39,9 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 		return nil, err
 	}
 	defer r.Done()
+	if err := d.checkBackendLimit(r.Blocks); err != nil {
+		return nil, err
+	}
 	err = d.applying(ctx, "Fence", func(ctx context.Context) error {
 		return d.mutate(ctx, len(r.Blocks), func(t *txn) error {
 			for _, b := range r.Blocks {
@@ -111,10 +115,21 @@ func (s *fenceServer) ListClusterFence(ctx context.Context, req *fence.ListClust
 	if err := d.checkRequest("List", req); err != nil {
 		return nil, err
 	}
+	var inForce map[netip.Prefix]bool
+	if r, ok := d.backend.(backend.Reader); ok {
+		ps, err := r.InForce(ctx)
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "reading what the backend enforces: %v", err)
+		}
+		inForce = make(map[netip.Prefix]bool, len(ps))
+		for _, p := range ps {
+			inForce[p] = true
+		}
+	}
 	d.stateMu.RLock()
 	defer d.stateMu.RUnlock()
 	if !d.faults.Acts(fault.AtList) {
-		return &fence.ListClusterFenceResponse{Cidrs: d.listed()}, nil
+		return &fence.ListClusterFenceResponse{Cidrs: enforcedOnly(d.listed(), inForce)}, nil
 	}
 	var entries []fault.Listed
 	for _, b := range d.live.sorted() {
@@ -147,6 +162,42 @@ func (d *Driver) listed() []*fence.CIDR {
 		d.sorted = out
 	}
 	return d.sorted
+}
+
+// enforcedOnly keeps the listed fences in force (all when inForce is nil:
+// the backend cannot read its enforcement back). A stored fence the backend
+// does not enforce (removed by hand, expired, still being repaired) is not
+// reported: List never claims a fence that is not in force.
+func enforcedOnly(listed []*fence.CIDR, inForce map[netip.Prefix]bool) []*fence.CIDR {
+	if inForce == nil {
+		return listed
+	}
+	out := make([]*fence.CIDR, 0, len(listed))
+	for _, c := range listed {
+		if p, err := netip.ParsePrefix(c.GetCidr()); err == nil && inForce[p.Masked()] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// checkBackendLimit asks a Limiter backend whether it can take a Fence of
+// these blocks; a refusal is INVALID_ARGUMENT and nothing is stored.
+func (d *Driver) checkBackendLimit(blocks []cidr.Block) error {
+	l, ok := d.backend.(backend.Limiter)
+	if !ok {
+		return nil
+	}
+	ps := make([]netip.Prefix, 0, len(blocks))
+	for _, b := range blocks {
+		if b.Enforced() {
+			ps = append(ps, b.Prefix)
+		}
+	}
+	if err := l.CheckChange(ps); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	return nil
 }
 
 // GetFenceClients reports the clients a CO may want to fence. It never

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/netip"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -173,10 +174,11 @@ func (d *Driver) mutate(ctx context.Context, size int, change func(*txn) error) 
 
 // mreq is one mutation waiting for a batch.
 type mreq struct {
-	ctx    context.Context // the request's: a mutation its client gave up on is not applied
-	change func(*txn) error
-	size   int // CIDRs it names
-	done   chan error
+	ctx      context.Context // the request's: a mutation its client gave up on is not applied
+	change   func(*txn) error
+	size     int       // CIDRs it names
+	deadline time.Time // the caller's deadline; zero if none
+	done     chan error
 }
 
 // DefaultMaxBatchCIDRs bounds the CIDRs one group commit carries (a request
@@ -208,6 +210,7 @@ func takeBatch(q *[]*mreq, limit int) []*mreq {
 // the fsync and the netlink batch.
 func (d *Driver) mutateBatched(ctx context.Context, size int, change func(*txn) error) error {
 	r := &mreq{ctx: ctx, change: change, size: size, done: make(chan error, 1)}
+	r.deadline, _ = ctx.Deadline()
 	d.qmu.Lock()
 	d.queue = append(d.queue, r)
 	d.qmu.Unlock()
@@ -267,7 +270,9 @@ func (d *Driver) runBatch(ctx context.Context, batch []*mreq) {
 	if len(batch) > 1 && int64(cidrs) > d.maxBatchSize.Load() {
 		d.maxBatchSize.Store(int64(cidrs))
 	}
-	err := d.commit(context.WithoutCancel(ctx), combined.diff())
+	cctx, cancel := batchContext(ctx, batch)
+	err := d.commit(cctx, combined.diff())
+	cancel()
 	for i, m := range batch {
 		if ok[i] {
 			errs[i] = err
@@ -275,6 +280,24 @@ func (d *Driver) runBatch(ctx context.Context, batch []*mreq) {
 		m.done <- errs[i]
 		answered++
 	}
+}
+
+// batchContext is the context a batch commits under: not cancelled with
+// the leader's request (the batch carries others), but bounded by the
+// earliest deadline among its requests, so a slow backend (a Ceph mon)
+// never applies a change after one of its callers gave up: the batch
+// fails and is rolled back instead.
+func batchContext(ctx context.Context, batch []*mreq) (context.Context, context.CancelFunc) {
+	var first time.Time
+	for _, m := range batch {
+		if !m.deadline.IsZero() && (first.IsZero() || m.deadline.Before(first)) {
+			first = m.deadline
+		}
+	}
+	if first.IsZero() {
+		return context.WithoutCancel(ctx), func() {}
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), first)
 }
 
 // commit writes a diff to the store, then the backend, then the in-memory

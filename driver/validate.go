@@ -136,10 +136,11 @@ func (d *Driver) request(rpc string, req request, cidrs []*fence.CIDR) (*fault.R
 // never enforce: a block inside loopback or a --protect block, which the
 // host's enforcement (nftables, and the memory backend that stands in for
 // it) accepts before any drop rule. A wider block that only overlaps one is
-// enforced for the rest, and accepted. The refstore backend enforces at the
-// storage, by client address, where neither means anything.
+// enforced for the rest, and accepted. The storage backends (refstore,
+// Ceph) enforce at the storage, by client address, where neither means
+// anything.
 func (d *Driver) enforceable(b cidr.Block) error {
-	if !b.Enforced() || backendName(d.o) == "refstore" {
+	if be := backendName(d.o); !b.Enforced() || (be != "nftables" && be != "memory") {
 		return nil
 	}
 	for _, p := range d.protect {

@@ -37,14 +37,21 @@ bench-refstore: ## refstore acknowledged (fsynced) writes/s with 1 and 8 session
 # report, replay.sh).
 FENCING_KUBECONFIG         ?=
 FENCING_ACK_BEFORE_ENFORCE ?= expect
-export FENCING_ACK_BEFORE_ENFORCE
+# FENCING_STORAGE=ceph runs the same cases on a real single-node Ceph (the
+# fenceproof-ceph:dev image: Debian's Ceph, the driver's Ceph backend,
+# librados writers; ceph/README.md); reports/fencing-ceph.{md,xml}.
+FENCING_STORAGE            ?= refstore
+export FENCING_ACK_BEFORE_ENFORCE FENCING_STORAGE
 FENCING_RUN = E2E_KUBECONFIG="$(or $(FENCING_KUBECONFIG),$(E2E_KUBECONFIG))" E2E_TIMEOUT=$${E2E_TIMEOUT:-40m} fixtures/cluster/cluster.sh e2e fencing
 
-E2E_TARGETS += e2e-fencing
-.PHONY: e2e-fencing rehearse-kind
+E2E_TARGETS += e2e-fencing e2e-fencing-ceph
+.PHONY: e2e-fencing e2e-fencing-ceph rehearse-kind
 
 e2e-fencing: ## fencing end to end: NetworkFence CR -> csi-addons -> driver -> refstore, audit oracle (KEEP_CLUSTER=1, FENCING_KUBECONFIG=path)
 	@$(FENCING_RUN)
+
+e2e-fencing-ceph: ## the fencing suite on a real single-node Ceph: NetworkFence CR -> csi-addons -> driver (Ceph backend) -> OSD blocklist, librados writers; reports/fencing-ceph.md
+	@FENCING_STORAGE=ceph E2E_JUNIT_SUITE=fencingceph $(FENCING_RUN)
 
 rehearse-kind: ## DR rehearsal on kind: cut worker B off, fence it via the CR, out-of-service taint, restore; prints the timeline
 	@E2E_GINKGO_ARGS="-ginkgo.label-filter=area:rehearsal $(E2E_GINKGO_ARGS)" $(FENCING_RUN)

@@ -97,5 +97,5 @@ report-index: $(FENCEPROOF) ## write reports/index.html: the verdicts first (fai
 # with the replay of a kind fencing run (fixtures/sim-calibration). It fails
 # when the order of events differs or a phase differs beyond its stated
 # tolerance (sim/calibrate). About 2 minutes; not part of make test.
-calibrate: deps $(FENCEPROOF) ## the simulator against a real single-node Ceph and a kind fencing run (root): reports/calibration.md
+calibrate: ceph-deps $(FENCEPROOF) ## the simulator against a real single-node Ceph and a kind fencing run (root): reports/calibration.md
 	@mkdir -p $(REPORTS); $(FENCEPROOF) sim calibrate --reports $(REPORTS)

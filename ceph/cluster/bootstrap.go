@@ -4,12 +4,14 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // baseConfig is the [global] section every cluster gets: {dir} is the
@@ -42,7 +44,6 @@ var baseConfig = []string{
 	"keyring = {dir}/keyring",
 	"osd_op_num_shards = 1",
 	"osd_op_num_threads_per_shard = 2",
-	"mgr_initial_modules = ",
 }
 
 // storeConfig is the object store's part, per ObjectStore.
@@ -114,6 +115,11 @@ func (c *Cluster) bootstrap(ctx context.Context, o Options) error {
 	if err := c.StartMon(ctx); err != nil {
 		return err
 	}
+	if o.ImportKeyring != "" {
+		if _, err := c.Ceph(ctx, "auth", "import", "-i", o.ImportKeyring); err != nil {
+			return err
+		}
+	}
 	if o.Mgr {
 		if err := c.startDaemon(ctx, "mgr", "x"); err != nil {
 			return err
@@ -137,6 +143,12 @@ func (c *Cluster) bootstrap(ctx context.Context, o Options) error {
 		}
 	}
 	if o.Mgr {
+		// The mgr creates its own pool (device_health_metrics) shortly
+		// after it starts: wait for it, or its PG would turn the
+		// cluster unhealthy right after Start returned.
+		if err := c.waitPool(ctx, mgrPool, 30*time.Second); err != nil {
+			c.log.Warn("ceph: the mgr's pool did not appear; going on", "pool", mgrPool, "err", err)
+		}
 		return c.WaitHealthy(ctx)
 	}
 	return c.waitFirstWrite(ctx)
@@ -162,6 +174,24 @@ func (c *Cluster) createOSD(ctx context.Context, id int) error {
 	c.st.OSDs = append(c.st.OSDs, id)
 	c.mu.Unlock()
 	return c.save()
+}
+
+// mgrPool is the pool Pacific's mgr creates for itself.
+const mgrPool = "device_health_metrics"
+
+// waitPool waits up to limit for a pool to exist.
+func (c *Cluster) waitPool(ctx context.Context, pool string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	return poll(ctx, "pool "+pool, func() (bool, error) {
+		out, err := c.Ceph(ctx, "osd", "pool", "ls")
+		if err != nil {
+			return false, nil
+		}
+		var pools []string
+		json.Unmarshal(out, &pools)
+		return slices.Contains(pools, pool), nil
+	})
 }
 
 // waitFirstWrite waits until a client can write to the pool (the check

@@ -62,6 +62,15 @@ type Options struct {
 	// (default 10.99.0.0/24): the daemons use its first address, clients
 	// the following ones.
 	Subnet netip.Prefix
+	// HostAddr, when set, runs the daemons in the current network
+	// namespace bound to this address instead (a container: the pod's
+	// address), without a namespace, bridge or client namespaces of the
+	// cluster's own (AddClient is then refused; ImportKeyring adds users).
+	HostAddr netip.Addr
+	// ImportKeyring is a keyring (ceph-authtool format, with caps) whose
+	// users are added once the mon runs: keys made elsewhere, e.g. by a
+	// test suite that hands them to its clients.
+	ImportKeyring string
 	// Config holds extra [global] settings written to ceph.conf before any
 	// daemon starts, e.g. {"mon_osd_down_out_interval": "10",
 	// "osd_heartbeat_grace": "6"}. SetConfig changes settings at run time.
@@ -113,10 +122,12 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	if err := RequireRoot(); err != nil {
-		return nil, err
+	if !o.HostAddr.IsValid() {
+		if err := RequireRoot(); err != nil {
+			return nil, err
+		}
 	}
-	if err := EnsurePackages(ctx, o.Install, o.Log); err != nil {
+	if err := EnsurePackages(ctx, o.Install, o.Mgr, o.Log); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
@@ -136,6 +147,10 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	c.st = state{FSID: newUUID(), NetNS: "fpceph-" + randHex(4), Subnet: o.Subnet.String(),
 		MonAddr: o.Subnet.Addr().Next().String(), Mgr: o.Mgr, ObjectStore: o.ObjectStore,
 		Pool: o.Pool, PGs: o.PGs, NextHost: 2}
+	if o.HostAddr.IsValid() {
+		c.st.NetNS, c.st.MonAddr = "", o.HostAddr.String()
+		c.st.Subnet = netip.PrefixFrom(o.HostAddr, o.HostAddr.BitLen()).String()
+	}
 	defer func() {
 		if err != nil {
 			if serr := c.Stop(); serr != nil {
@@ -147,8 +162,10 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err = c.save(); err != nil {
 		return c, err
 	}
-	if err = c.createNetNS(ctx); err != nil {
-		return c, err
+	if c.st.NetNS != "" {
+		if err = c.createNetNS(ctx); err != nil {
+			return c, err
+		}
 	}
 	if err = c.bootstrap(ctx, o); err != nil {
 		return c, err
@@ -184,6 +201,9 @@ func (o *Options) defaults() error {
 	}
 	if !o.Subnet.IsValid() {
 		o.Subnet = netip.MustParsePrefix("10.99.0.0/24")
+	}
+	if o.HostAddr.IsValid() && !o.HostAddr.Is4() {
+		return fmt.Errorf("HostAddr %s: want an IPv4 address (ms_bind_ipv6 is off)", o.HostAddr)
 	}
 	if !o.Subnet.Addr().Is4() || o.Subnet.Bits() > 29 || o.Subnet.Bits() < 16 {
 		return fmt.Errorf("Subnet %s: want an IPv4 prefix between /16 and /29", o.Subnet)
@@ -223,7 +243,8 @@ func (c *Cluster) Dir() string { return c.dir }
 // FSID is the cluster's fsid.
 func (c *Cluster) FSID() string { return c.st.FSID }
 
-// NetNS is the name of the cluster's network namespace (under /run/netns).
+// NetNS is the name of the cluster's network namespace (under /run/netns);
+// "" when the daemons run in the caller's (Options.HostAddr).
 func (c *Cluster) NetNS() string { return c.st.NetNS }
 
 // NetNSPath is the path of the cluster's network namespace.

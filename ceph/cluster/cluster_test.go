@@ -46,8 +46,11 @@ func TestClusterLifecycle(t *testing.T) {
 	c := start(t, Options{Mgr: true})
 	ctx := context.Background()
 	st, err := c.Status(ctx)
-	if err != nil || !st.Healthy(8) {
-		t.Fatalf("status after Start: %v %v", st, err)
+	if err != nil {
+		t.Fatalf("status after Start: %v", err)
+	}
+	if !st.Healthy(8) {
+		t.Fatalf("status after Start: %s", st.Summary())
 	}
 	cl, err := c.AddClient(ctx, "writer-a", WriterCaps(c.Pool()))
 	if err != nil {

@@ -57,6 +57,15 @@ func (c *Cluster) SetConfig(ctx context.Context, who, key, value string) error {
 	return err
 }
 
+// TellConfig changes a running daemon's option at once (`ceph tell
+// <daemon> config set`; daemon "mon.a", "osd.0", "osd.*"). Unlike SetConfig
+// it does not go through the mon's proposal, and it does not outlive the
+// daemon.
+func (c *Cluster) TellConfig(ctx context.Context, daemon, key, value string) error {
+	_, err := c.Ceph(ctx, "tell", daemon, "config", "set", key, value)
+	return err
+}
+
 // pidFile is the pid file of a daemon ("mon.a", "osd.0", "mgr.x").
 func (c *Cluster) pidFile(name string) string { return c.path("run", name+".pid") }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -33,9 +34,12 @@ func RequireRoot() error {
 }
 
 // Missing returns the packages of Packages that are not installed.
-func Missing() []string {
+func Missing() []string { return missing(Packages) }
+
+// missing returns the packages of pkgs that are not installed.
+func missing(pkgs []string) []string {
 	var out []string
-	for _, p := range Packages {
+	for _, p := range pkgs {
 		st, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
 		if err != nil || !strings.Contains(string(st), "install ok installed") {
 			out = append(out, p)
@@ -46,17 +50,21 @@ func Missing() []string {
 
 // EnsurePackages installs the missing packages with apt-get when install
 // is set and running as root; otherwise it returns ErrMissingPackages
-// naming them.
-func EnsurePackages(ctx context.Context, install bool, log *slog.Logger) error {
-	missing := Missing()
-	if len(missing) == 0 {
+// naming them. Without mgr, ceph-mgr is not needed.
+func EnsurePackages(ctx context.Context, install, mgr bool, log *slog.Logger) error {
+	need := Packages
+	if !mgr {
+		need = slices.DeleteFunc(slices.Clone(Packages), func(p string) bool { return p == "ceph-mgr" })
+	}
+	absent := missing(need)
+	if len(absent) == 0 {
 		return nil
 	}
 	if !install || os.Geteuid() != 0 {
-		return fmt.Errorf("%w: %s (apt-get install %s, as root)", ErrMissingPackages, strings.Join(missing, " "), strings.Join(missing, " "))
+		return fmt.Errorf("%w: %s (apt-get install %s, as root)", ErrMissingPackages, strings.Join(absent, " "), strings.Join(absent, " "))
 	}
-	log.Info("ceph: installing Debian packages", "packages", missing)
-	args := append([]string{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "-q", "--no-install-recommends"}, missing...)
+	log.Info("ceph: installing Debian packages", "packages", absent)
+	args := append([]string{"-o", "DPkg::Lock::Timeout=600", "install", "-y", "-q", "--no-install-recommends"}, absent...)
 	if _, err := aptGet(ctx, args...); err != nil {
 		if _, uerr := aptGet(ctx, "-o", "DPkg::Lock::Timeout=600", "update", "-q"); uerr != nil {
 			return errors.Join(err, uerr)
@@ -65,7 +73,7 @@ func EnsurePackages(ctx context.Context, install bool, log *slog.Logger) error {
 			return err
 		}
 	}
-	if m := Missing(); len(m) > 0 {
+	if m := missing(need); len(m) > 0 {
 		return fmt.Errorf("%w after apt-get install: %s", ErrMissingPackages, strings.Join(m, " "))
 	}
 	return nil

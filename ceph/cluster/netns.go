@@ -83,6 +83,9 @@ func FencerCaps() []string {
 // cluster's bridge. With caps nil the client gets no key (for code that
 // brings its own, e.g. a wrong-credentials test).
 func (c *Cluster) AddClient(ctx context.Context, name string, caps []string) (*ClientInfo, error) {
+	if c.st.NetNS == "" {
+		return nil, errors.New("AddClient: the cluster runs in the caller's network namespace (HostAddr): add users with ImportKeyring")
+	}
 	if name == "" || strings.ContainsAny(name, " ./\t\n") || len(caps)%2 != 0 {
 		return nil, fmt.Errorf("client %q: want a plain name and caps as service/cap pairs", name)
 	}
@@ -202,6 +205,9 @@ func (c *Cluster) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, ns := range nss {
+		if ns == "" {
+			continue
+		}
 		if _, err := os.Stat(netnsPath(ns)); err != nil {
 			continue
 		}

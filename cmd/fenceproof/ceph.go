@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -24,10 +25,13 @@ func init() {
 // defaultCephDir is where `fenceproof ceph up` keeps its cluster.
 const defaultCephDir = "/run/fenceproof-ceph"
 
-const cephUsage = `usage: fenceproof ceph <up|status|client|cmd|down> [flags]
+const cephUsage = `usage: fenceproof ceph <up|serve|status|client|cmd|down> [flags]
 
   up      start a cluster (mon, optional mgr, 1-3 OSDs) in --dir and a private
           network namespace; installs Ceph's Debian packages when root
+  serve   start a cluster in this network namespace bound to --addr (a
+          container: the pod's address), stay in the foreground until
+          SIGTERM, then stop it
   status  print the cluster's health (ceph status)
   client  NAME: a client with its own network namespace and address;
           --caps writer (default) or fencer; prints its namespace, address,
@@ -46,13 +50,19 @@ func runCeph(args []string) int {
 	var o cluster.Options
 	sets := map[string]string{}
 	caps := "writer"
-	if sub == "up" {
+	var addr, ready string
+	if sub == "up" || sub == "serve" {
 		fs.IntVar(&o.OSDs, "osds", 1, "OSDs (1-3)")
-		fs.BoolVar(&o.Mgr, "mgr", true, "start ceph-mgr (PG statistics, HEALTH_OK)")
+		fs.BoolVar(&o.Mgr, "mgr", sub == "up", "start ceph-mgr (PG statistics, HEALTH_OK)")
 		fs.StringVar(&o.ObjectStore, "objectstore", "memstore", "memstore | bluestore")
 		fs.IntVar(&o.PoolSize, "pool-size", 1, "replicas of the client pool")
 		fs.Var(&kvFlag{m: &sets}, "set", "extra ceph.conf [global] option key=value (repeatable), e.g. mon_osd_down_out_interval=10")
 		fs.DurationVar(&o.Timeout, "timeout", 3*time.Minute, "bootstrap budget")
+		fs.StringVar(&o.ImportKeyring, "import-keyring", "", "keyring of more users (with caps) to add once the mon runs")
+	}
+	if sub == "serve" {
+		fs.StringVar(&addr, "addr", "", "the address the daemons bind (required)")
+		fs.StringVar(&ready, "ready-file", "", "file written once the cluster takes writes (a readiness probe reads it)")
 	}
 	if sub == "client" {
 		fs.StringVar(&caps, "caps", caps, "writer (read the maps, write the pool) | fencer (change the blocklist, list sessions)")
@@ -79,6 +89,9 @@ func runCeph(args []string) int {
 			return 3
 		}
 		return 1
+	}
+	if sub == "serve" {
+		return cephServe(ctx, o, *dir, addr, ready, sets, log)
 	}
 	if sub == "up" {
 		o.Dir, o.Config, o.Install, o.Log = *dir, sets, true, log
@@ -139,4 +152,36 @@ func runCeph(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, cephUsage)
 	return 2
+}
+
+// cephServe runs a cluster in the caller's network namespace until ctx
+// ends (SIGTERM). The daemons daemonize: in a container, run it under an
+// init that reaps them (the Ceph image's tini).
+func cephServe(ctx context.Context, o cluster.Options, dir, addr, ready string, sets map[string]string, log *slog.Logger) int {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof ceph serve: --addr: want the address the daemons bind")
+		return 2
+	}
+	o.Dir, o.Config, o.HostAddr, o.Log = dir, sets, a, log
+	c, err := cluster.Start(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof ceph serve:", err)
+		return 1
+	}
+	if ready != "" {
+		if err := os.WriteFile(ready, []byte(c.MonHost()+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "fenceproof ceph serve:", err)
+		}
+	}
+	fmt.Printf("ceph serving: mon_host %s, conf %s\n", c.MonHost(), c.AdminConf())
+	<-ctx.Done()
+	if ready != "" {
+		os.Remove(ready)
+	}
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof ceph serve: stop:", err)
+		return 1
+	}
+	return 0
 }

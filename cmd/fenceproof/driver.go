@@ -106,9 +106,10 @@ func parseDriverFlags(args []string) (driverCmd, error) {
 	fs.StringVar(&o.TLS.Cert, "tls-cert", "", "PEM server certificate for a tcp:// endpoint")
 	fs.StringVar(&o.TLS.Key, "tls-key", "", "PEM key of --tls-cert")
 	fs.StringVar(&o.TLS.ClientCA, "tls-client-ca", "", "PEM CA bundle; when set, clients must present a certificate it signed")
-	fs.StringVar(&o.Backend, "backend", "memory", "memory | nftables | refstore")
+	fs.StringVar(&o.Backend, "backend", "memory", "memory | nftables | refstore | ceph (bin/fenceproof-ceph: built with -tags ceph)")
 	fs.StringVar(&o.RefstoreAdmin, "refstore-admin", "", "refstore backend: admin endpoint, unix:///path.sock or tcp://host:port")
 	fs.StringVar(&o.RefstoreTokenFile, "refstore-token-file", "", "refstore backend: bearer token file for a tcp:// admin endpoint")
+	cephFlags(fs, &o.Ceph)
 	fs.StringVar(&o.StatePath, "state", "", "bbolt state file (required)")
 	fs.StringVar(&o.NetNS, "netns", "", `nftables: "" current netns, "new" a private one, or a netns path`)
 	fs.Var(&secrets, "secret", "required secret key=value (repeatable)")
@@ -190,6 +191,9 @@ func parseDriverFlags(args []string) (driverCmd, error) {
 	}
 	if (o.Backend == "refstore") != (o.RefstoreAdmin != "") {
 		return fail(fmt.Errorf("--refstore-admin goes with --backend refstore, and only with it"))
+	}
+	if err := checkCephFlags(fs, o); err != nil {
+		return fail(err)
 	}
 	if _, err := fault.Parse(o.Faults); err != nil {
 		return fail(err)

@@ -67,3 +67,18 @@ var (
 	ErrDrift   = errors.New("enforcement differs from the fence set")
 	ErrForeign = errors.New("enforcement objects belong to another driver instance")
 )
+
+// Limiter is a Backend that bounds what one request may cost it: the driver
+// calls CheckChange with a Fence request's prefixes before storing
+// anything, and refuses the request with INVALID_ARGUMENT on an error.
+type Limiter interface {
+	CheckChange(add []netip.Prefix) error
+}
+
+// Reader is a Backend that reads back what is in force: ListClusterFence
+// then reports the stored fences the backend enforces now, not merely the
+// ones the driver stored (the Ceph backend reads the OSD map's blocklist).
+type Reader interface {
+	// InForce returns the prefixes of the backend's set in force now.
+	InForce(ctx context.Context) ([]netip.Prefix, error)
+}

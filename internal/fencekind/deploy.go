@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
@@ -29,10 +30,11 @@ var UpstreamFiles = []string{"crds.yaml", "rbac.yaml"}
 
 // Cluster is the API access the world needs.
 type Cluster struct {
-	CS  kubernetes.Interface
-	Dyn dynamic.Interface
-	Res *resources.Resources
-	Log *slog.Logger
+	CS   kubernetes.Interface
+	Dyn  dynamic.Interface
+	Res  *resources.Resources
+	Log  *slog.Logger
+	REST *rest.Config // for Exec (the Ceph audit); nil without Ceph
 }
 
 // InstallUpstream applies the csi-addons CRDs and RBAC from dir (written by
@@ -97,18 +99,15 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 			return err
 		}
 	}
-	if err := create(ctx, "refstore service", c.CS.CoreV1().Services(StorageNamespace).Create, RefstoreService()); err != nil {
-		return err
-	}
-	if err := create(ctx, "refstore", c.CS.AppsV1().Deployments(StorageNamespace).Create, RefstoreDeployment(w)); err != nil {
-		return err
-	}
-	if err := c.WaitDeployment(ctx, StorageNamespace, RefstoreName, 3*time.Minute); err != nil {
+	if err := c.installStorage(ctx, w); err != nil {
 		return err
 	}
 	// Before the driver: see IdleClientPod.
-	server, err := c.RefstoreAddr(ctx)
+	server, err := c.WriterTarget(ctx, w)
 	if err != nil {
+		return err
+	}
+	if err := c.PrepareNamespace(ctx, w, StorageNamespace); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	idle := IdleClientPod(w, server)
@@ -131,6 +130,20 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 		return err
 	}
 	return c.WaitConnected(ctx, "", 3*time.Minute)
+}
+
+// installStorage deploys refstore, or Ceph, and waits until it serves.
+func (c Cluster) installStorage(ctx context.Context, w World) error {
+	if w.Storage == StorageCeph {
+		return c.installCeph(ctx, w)
+	}
+	if err := create(ctx, "refstore service", c.CS.CoreV1().Services(StorageNamespace).Create, RefstoreService()); err != nil {
+		return err
+	}
+	if err := create(ctx, "refstore", c.CS.AppsV1().Deployments(StorageNamespace).Create, RefstoreDeployment(w)); err != nil {
+		return err
+	}
+	return c.WaitDeployment(ctx, StorageNamespace, RefstoreName, 3*time.Minute)
 }
 
 // DeployDir is where `make cluster-image` copies csi-addons' CRDs and RBAC

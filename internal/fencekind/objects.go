@@ -66,6 +66,8 @@ type World struct {
 	RunID string
 	// Faults are the driver's --fault names (empty: the faithful driver).
 	Faults []string
+	// Storage is StorageRefstore ("" too) or StorageCeph.
+	Storage string
 }
 
 // AuditLogPath is the audit log of the run relative to the node's /var/log.
@@ -77,6 +79,9 @@ func (w World) AuditLogPath() string {
 // test its own build without overwriting the committed tags.
 type Images struct {
 	Fenceproof, Controller, Sidecar string
+	// Ceph runs the Ceph daemons, the driver with the Ceph backend and the
+	// Ceph writers (fenceproof built with -tags ceph on Debian's Ceph).
+	Ceph string
 }
 
 // DefaultImages are the tags `make cluster-image` builds.
@@ -84,6 +89,7 @@ var DefaultImages = Images{
 	Fenceproof: "fenceproof:dev",
 	Controller: "fenceproof/csi-addons-controller:v0.14.0",
 	Sidecar:    "fenceproof/csi-addons-sidecar:v0.14.0",
+	Ceph:       "fenceproof-ceph:dev",
 }
 
 func labels(app string) map[string]string { return map[string]string{"app.kubernetes.io/name": app} }
@@ -238,14 +244,18 @@ func RefstoreService() *corev1.Service {
 func DriverStatefulSet(w World) *appsv1.StatefulSet {
 	img, node, faults := w.Images, w.StorageNode, w.Faults
 	l := labels(DriverName)
-	driverArgs := []string{"/usr/local/bin/fenceproof", "driver",
-		"--endpoint=unix://" + csiAddonsSock,
-		"--backend=refstore", "--refstore-admin=unix://" + adminSocket,
+	driverImage, backendArgs := img.Fenceproof, []string{"--backend=refstore", "--refstore-admin=unix://" + adminSocket}
+	if w.Storage == StorageCeph {
+		driverImage, backendArgs = img.Ceph, cephDriverArgs()
+	}
+	driverArgs := append([]string{"/usr/local/bin/fenceproof", "driver",
+		"--endpoint=unix://" + csiAddonsSock}, backendArgs...)
+	driverArgs = append(driverArgs,
 		"--state=/var/lib/fenceproof/fences.db",
-		"--secrets-file=" + secretsMount + "/secrets.yaml",
-		"--require-param=" + RequiredParam,
-		"--name=" + DriverIdentity,
-		"--log-format=json"}
+		"--secrets-file="+secretsMount+"/secrets.yaml",
+		"--require-param="+RequiredParam,
+		"--name="+DriverIdentity,
+		"--log-format=json")
 	for _, f := range faults {
 		driverArgs = append(driverArgs, "--fault="+f)
 	}
@@ -255,7 +265,7 @@ func DriverStatefulSet(w World) *appsv1.StatefulSet {
 		Containers: []corev1.Container{
 			{
 				Name:            "driver",
-				Image:           img.Fenceproof,
+				Image:           driverImage,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         driverArgs,
 				VolumeMounts: []corev1.VolumeMount{
@@ -294,6 +304,9 @@ func DriverStatefulSet(w World) *appsv1.StatefulSet {
 			// secrets file other users can read).
 			{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: DriverSecrets, DefaultMode: ptr(int32(0o400))}}},
 		},
+	}
+	if w.Storage == StorageCeph {
+		cephDriverPod(&pod)
 	}
 	onStorageNode(&pod, node)
 	return &appsv1.StatefulSet{

@@ -3,6 +3,7 @@ package fencekind
 import (
 	"net"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,17 +13,21 @@ import (
 // WriterInterval is the pause between two writes of a writer.
 const WriterInterval = "20ms"
 
-// writerContainer runs `fenceproof writer` against server (HOST:PORT) with
-// id, writing every interval and logging one JSON line per attempt to
-// standard output (pod logs).
-func writerContainer(img Images, server, id, interval string) corev1.Container {
+// writerContainer runs `fenceproof writer` against server (refstore's
+// HOST:PORT) with id, writing every interval and logging one JSON line per
+// attempt to standard output (pod logs); for a CephTarget, `fenceproof
+// ceph-writer` with the volumes it needs.
+func writerContainer(img Images, server, id, interval string) (corev1.Container, []corev1.Volume) {
+	if strings.HasPrefix(server, cephTargetProto) {
+		return cephWriterContainer(img, server, id, interval)
+	}
 	return corev1.Container{
 		Name:            "writer",
 		Image:           img.Fenceproof,
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Command: []string{"/usr/local/bin/fenceproof", "writer",
 			"--server=" + server, "--id=" + id, "--interval=" + interval, "--log=-"},
-	}
+	}, nil
 }
 
 // IdleClientName is the pod and client id of IdleClientPod.
@@ -40,12 +45,14 @@ const IdleClientName = "idle-client"
 // when no writer was connected, and waited for Connected in vain. A
 // storage system in use has clients; this one gives refstore one.
 func IdleClientPod(w World, server string) *corev1.Pod {
+	c, vols := writerContainer(w.Images, server, IdleClientName, "1s")
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: IdleClientName, Namespace: StorageNamespace, Labels: labels(IdleClientName)},
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: ptr(int64(0)),
 			RestartPolicy:                 corev1.RestartPolicyAlways,
-			Containers:                    []corev1.Container{writerContainer(w.Images, server, IdleClientName, "1s")},
+			Containers:                    []corev1.Container{c},
+			Volumes:                       vols,
 		},
 	}
 	onStorageNode(&p.Spec, w.StorageNode)
@@ -54,13 +61,15 @@ func IdleClientPod(w World, server string) *corev1.Pod {
 
 // WriterPod is a writer pinned to node, writing as id (its pod name).
 func WriterPod(img Images, namespace, name, node, server string) *corev1.Pod {
+	c, vols := writerContainer(img, server, name, WriterInterval)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels("writer")},
 		Spec: corev1.PodSpec{
 			NodeSelector:                  map[string]string{"kubernetes.io/hostname": node},
 			TerminationGracePeriodSeconds: ptr(int64(0)),
 			RestartPolicy:                 corev1.RestartPolicyAlways,
-			Containers:                    []corev1.Container{writerContainer(img, server, name, WriterInterval)},
+			Containers:                    []corev1.Container{c},
+			Volumes:                       vols,
 		},
 	}
 }
@@ -71,7 +80,7 @@ func WriterPod(img Images, namespace, name, node, server string) *corev1.Pod {
 // nothing, so the out-of-service taint evicts it.
 func StatefulWriter(img Images, namespace, name, server string, nodes []string) *appsv1.StatefulSet {
 	l := map[string]string{"app.kubernetes.io/name": name}
-	c := writerContainer(img, server, "$(POD_NAME)", WriterInterval)
+	c, vols := writerContainer(img, server, "$(POD_NAME)", WriterInterval)
 	c.Env = []corev1.EnvVar{fieldEnv("POD_NAME", "metadata.name")}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
@@ -90,6 +99,7 @@ func StatefulWriter(img Images, namespace, name, server string, nodes []string) 
 						}}},
 					}},
 					Containers: []corev1.Container{c},
+					Volumes:    vols,
 				},
 			},
 		},

@@ -121,6 +121,7 @@ var _ = Describe("fencing through csi-addons", Ordered, ContinueOnFailure, func(
 		bID := c.id + "-b"
 		bPod, err := w.k.CS.CoreV1().Pods(c.ns).Get(ctx, bID, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		bClient := w.store.clientID(bID, bPod.Status.PodIP)
 		var clients []fencekind.ClientDetail
 		eventually(ctx, func(g Gomega) {
 			// v0.14.0 refreshes the client list only on an annotation change.
@@ -128,7 +129,7 @@ var _ = Describe("fencing through csi-addons", Ordered, ContinueOnFailure, func(
 			var err error
 			clients, err = w.fences.FenceClients(ctx, fencekind.StorageNamespace, fencekind.ClassName)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(clients).To(ContainElement(HaveField("ID", bID)), "CSIAddonsNode status lists no client %s", bID)
+			g.Expect(clients).To(ContainElement(HaveField("ID", bClient)), "CSIAddonsNode status lists no client %s", bClient)
 		}, 2*time.Minute)
 		var cidrs []string
 		for _, cl := range clients {

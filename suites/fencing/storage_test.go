@@ -38,6 +38,11 @@ type storage interface {
 	// statefulWriter is a one-replica StatefulSet of such a writer that
 	// may run on nodes.
 	statefulWriter(w *world, ns, name string, nodes []string) *appsv1.StatefulSet
+	// prepare readies a case's namespace for writer pods (the Ceph
+	// writers' keyring Secret).
+	prepare(ctx context.Context, w *world, ns string) error
+	// clientID is the id GetFenceClients reports for writer id at podIP.
+	clientID(id, podIP string) string
 	// log reads one of the storage's logs of this run (JSON lines).
 	log(ctx context.Context, w *world, l storageLog) ([]byte, error)
 }
@@ -106,6 +111,11 @@ func (s *refstoreStorage) driverTemplate(w *world, faults []string) corev1.PodTe
 func (s *refstoreStorage) writerPod(w *world, ns, id, node string) *corev1.Pod {
 	return fencekind.WriterPod(w.spec.Images, ns, id, node, s.server)
 }
+
+func (s *refstoreStorage) prepare(context.Context, *world, string) error { return nil }
+
+// clientID: refstore knows a client by the id it gives.
+func (s *refstoreStorage) clientID(id, _ string) string { return id }
 
 func (s *refstoreStorage) statefulWriter(w *world, ns, name string, nodes []string) *appsv1.StatefulSet {
 	return fencekind.StatefulWriter(w.spec.Images, ns, name, s.server, nodes)

@@ -128,6 +128,7 @@ func (w *world) newCase(ctx context.Context, tc e2e.Case, writers bool) *fcase {
 	c := &fcase{w: w, id: id, name: tc.Text(), ns: id, start: time.Now(), writers: map[string]string{}}
 	Expect(e2e.DeleteNamespace(ctx, w.k.CS, c.ns, podTimeout)).To(Succeed())
 	Expect(e2e.CreateNamespace(ctx, w.k.CS, c.ns, map[string]string{"app.kubernetes.io/part-of": "fenceproof"})).To(Succeed())
+	Expect(w.store.prepare(ctx, w, c.ns)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		report.add(c)
 		if CurrentSpecReport().Failed() {
