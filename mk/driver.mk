@@ -15,7 +15,7 @@ DRIVER_FUZZ := ./driver:FuzzFenceRequest ./driver/cidr:FuzzParse ./driver/cidr:F
   ./driver/cidr:FuzzSetChange ./driver/store:FuzzRecord ./driver/store:FuzzBitFlip ./driver/store:FuzzOpen
 
 .PHONY: bench-driver test-driver run-driver fuzz-driver fuzz-driver-short
-bench-driver: ## driver benchmarks and the scale ratios of issue 9 (one run), memory under a 64 x 4 MB wrong-secret flood
+bench-driver: ## driver benchmarks and its scale ratios (one run), memory under a 64 x 4 MB wrong-secret flood
 	@out=$$($(GO) test -run '^$$' -bench . -benchtime $(DRIVER_BENCHTIME) ./driver/... 2>/dev/null | grep '^Benchmark'); \
 	echo "$$out"; \
 	echo "$$out" | awk '{ n[$$1] = $$3; for (i = 5; i < NF; i += 2) m[$$1 "|" $$(i+1)] = $$i } \
