@@ -409,17 +409,41 @@ func findRepoPaths() (paths, error) {
 	return p, nil
 }
 
+// kindClusterExists tells whether kind cluster name exists with every node
+// container running; a cluster with stopped nodes is deleted (see below).
 func kindClusterExists(kindPath, name string) bool {
 	out, err := exec.Command(kindPath, "get", "clusters").Output()
 	if err != nil {
 		return false
 	}
+	found := false
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.TrimSpace(l) == name {
-			return true
+		found = found || strings.TrimSpace(l) == name
+	}
+	if !found {
+		return false
+	}
+	// A cluster whose node containers stopped (dockerd or the machine
+	// restarted; kind does not start them again) would never become
+	// Ready: delete it so that it is created anew, as cluster.sh does.
+	states, err := exec.Command("docker", "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
+		"--format", "{{.State}}").Output()
+	if err == nil && len(strings.Fields(string(states))) > 0 && allRunning(string(states)) {
+		return true
+	}
+	exec.Command(kindPath, "delete", "cluster", "--name", name).Run()
+	return false
+}
+
+// allRunning tells whether every line of docker's {{.State}} output is
+// "running".
+func allRunning(states string) bool {
+	for _, s := range strings.Fields(states) {
+		if s != "running" {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 func envOr(key, def string) string {

@@ -187,3 +187,45 @@ func TestStartedDockerdInheritsNoLock(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleClusterIsCreatedAnew pins a CI hazard: a session that kept its
+// kind cluster ends, its dockerd dies with it, and the next run's dockerd
+// finds the node containers stopped (kind does not start them again).
+// cluster.sh used to call such a cluster existing and waited ten minutes for
+// nodes that never came back. Now it deletes it, so it is created anew.
+// kind and docker are stand-ins that report the containers' states.
+func TestStaleClusterIsCreatedAnew(t *testing.T) {
+	for _, tc := range []struct {
+		states     string
+		exists     bool
+		wantDelete bool
+	}{
+		{"running\nrunning\nrunning\n", true, false},
+		{"exited\nexited\nexited\n", false, true},
+		{"running\nexited\nrunning\n", false, true},
+	} {
+		dir := t.TempDir()
+		cache := filepath.Join(dir, "cache")
+		os.MkdirAll(filepath.Join(cache, "out", "kind"), 0o755)
+		calls := filepath.Join(dir, "calls")
+		os.WriteFile(filepath.Join(cache, "out", "kind", "kind"), []byte(`#!/bin/sh
+echo "kind $*" >> `+calls+`
+[ "$1" = get ] && echo fenceproof
+exit 0
+`), 0o755)
+		bin := filepath.Join(dir, "bin")
+		os.MkdirAll(bin, 0o755)
+		os.WriteFile(filepath.Join(bin, "docker"), []byte("#!/bin/sh\nprintf '"+strings.ReplaceAll(tc.states, "\n", `\n`)+"'\n"), 0o755)
+		cmd := exec.Command("bash", filepath.Join(clusterDir(t), "cluster.sh"), "exists")
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"FENCEPROOF_CACHE="+cache, "CLUSTER=fenceproof")
+		out, err := cmd.CombinedOutput()
+		if got := err == nil; got != tc.exists {
+			t.Errorf("states %q: exists = %v, want %v\n%s", tc.states, got, tc.exists, out)
+		}
+		b, _ := os.ReadFile(calls)
+		if got := strings.Contains(string(b), "kind delete cluster --name fenceproof"); got != tc.wantDelete {
+			t.Errorf("states %q: deleted = %v, want %v (calls: %s)", tc.states, got, tc.wantDelete, b)
+		}
+	}
+}
