@@ -36,8 +36,8 @@ rehearse: $(FENCEPROOF) ## DR rehearsal: scenarios x policies, explore, compare 
 	exit $$fail
 
 # bench-sim runs the 1,000-node benchmark of this checkout and of
-# SIM_BENCH_BASE (main before the third-generation model: the second
-# generation, afd0a6c) alternately
+# SIM_BENCH_BASE (main before PG-log recovery, lock breaks, eviction and
+# the liveness bounds, afd0a6c) alternately
 # in the same run, compares them with benchstat, and fails unless this
 # checkout keeps >= 0.5x the base's events/s with < 0.05 allocs/event, and
 # prints the events per simulated month of both. It then
