@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -101,11 +102,7 @@ func New(obj Objects, o Options) (*Writer, error) {
 func (w *Writer) Counts() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.cnt))
-	for k, v := range w.cnt {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.cnt)
 }
 
 // Run writes until ctx ends; it returns ctx's error or a log write error.

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"strings"
@@ -108,11 +109,7 @@ func New(o Options) (*Writer, error) {
 func (w *Writer) Counts() map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.cnt))
-	for k, v := range w.cnt {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.cnt)
 }
 
 // Run writes until ctx is done; it returns ctx's error or a log write error.
