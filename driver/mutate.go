@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/netip"
 	"time"
@@ -320,10 +321,24 @@ func (d *Driver) commit(ctx context.Context, df diff) error {
 			d.log.Error("store rollback failed; store is ahead of enforcement until the next change or restart", "err", rerr)
 			return status.Errorf(codes.Unknown, "backend update failed (%v) and store rollback failed (%v)", err, rerr)
 		}
-		return status.Errorf(codes.Unknown, "backend update failed, nothing changed: %v", err)
+		return status.Errorf(backendCode(err), "backend update failed, nothing changed: %v", err)
 	}
 	d.setLive(df)
 	return nil
+}
+
+// backendCode is the gRPC code of a backend failure: DEADLINE_EXCEEDED or
+// CANCELLED when the request's time ran out or its client gave up (a
+// backend may refuse to start what it cannot finish in time), UNKNOWN
+// otherwise.
+func backendCode(err error) codes.Code {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	}
+	return codes.Unknown
 }
 
 // setLive makes the in-memory fence set follow a committed diff.

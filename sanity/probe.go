@@ -13,7 +13,11 @@ import (
 // time late work needs to show passes while the other rules run. Each
 // abandons one request right after sending it, with a deadline shorter than
 // the driver takes, as a CO whose deadline ran out does, and at once sends
-// the request a CO would send next:
+// the request a CO would send next. A driver may refuse up front a request
+// whose deadline leaves too little time (a storage commit that cannot finish
+// in time is better not started); the probe then gives its request the usual
+// RPC deadline and cancels it after the same short time instead, as a CO
+// that gives up does, so the driver is caught while it works:
 //
 //   - Fence probe: Fence(b) abandoned, then Unfence(b). A driver that
 //     finishes the abandoned Fence afterwards leaves b fenced behind the
@@ -34,7 +38,8 @@ import (
 type lateProbe struct {
 	rpc      string        // the abandoned request: FenceClusterNetwork or UnfenceClusterNetwork
 	block    string        // its block
-	deadline time.Duration // the deadline it was abandoned at
+	deadline time.Duration // the deadline it was abandoned at (or the time it was cancelled after)
+	cancel   bool          // abandoned by cancelling, not by its deadline
 	sentAt   time.Time
 	tested   bool   // the request was abandoned (DEADLINE_EXCEEDED) and the one after it took
 	why      string // why it could not be tested
@@ -73,17 +78,45 @@ func (s *State) probeLateWork(ctx context.Context, sentinelTook time.Duration) {
 // first rule.
 const probeWaitHere = time.Second
 
-// within sends one request with a deadline of d, marked as a probe so that
-// its deadline miss is not charged to TIME-001.
-func (s *State) within(ctx context.Context, d time.Duration, send func(ctx context.Context) error) (time.Time, error) {
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, probeKey{}, true), d)
+// within sends one request abandoned after d, marked as a probe so that its
+// deadline miss is not charged to TIME-001: with a deadline of d, or, for
+// p.cancel, with the RPC deadline and cancelled after d.
+func (s *State) within(ctx context.Context, p *lateProbe, d time.Duration, send func(ctx context.Context) error) (time.Time, error) {
+	ctx = context.WithValue(ctx, probeKey{}, true)
+	var cancel context.CancelFunc
+	if p.cancel {
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RPCTimeout.Duration)
+		t := time.AfterFunc(d, cancel)
+		defer t.Stop()
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, d)
+	}
 	defer cancel()
 	at := time.Now()
 	return at, send(ctx)
 }
 
+// abandoned tells whether a probe's request ended because the client gave
+// up on it.
+func abandoned(err error) bool {
+	c := status.Code(err)
+	return c == codes.DeadlineExceeded || c == codes.Canceled
+}
+
+// refusedUpFront switches a probe whose request the driver refused before
+// its deadline to abandoning by cancellation, once; it reports whether the
+// probe should go on.
+func refusedUpFront(p *lateProbe) bool {
+	if p.cancel {
+		return false
+	}
+	p.cancel = true
+	return true
+}
+
 func (s *State) probeFence(ctx context.Context, d time.Duration) *lateProbe {
 	p := &lateProbe{rpc: "FenceClusterNetwork"}
+	first := d
 	for range probeAttempts {
 		b, err := s.alloc.block(false, 32)
 		if err != nil {
@@ -91,13 +124,13 @@ func (s *State) probeFence(ctx context.Context, d time.Duration) *lateProbe {
 			return p
 		}
 		p.block, p.deadline = b.String(), d
-		at, err := s.within(ctx, d, func(ctx context.Context) error { return s.fence(ctx, []string{p.block}) })
-		switch status.Code(err) {
-		case codes.DeadlineExceeded:
+		at, err := s.within(ctx, p, d, func(ctx context.Context) error { return s.fence(ctx, []string{p.block}) })
+		switch {
+		case abandoned(err):
 			p.sentAt = at
 			s.followUp(ctx, p, func() error { return s.unfence(ctx, []string{p.block}) }, false)
 			return p
-		case codes.OK:
+		case err == nil:
 			// Done within d: undo it and try a shorter deadline.
 			_ = s.unfence(ctx, []string{p.block})
 			if d <= probeMinDeadline {
@@ -106,7 +139,12 @@ func (s *State) probeFence(ctx context.Context, d time.Duration) *lateProbe {
 			}
 			d = max(d/2, probeMinDeadline)
 		default:
-			p.why = fmt.Sprintf("the probe Fence of %s answered %s before its %s deadline: %s", p.block, codeSpec(err), d, errText(err))
+			if refusedUpFront(p) {
+				_ = s.unfence(ctx, []string{p.block})
+				d = first
+				continue
+			}
+			p.why = fmt.Sprintf("the probe Fence of %s answered %s before it was cancelled after %s (and before a deadline of %s): %s", p.block, codeSpec(err), d, d, errText(err))
 			return p
 		}
 	}
@@ -126,15 +164,16 @@ func (s *State) probeUnfence(ctx context.Context, d time.Duration) *lateProbe {
 		p.why = fmt.Sprintf("the Fence of the probe block %s answered %s: %s", p.block, codeSpec(err), errText(err))
 		return p
 	}
+	first := d
 	for range probeAttempts {
 		p.deadline = d
-		at, err := s.within(ctx, d, func(ctx context.Context) error { return s.unfence(ctx, []string{p.block}) })
-		switch status.Code(err) {
-		case codes.DeadlineExceeded:
+		at, err := s.within(ctx, p, d, func(ctx context.Context) error { return s.unfence(ctx, []string{p.block}) })
+		switch {
+		case abandoned(err):
 			p.sentAt = at
 			s.followUp(ctx, p, func() error { return s.fence(ctx, []string{p.block}) }, true)
 			return p
-		case codes.OK:
+		case err == nil:
 			if err := s.fence(ctx, []string{p.block}); err != nil {
 				p.why = fmt.Sprintf("the Fence of the probe block %s answered %s: %s", p.block, codeSpec(err), errText(err))
 				return p
@@ -145,7 +184,11 @@ func (s *State) probeUnfence(ctx context.Context, d time.Duration) *lateProbe {
 			}
 			d = max(d/2, probeMinDeadline)
 		default:
-			p.why = fmt.Sprintf("the probe Unfence of %s answered %s before its %s deadline: %s", p.block, codeSpec(err), d, errText(err))
+			if refusedUpFront(p) {
+				d = first
+				continue
+			}
+			p.why = fmt.Sprintf("the probe Unfence of %s answered %s before it was cancelled after %s (and before a deadline of %s): %s", p.block, codeSpec(err), d, d, errText(err))
 			return p
 		}
 	}

@@ -68,6 +68,19 @@ func TestVaultDriverConforms(t *testing.T) {
 	expectNoSecret(t, r, vaultSecret)
 }
 
+// TestVaultDriverRefusingShortDeadlinesConforms: a careful driver that
+// refuses a request whose deadline leaves too little time (UNAVAILABLE, up
+// front) conforms, TIME-002 included: the probe cancels a request with time
+// to spare instead, and nothing lands late.
+func TestVaultDriverRefusingShortDeadlinesConforms(t *testing.T) {
+	_, args := startVault(t, "--min-time", "50ms")
+	r := sanityRun(t, 3*time.Minute, args...)
+	expectConforms(t, r, "CIDR-010")
+	if v := r.verdict(t, "TIME-002"); v != sanity.VerdictPass {
+		t.Errorf("TIME-002 is %s, want PASS (abandoned by cancellation)", v)
+	}
+}
+
 // TestVaultDriverWithoutList: Fence and Unfence only, like ceph-csi; the
 // state rules read the state file through --observe-command and still run.
 func TestVaultDriverWithoutList(t *testing.T) {
@@ -105,9 +118,14 @@ func TestVaultDriverDefects(t *testing.T) {
 		{"aggregate", []string{"FENCE-009"}, nil},
 		{"client-subnet", []string{"CLIENT-005"}, []string{"--clients"}},
 		{"late-work", []string{"TIME-002"}, nil},
+		// A driver that refuses requests with too little time left (as the
+		// Ceph backend does) but applies late what its client cancelled
+		// used to leave TIME-002 NOT RUN: the probe only ever abandoned by
+		// a short deadline. It now cancels a request with time to spare.
+		{"late-work", []string{"TIME-002"}, []string{"--min-time", "50ms"}},
 	}
 	for _, c := range cases {
-		t.Run(c.defect, func(t *testing.T) {
+		t.Run(strings.Join(append([]string{c.defect}, c.args...), " "), func(t *testing.T) {
 			t.Parallel()
 			_, args := startVault(t, append([]string{"--defect", c.defect}, c.args...)...)
 			r := sanityRun(t, 3*time.Minute, args...)

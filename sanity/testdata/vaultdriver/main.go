@@ -76,6 +76,7 @@ type server struct {
 	defect    string
 	noList    bool
 	listDelay time.Duration
+	minTime   time.Duration
 	clients   bool
 
 	mu     sync.Mutex
@@ -185,6 +186,11 @@ const (
 // does it: a change whose client gives up before the storage answered is
 // applied later, in the background.
 func (s *server) changeFor(ctx context.Context, cidrs []*fence.CIDR, add bool) error {
+	// --min-time: like a driver whose storage commit cannot be undone, a
+	// request whose deadline leaves less than that is refused up front.
+	if dl, ok := ctx.Deadline(); ok && s.minTime > 0 && time.Until(dl) < s.minTime {
+		return status.Errorf(codes.Unavailable, "%s left before the deadline, less than the %s a storage commit needs: nothing sent", time.Until(dl).Round(time.Microsecond), s.minTime)
+	}
 	if s.defect != "late-work" {
 		return s.change(ctx, cidrs, add)
 	}
@@ -375,6 +381,7 @@ func main() {
 	defect := flag.String("defect", "", "make a defective variant (see the defects table)")
 	noList := flag.Bool("no-list", false, "serve Fence and Unfence only: ListClusterFence is UNIMPLEMENTED")
 	listDelay := flag.Duration("list-delay", 0, "how long every ListClusterFence takes")
+	minTime := flag.Duration("min-time", 0, "refuse (UNAVAILABLE) a Fence or Unfence whose deadline leaves less than this")
 	clients := flag.Bool("clients", false, "advertise and serve GetFenceClients (one client)")
 	secrets := kv{}
 	flag.Var(secrets, "secret", "required secret key=value (repeatable)")
@@ -385,7 +392,7 @@ func main() {
 	if _, ok := defects[*defect]; *defect != "" && !ok {
 		log.Fatalf("unknown defect %q", *defect)
 	}
-	s := &server{secrets: secrets, clusterID: *clusterID, statePath: filepath.Clean(*state), defect: *defect, noList: *noList, listDelay: *listDelay, clients: *clients, fenced: map[netip.Prefix]time.Time{}}
+	s := &server{secrets: secrets, clusterID: *clusterID, statePath: filepath.Clean(*state), defect: *defect, noList: *noList, listDelay: *listDelay, minTime: *minTime, clients: *clients, fenced: map[netip.Prefix]time.Time{}}
 	if *defect != "forget" {
 		if err := s.load(); err != nil {
 			log.Fatal(err)
