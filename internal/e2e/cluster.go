@@ -109,6 +109,11 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// Log receives progress lines; default: standard error.
 	Log func(format string, args ...any)
+	// World names the singleton world the suite deploys (fixed namespaces),
+	// if any: Setup holds its lock exclusively until Teardown, so a second
+	// run of a suite deploying the same world waits for this one (see
+	// ClusterLock).
+	World string
 }
 
 // Cluster is the cluster a suite runs against.
@@ -126,7 +131,7 @@ type Cluster struct {
 
 	ctx  context.Context // holds the provider for envfuncs.DestroyCluster
 	log  func(format string, args ...any)
-	lock *ClusterLock // held shared from Setup to Teardown
+	lock *ClusterLock // held shared from Setup to Teardown (with the world's, if any)
 }
 
 // Setup creates or reuses the cluster (see the package documentation),
@@ -171,13 +176,13 @@ func Setup(ctx context.Context, cfg *envconf.Config, opts Options) (*Cluster, er
 	}
 
 	t := time.Now()
-	lock, err := LockShared(ctx, c.Kubeconfig)
+	lock, err := LockShared(ctx, c.Kubeconfig, opts.World)
 	if err != nil {
 		return nil, err
 	}
 	c.lock = lock
 	if d := time.Since(t); d > time.Second {
-		opts.Log("waited %s for the cluster lock (another suite had the cluster to itself)", d.Round(time.Second))
+		opts.Log("waited %s for the cluster lock (another suite had the cluster to itself, or another run had the world %q)", d.Round(time.Second), opts.World)
 	}
 	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
 	if err != nil {
@@ -186,6 +191,7 @@ func Setup(ctx context.Context, cfg *envconf.Config, opts Options) (*Cluster, er
 	}
 	c.Clientset = cs
 	if err := WaitClusterReady(ctx, cs, opts.ReadyTimeout, opts.Log); err != nil {
+		c.lock.Unlock()
 		return nil, err
 	}
 	opts.Log("cluster ready in %s", time.Since(start).Round(time.Second))

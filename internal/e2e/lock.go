@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,8 +17,16 @@ import (
 // meanwhile. It is flock(2) on the file LockPath(kubeconfig, "suites"), so
 // it binds the processes of this machine, where make e2e runs the suites;
 // shell steps take it with flock(1) on the same file.
+//
+// A suite that deploys a singleton world on the cluster (the fencing
+// suite's fixed namespaces, which its Ceph run shares) also holds that
+// world's lock exclusively, so that a second run waits instead of tearing
+// the first one's world down. Locks are taken in one order, the world's
+// before the cluster's: a suite waiting for the world then holds no share
+// of the cluster, and the world's holder can still have the cluster alone.
 type ClusterLock struct {
-	f *os.File
+	f     *os.File // the cluster's lock ("suites")
+	world *os.File // the world's lock, held exclusively; nil without a world
 }
 
 // LockPath is the lock file called name of the cluster of kubeconfig
@@ -38,27 +47,40 @@ func LockPath(kubeconfig, name string) string {
 }
 
 // LockShared takes the cluster's lock shared, waiting while a suite holds it
-// exclusively; it polls so that ctx can end the wait.
-func LockShared(ctx context.Context, kubeconfig string) (*ClusterLock, error) {
-	return Lock(ctx, LockPath(kubeconfig, "suites"), false)
+// exclusively. With a world name it first takes the lock
+// LockPath(kubeconfig, world) exclusively, waiting while another run holds
+// that world, and only then the cluster's. It polls so that ctx can end
+// either wait.
+func LockShared(ctx context.Context, kubeconfig, world string) (*ClusterLock, error) {
+	l := &ClusterLock{}
+	if world != "" {
+		w, err := lockFile(ctx, LockPath(kubeconfig, world), true)
+		if err != nil {
+			return nil, err
+		}
+		l.world = w
+	}
+	f, err := lockFile(ctx, LockPath(kubeconfig, "suites"), false)
+	if err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	l.f = f
+	return l, nil
 }
 
-// Lock takes the flock of the file path (created if missing), shared or
-// exclusive, waiting until it can; it polls so that ctx can end the wait.
-// A suite that deploys a singleton on the cluster (the fencing world's
-// fixed namespaces) holds a lock of its own exclusively, so that a second
-// run of it waits instead of tearing the first one's world down.
-func Lock(ctx context.Context, path string, exclusive bool) (*ClusterLock, error) {
+// lockFile opens path (created if missing) and takes its flock, shared or
+// exclusive, waiting until it can.
+func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("e2e: lock: %w", err)
 	}
-	l := &ClusterLock{f: f}
-	if err := l.take(ctx, exclusive); err != nil {
+	if err := take(ctx, f, exclusive); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return l, nil
+	return f, nil
 }
 
 // Exclusive turns the shared hold into an exclusive one, waiting until no
@@ -69,37 +91,42 @@ func (l *ClusterLock) Exclusive(ctx context.Context) (release func() error, err 
 	if l == nil {
 		return func() error { return nil }, nil
 	}
-	if err := l.take(ctx, true); err != nil {
+	if err := take(ctx, l.f, true); err != nil {
 		// A failed non-blocking upgrade has dropped the shared hold: take
 		// it again (the exclusive holder, if any, is another suite).
-		_ = l.take(context.Background(), false)
+		_ = take(context.Background(), l.f, false)
 		return nil, err
 	}
-	return func() error { return l.take(context.Background(), false) }, nil
+	return func() error { return take(context.Background(), l.f, false) }, nil
 }
 
-// Unlock releases the lock; safe on nil.
+// Unlock releases the cluster's lock, then the world's; safe on nil.
 func (l *ClusterLock) Unlock() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	err := l.f.Close() // closing the last descriptor releases the flock
-	l.f = nil
-	return err
+	var errs []error
+	for _, f := range []**os.File{&l.f, &l.world} {
+		if *f != nil {
+			errs = append(errs, (*f).Close()) // closing the last descriptor releases the flock
+			*f = nil
+		}
+	}
+	return errors.Join(errs...)
 }
 
-func (l *ClusterLock) take(ctx context.Context, exclusive bool) error {
+func take(ctx context.Context, f *os.File, exclusive bool) error {
 	for {
-		ok, err := tryFlock(l.f, exclusive)
+		ok, err := tryFlock(f, exclusive)
 		if err != nil {
-			return fmt.Errorf("e2e: cluster lock %s: %w", l.f.Name(), err)
+			return fmt.Errorf("e2e: cluster lock %s: %w", f.Name(), err)
 		}
 		if ok {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("e2e: waiting for the cluster lock %s: %w", l.f.Name(), ctx.Err())
+			return fmt.Errorf("e2e: waiting for the cluster lock %s: %w", f.Name(), ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -55,9 +55,6 @@ var (
 var (
 	cfg     *envconf.Config
 	cluster *e2e.Cluster
-	// worldLock: one fencing world per cluster (its namespaces are fixed);
-	// a second run of the suite on the same cluster waits for this one.
-	worldLock *e2e.ClusterLock
 	// deployed is the world BeforeSuite deployed; every case gets it as a
 	// parameter.
 	deployed *world
@@ -106,14 +103,10 @@ func logf(format string, args ...any) {
 var _ = BeforeSuite(func(ctx SpecContext) {
 	start := time.Now()
 	var err error
-	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf})
+	// One fencing world per cluster (its namespaces are fixed; the Ceph run
+	// deploys the same ones): a second run waits for this one in Setup.
+	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf, World: "fencing"})
 	Expect(err).NotTo(HaveOccurred())
-	t := time.Now()
-	worldLock, err = e2e.Lock(ctx, e2e.LockPath(cluster.Kubeconfig, "fencing"), true)
-	Expect(err).NotTo(HaveOccurred())
-	if d := time.Since(t); d > time.Second {
-		logf("waited %s for another run of this suite on the cluster to finish", d.Round(time.Second))
-	}
 	rc := cluster.Config.Client().RESTConfig()
 	dyn, err := dynamic.NewForConfig(rc)
 	Expect(err).NotTo(HaveOccurred())
@@ -173,7 +166,6 @@ var _ = AfterSuite(func(ctx SpecContext) {
 			logf("removed the fencing world in %s", time.Since(t0).Round(time.Millisecond))
 		}
 	}
-	Expect(worldLock.Unlock()).To(Succeed())
 	Expect(cluster.Teardown(ctx)).To(Succeed())
 }, NodeTimeout(10*time.Minute))
 
