@@ -182,7 +182,11 @@ func Setup(ctx context.Context, cfg *envconf.Config, opts Options) (*Cluster, er
 	}
 	c.lock = lock
 	if d := time.Since(t); d > time.Second {
-		opts.Log("waited %s for the cluster lock (another suite had the cluster to itself, or another run had the world %q)", d.Round(time.Second), opts.World)
+		why := "another suite had the cluster to itself"
+		if opts.World != "" {
+			why += ", or another run had the world " + opts.World
+		}
+		opts.Log("waited %s for the cluster lock (%s)", d.Round(time.Second), why)
 	}
 	cs, err := kubernetes.NewForConfig(cfg.Client().RESTConfig())
 	if err != nil {
