@@ -30,11 +30,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fenceproof/fenceproof/refstore"
@@ -71,9 +69,7 @@ type Writer struct {
 	o     Options
 	obj   Objects
 	local string // Source as ip:0
-	mu    sync.Mutex
-	cnt   map[string]int
-	enc   *json.Encoder
+	log   *rswriter.AttemptLog
 }
 
 // New checks the options.
@@ -91,19 +87,12 @@ func New(obj Objects, o Options) (*Writer, error) {
 	if o.StartSeq == 0 {
 		o.StartSeq = uint64(time.Now().UnixMicro())
 	}
-	w := &Writer{o: o, obj: obj, local: netip.AddrPortFrom(a.Unmap(), 0).String(), cnt: map[string]int{}}
-	if o.Log != nil {
-		w.enc = json.NewEncoder(o.Log)
-	}
+	w := &Writer{o: o, obj: obj, local: netip.AddrPortFrom(a.Unmap(), 0).String(), log: rswriter.NewAttemptLog(o.Log)}
 	return w, nil
 }
 
 // Counts returns the attempts per outcome so far.
-func (w *Writer) Counts() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return maps.Clone(w.cnt)
-}
+func (w *Writer) Counts() map[string]int { return w.log.Counts() }
 
 // Run writes until ctx ends; it returns ctx's error or a log write error.
 // Each write is one blocking librados call: an attempt in flight when ctx
@@ -112,7 +101,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	t := time.NewTicker(w.o.Interval)
 	defer t.Stop()
 	for seq := w.o.StartSeq; ; seq++ {
-		if err := w.record(w.attempt(seq)); err != nil {
+		if err := w.log.Record(w.attempt(seq)); err != nil {
 			return err
 		}
 		select {
@@ -147,19 +136,6 @@ func Classify(err error) (outcome, reason string) {
 		}
 	}
 	return rswriter.OutcomeError, err.Error()
-}
-
-func (w *Writer) record(a rswriter.Attempt) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.cnt[a.Outcome]++
-	if w.enc == nil {
-		return nil
-	}
-	if err := w.enc.Encode(a); err != nil {
-		return fmt.Errorf("writer log: %w", err)
-	}
-	return nil
 }
 
 // Audit reads every writer's audit object of the pool: the records of all

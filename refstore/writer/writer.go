@@ -10,15 +10,12 @@ package writer
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fenceproof/fenceproof/refstore"
@@ -59,10 +56,8 @@ type Options struct {
 // Writer runs the loop; its counters are safe to read while it runs.
 type Writer struct {
 	o    Options
-	mu   sync.Mutex
-	cnt  map[string]int
+	log  *AttemptLog
 	next uint64
-	enc  *json.Encoder
 	conn net.Conn
 	rd   *bufio.Reader
 }
@@ -98,19 +93,12 @@ func New(o Options) (*Writer, error) {
 	if o.StartSeq == 0 {
 		o.StartSeq = uint64(time.Now().UnixMicro())
 	}
-	w := &Writer{o: o, cnt: map[string]int{}, next: o.StartSeq}
-	if o.Log != nil {
-		w.enc = json.NewEncoder(o.Log)
-	}
+	w := &Writer{o: o, log: NewAttemptLog(o.Log), next: o.StartSeq}
 	return w, nil
 }
 
 // Counts returns how many attempts ended in each outcome so far.
-func (w *Writer) Counts() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return maps.Clone(w.cnt)
-}
+func (w *Writer) Counts() map[string]int { return w.log.Counts() }
 
 // Run writes until ctx is done; it returns ctx's error or a log write error.
 func (w *Writer) Run(ctx context.Context) error {
@@ -128,7 +116,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		if ctx.Err() != nil && a.Outcome == OutcomeError {
 			return ctx.Err() // interrupted by the shutdown itself: not an outcome worth logging
 		}
-		if err := w.record(a); err != nil {
+		if err := w.log.Record(a); err != nil {
 			return err
 		}
 		wait := w.o.Interval
@@ -141,19 +129,6 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 		t.Reset(wait)
 	}
-}
-
-func (w *Writer) record(a Attempt) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.cnt[a.Outcome]++
-	if w.enc == nil {
-		return nil
-	}
-	if err := w.enc.Encode(a); err != nil {
-		return fmt.Errorf("writer log: %w", err)
-	}
-	return nil
 }
 
 // attempt performs one write with the next sequence, connecting first if
