@@ -298,7 +298,7 @@ func TestUnreachableEndpoint(t *testing.T) {
 		if !strings.Contains(r.Out, "verdict: UNREACHABLE") || !strings.Contains(r.Out, "unreachable: ") || strings.Contains(r.Out, "incomplete:") {
 			t.Errorf("%s: stdout does not say UNREACHABLE, once:\n%s", sock, clitest.Tail(r.Out))
 		}
-		for _, f := range []string{"sanity.json", "sanity.md", "sanity.html", "sanity-junit.xml"} {
+		for _, f := range reportFiles {
 			if _, err := os.Stat(filepath.Join(r.Dir, f)); err != nil {
 				t.Errorf("%s: no %s", sock, f)
 			}

@@ -66,6 +66,24 @@ func fencesIn(t *testing.T, state string) []string {
 	return out
 }
 
+// reportFiles are the reports every run writes.
+var reportFiles = []string{"sanity.json", "sanity.md", "sanity.html", "sanity-junit.xml"}
+
+// outputs is everything a run printed or wrote, by name: its standard
+// output and each of its reports.
+func outputs(t *testing.T, r run) map[string]string {
+	t.Helper()
+	out := map[string]string{"stdout": r.Out}
+	for _, f := range reportFiles {
+		b, err := os.ReadFile(filepath.Join(r.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f] = string(b)
+	}
+	return out
+}
+
 // expectRun checks the exit status, the verdict and that every report was
 // written.
 func expectRun(t *testing.T, r run, exit int, verdict string) {
@@ -73,7 +91,7 @@ func expectRun(t *testing.T, r run, exit int, verdict string) {
 	if r.Exit != exit || string(r.result.Verdict) != verdict {
 		t.Fatalf("exit %d, verdict %q; want %d, %s:\n%s", r.Exit, r.result.Verdict, exit, verdict, clitest.Tail(r.Out))
 	}
-	for _, f := range []string{"sanity.json", "sanity.md", "sanity.html", "sanity-junit.xml"} {
+	for _, f := range reportFiles {
 		if b, err := os.ReadFile(filepath.Join(r.Dir, f)); err != nil || !bytes.Contains(b, []byte(verdict)) && f != "sanity-junit.xml" {
 			t.Errorf("report %s is missing or does not say %s (%v)", f, verdict, err)
 		}
@@ -256,15 +274,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 			forms := []string{nastySecret, q[1 : len(q)-1], string(js[1 : len(js)-1]), html.EscapeString(nastySecret),
 				strings.NewReplacer(`"`, "&#34;", "'", "&#39;", "&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(nastySecret),
 				nastySecret[:len(nastySecret)-1], "VAULT\"K"}
-			outputs := map[string]string{"stdout": r.Out}
-			for _, f := range []string{"sanity.json", "sanity.md", "sanity.html", "sanity-junit.xml"} {
-				b, err := os.ReadFile(filepath.Join(r.Dir, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				outputs[f] = string(b)
-			}
-			for name, text := range outputs {
+			for name, text := range outputs(t, r) {
 				for _, f := range forms {
 					if strings.Contains(text, f) {
 						t.Errorf("%s holds the secret as %q", name, f)
@@ -284,22 +294,15 @@ func TestHostileBytesAreEscaped(t *testing.T) {
 	if v := r.verdict(t, "LIST-002"); v != sanity.VerdictFail {
 		t.Errorf("LIST-002 is %s: a List entry with hostile bytes is not a CIDR block", v)
 	}
-	outputs := map[string]string{"stdout": r.Out}
-	for _, f := range []string{"sanity.json", "sanity.md", "sanity.html", "sanity-junit.xml"} {
-		b, err := os.ReadFile(filepath.Join(r.Dir, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		outputs[f] = string(b)
-	}
-	for name, text := range outputs {
+	out := outputs(t, r)
+	for name, text := range out {
 		for _, bad := range []string{"\x00", "\x1b", "\r", "\x07", "\u202e", "\xff", "\xfe"} {
 			if strings.Contains(text, bad) {
 				t.Errorf("%s holds %q raw", name, bad)
 			}
 		}
 	}
-	if !strings.Contains(outputs["sanity.md"], `\x1b`) {
+	if !strings.Contains(out["sanity.md"], `\x1b`) {
 		t.Errorf("the Markdown report does not show the escaped bytes")
 	}
 }
