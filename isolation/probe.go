@@ -74,6 +74,10 @@ type Stats struct {
 	Execs int
 	// Rounds is the number of passes (1 + settle rounds).
 	Rounds int
+	// Disagreeing is, after each pass, how many cells disagreed with the
+	// expected matrix (empty when there was none): it tells a network
+	// that converged late from one that never did.
+	Disagreeing []int
 	// Duration of the whole measurement.
 	Duration time.Duration
 	// FirstPass is the duration of the full first pass over the matrix.
@@ -109,9 +113,10 @@ func (r Runner) Run(ctx context.Context, peers []ProbeEndpoint, cases []PortProt
 	if interval <= 0 {
 		interval = time.Second
 	}
-	for expected != nil && r.Settle > 0 {
+	for expected != nil {
 		pending := disagreeing(expected, observed, cells)
-		if len(pending) == 0 || time.Since(start)+interval > stats.FirstPass+r.Settle {
+		stats.Disagreeing = append(stats.Disagreeing, len(pending))
+		if r.Settle <= 0 || len(pending) == 0 || time.Since(start)+interval > stats.FirstPass+r.Settle {
 			break
 		}
 		select {

@@ -161,6 +161,9 @@ func TestRunSettlesOnAConvergingNetwork(t *testing.T) {
 	if st.Rounds < 2 {
 		t.Errorf("stats %+v: expected settle rounds", st)
 	}
+	if d := st.Disagreeing; len(d) != st.Rounds || d[0] == 0 || d[len(d)-1] != 0 {
+		t.Errorf("disagreeing cells per pass %v (%d rounds): want one count per pass, from some to none", d, st.Rounds)
+	}
 }
 
 func TestRunSettleGivesUpOnAPersistentMismatch(t *testing.T) {
@@ -177,6 +180,11 @@ func TestRunSettleGivesUpOnAPersistentMismatch(t *testing.T) {
 	}
 	if st.Rounds < 2 {
 		t.Errorf("stats %+v: expected settle rounds", st)
+	}
+	for _, n := range st.Disagreeing {
+		if n != 2 || len(st.Disagreeing) != st.Rounds {
+			t.Fatalf("disagreeing cells per pass %v (%d rounds): want 2 after every pass", st.Disagreeing, st.Rounds)
+		}
 	}
 }
 

@@ -107,7 +107,8 @@ func logf(format string, args ...any) {
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
-	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf})
+	// The iso-* namespaces are fixed: a second run on the cluster waits.
+	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf, World: "isolation"})
 	Expect(err).NotTo(HaveOccurred())
 
 	topo, err := isolation.LoadTopology(filepath.Join(*flagFixtures, "topology.yaml"))
@@ -189,6 +190,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 			Settle:   *flagSettle,
 		},
 	}
+	// A plugin still enforcing rules of policies deleted before this run
+	// (a reused cluster) would fail cases for reasons not theirs.
+	expectDataPlaneFollowsPolicies(ctx, "before the first case")
 	report.r = isolation.Report{Suite: "data-plane isolation", Target: fmt.Sprintf("%s; network plugin profile %s (ipBlock matches pod addresses: %v)", cluster.Kubeconfig, profile.Name, profile.IPBlockMatchesPods), Started: time.Now()}
 	if out.on() {
 		for name, ext := range out.byPeer {

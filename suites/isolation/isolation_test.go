@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +144,9 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 	rc.Notes = append(rc.Notes, fmt.Sprintf("full matrix %dx%dx%d: first pass %s, total %s, %d probes in %d execs, %d retried, %d settle rounds, %d probe errors",
 		len(world.names), len(world.names), len(world.cases), st.FirstPass.Round(time.Millisecond), st.Duration.Round(time.Millisecond),
 		st.Probes, st.Execs, st.Retries, st.Rounds-1, st.Errors))
+	if slices.ContainsFunc(st.Disagreeing, func(n int) bool { return n > 0 }) {
+		rc.Notes = append(rc.Notes, fmt.Sprintf("cells disagreeing with the expected matrix after each pass: %v", st.Disagreeing))
+	}
 	if st.LastError != "" {
 		rc.Notes = append(rc.Notes, "last probe error: "+st.LastError)
 	}
@@ -155,17 +159,50 @@ func execute(ctx context.Context, r run, app isolation.Application) result {
 	return result{app: app, generated: generated, expected: expected, observed: observed, rc: rc}
 }
 
+// expectPassed fails the spec when the case has a problem. The message
+// leads with the problems and the difference (CI logs often keep only the
+// first lines of a failure), then both matrices and how they were measured.
 func expectPassed(res result) {
-	Expect(res.rc.Problems()).To(BeEmpty(), "case %s\nEXPECTED\n%s\nOBSERVED\n%s\nDIFFERENCE\n%s",
-		res.rc.Name, res.expected.Tables(), res.observed.Tables(), isolation.DiffTables(res.expected, res.observed))
+	problems := res.rc.Problems()
+	Expect(problems).To(BeEmpty(), "case %s: %d problem(s):\n  %s\nDIFFERENCE\n%s\nmeasured: %s\nEXPECTED\n%s\nOBSERVED\n%s",
+		res.rc.Name, len(problems), strings.Join(problems, "\n  "), isolation.DiffTables(res.expected, res.observed),
+		strings.Join(res.rc.Notes, "; "), res.expected.Tables(), res.observed.Tables())
 }
 
 // removePolicies deletes the policies of app (Apply with no workload
-// location leaves none): each case's teardown.
+// location leaves none) and waits until the data plane shows it: each
+// case's teardown. The wait keeps the next case, which creates policies of
+// the same names, from racing the network plugin: a Cilium 1.15 agent that
+// sees the delete and the re-create of one name late gets them as a single
+// update, replaces rules by labels that carry the UID, and so keeps
+// enforcing the deleted policy's rules for good (isolation/README.md,
+// "Stale rules").
 func removePolicies(ctx SpecContext, app isolation.Application) {
 	app.Selector = isolation.Selector{}
 	_, err := isolation.Apply(ctx, world.cs, app)
 	Expect(err).NotTo(HaveOccurred())
+	expectDataPlaneFollowsPolicies(ctx, "after removing the policies of "+app.Name)
+}
+
+// expectDataPlaneFollowsPolicies probes the full matrix against what the
+// policies in the cluster predict (settling as a case does) and fails with
+// the cells that differ: the plugin enforces rules the API server does not
+// hold.
+func expectDataPlaneFollowsPolicies(ctx context.Context, when string) {
+	start := time.Now()
+	expected := predict(clusterPolicies(ctx))
+	observed, st := world.runner.Run(ctx, world.probes, world.cases, expected)
+	ms, err := isolation.Diff(expected, observed)
+	Expect(err).NotTo(HaveOccurred())
+	var cells []string
+	for _, m := range ms {
+		cells = append(cells, m.String())
+	}
+	Expect(cells).To(BeEmpty(), "%s, the data plane still differs from the policies in the cluster after %s of probing "+
+		"(disagreeing cells after each pass: %v): the network plugin enforces rules no policy in the API server holds, "+
+		"such as those of a deleted policy (restart its agents or recreate the cluster)\nDIFFERENCE\n%s",
+		when, st.Duration.Round(time.Millisecond), st.Disagreeing, isolation.DiffTables(expected, observed))
+	logf("%s: the data plane follows the cluster's policies (%s, %d pass(es))", when, time.Since(start).Round(time.Millisecond), st.Rounds)
 }
 
 // caseEntries are the matrix cases' table entries; when the case file
