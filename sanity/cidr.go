@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/fenceproof/fenceproof/sanity/fencemodel"
+	"github.com/fenceproof/fenceproof/sanity/relations"
 )
 
 // looseCase builds, from a fresh /32, a string that is not a clean CIDR and
@@ -121,12 +124,14 @@ func describeCIDRs(s *State) {
 			}
 		}, Entry("IPv4 a /24 written with a host bit", false), Entry("IPv6 a /64 written with a host bit", true))
 
-		table(s, "CIDR-006", func(ctx context.Context, bits int) {
-			s.needState()
-			block := s.v4(1, bits)
-			expectOK(s.fence(ctx, block), "FenceClusterNetwork of "+block[0])
-			s.expectFenced(ctx, block, "after FenceClusterNetwork")
-		}, Entry("/32", 32), Entry("/31", 31), Entry("/30", 30), Entry("/28", 28), Entry("/26", 26))
+		s.it("CIDR-006", func(ctx context.Context) {
+			s.checkWidths(ctx, relations.IPv4)
+		})
+
+		s.it("CIDR-014", func(ctx context.Context) {
+			s.needIPv6(ctx)
+			s.checkWidths(ctx, relations.IPv6)
+		})
 
 		s.it("CIDR-007", func(ctx context.Context) {
 			s.needState()
@@ -182,6 +187,37 @@ func describeCIDRs(s *State) {
 			s.expectFenced(ctx, wide, "after fencing wide prefixes")
 		})
 	})
+}
+
+// checkWidths fences a fresh block of every width class of the family,
+// each in a request of its own, reads the fences once and checks that each
+// block is listed as exactly itself: once, and nothing else inside or
+// around it (a /48 listed as its first /64, a /127 as a /128).
+func (s *State) checkWidths(ctx context.Context, f relations.Family) {
+	GinkgoHelper()
+	s.needState()
+	m := fencemodel.New(s.modelHostBits())
+	var blocks []netip.Prefix
+	for _, w := range f.Widths {
+		p, ok := s.alloc.region(f.Bits == 128, w)
+		if !ok {
+			notRun("no free /%d is left in the documentation ranges (fences that existed before the run are in the way)", w)
+		}
+		blocks = append(blocks, p)
+		b := []string{p.String()}
+		if err := m.Apply(fencemodel.Fence, b, s.send(ctx, fencemodel.Fence, b)); err != nil {
+			failf("FenceClusterNetwork of %s: %s", p, err)
+		}
+	}
+	v := s.readFences(ctx, fmt.Sprintf("after fencing a %s block of every width class", f.Name))
+	var wrong []string
+	for _, p := range blocks {
+		if d := m.Diff(v.raw, p.Overlaps); !d.Empty() {
+			wrong = append(wrong, fmt.Sprintf("/%d %s: %s", p.Bits(), p, d))
+		}
+	}
+	check(len(wrong) == 0, "%d of %d %s width classes are not listed as the block fenced: %s", len(wrong), len(blocks), f.Name, strings.Join(wrong, "; "))
+	note("%s blocks of %d widths (/%d to /%d) fenced and listed as themselves", f.Name, len(blocks), f.Widths[0], f.Widths[len(f.Widths)-1])
 }
 
 // checkCorpus is CIDR-001: every string of the malformed-input corpus is
@@ -272,13 +308,21 @@ func slicesContainsBlock(xs []string, p netip.Prefix) bool {
 // driver rejects it.
 func (s *State) needIPv6(ctx context.Context) {
 	GinkgoHelper()
-	if s.cfg.Profile.IPv6 == Required {
-		return
-	}
-	probe := s.v6(1, 128)
-	if err := s.fence(ctx, probe); codeName(err) == "InvalidArgument" {
+	if !s.acceptsIPv6(ctx) {
 		notSupported("the driver rejects IPv6 (profile ipv6: optional)")
 	}
+}
+
+// acceptsIPv6 reports whether IPv6 is to be checked: always when the
+// profile requires it, else when the driver does not reject an IPv6 Fence.
+func (s *State) acceptsIPv6(ctx context.Context) bool {
+	GinkgoHelper()
+	if s.cfg.Profile.IPv6 == Required {
+		return true
+	}
+	err := s.fence(ctx, s.v6(1, 128))
+	settleCut(err)
+	return codeName(err) != "InvalidArgument"
 }
 
 // expand spells an IPv6 prefix with every group written out in full.

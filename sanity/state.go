@@ -64,6 +64,7 @@ type State struct {
 	mu        sync.Mutex
 	calls     []Call
 	slow      map[string]time.Duration // slowest answer per method (not counting deadline misses)
+	pace      time.Duration            // the slowest time per block of a Fence or Unfence answered OK
 	hung      map[string]int           // deadline misses per method
 	late      []lateFence              // Fence requests the suite gave up on (TIME-002)
 	lists     listStats
@@ -113,6 +114,7 @@ func newState(cfg Config) *State {
 	s.secrets = installRedactor(cfg.Secrets)
 	s.alloc.destructive = cfg.Destructive
 	s.alloc.reclaim = s.reclaimBlocks
+	s.alloc.held = s.tracker.pending
 	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Gate: s.gate, Before: s.cleanupAfterSpec})
 	return s
 }
@@ -230,6 +232,9 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 			s.slow = map[string]time.Duration{}
 		}
 		s.slow[name] = max(s.slow[name], took)
+		if n := len(requestCIDRs(req)); n > 0 && err == nil {
+			s.pace = max(s.pace, took/time.Duration(n))
+		}
 	}
 	if r, ok := reply.(*fence.ListClusterFenceResponse); ok && name == "ListClusterFence" {
 		s.lists.Calls++
@@ -251,6 +256,35 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
+}
+
+// requestCIDRs are the CIDRs of a Fence or Unfence request.
+func requestCIDRs(req any) []*fence.CIDR {
+	switch r := req.(type) {
+	case *fence.FenceClusterNetworkRequest:
+		return r.GetCidrs()
+	case *fence.UnfenceClusterNetworkRequest:
+		return r.GetCidrs()
+	}
+	return nil
+}
+
+// maxRequestBlocks bounds the blocks of one request the suite builds (the
+// one-request case of SCALE-001 excepted, which says what it sent).
+const maxRequestBlocks = 1024
+
+// requestSize is the most blocks the suite puts in one Fence or Unfence: as
+// many as fit in half the RPC deadline at the driver's slowest pace so far
+// (the time per block of the slowest Fence or Unfence it answered, per
+// block), at most maxRequestBlocks.
+func (s *State) requestSize() int {
+	s.mu.Lock()
+	pace := s.pace
+	s.mu.Unlock()
+	if pace <= 0 {
+		return maxRequestBlocks
+	}
+	return max(1, min(maxRequestBlocks, int(s.cfg.RPCTimeout.Duration/2/pace)))
 }
 
 // answerEchoes says where a successful answer contained a secret.

@@ -53,6 +53,7 @@ func GinkgoTest(cfg *Config) *State {
 			describeSpellings(s)
 			describeListing(s)
 			describeLifecycle(s)
+			describeSequences(s)
 			describeClients(s)
 			describeConcurrency(s)
 			describeCapacity(s)

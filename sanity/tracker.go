@@ -22,8 +22,9 @@ type tracker struct {
 
 // tracked is one string sent to Fence.
 type tracked struct {
-	raw   string
-	acked bool // a Fence of it answered OK
+	raw    string
+	acked  bool // a Fence of it answered OK
+	undone bool // an Unfence of it answered OK since (forget)
 }
 
 // add records cidrs before they are sent and returns the mark to settle.
@@ -55,6 +56,23 @@ func (t *tracker) requestedLocked(c string) {
 		t.requested = map[string]bool{}
 	}
 	t.requested[blockKey(c)] = true
+}
+
+// forget drops the strings an Unfence the driver acknowledged named: they
+// are no longer the cleanup's to undo (a rule that fences and unfences
+// thousands of blocks would otherwise leave them all to it).
+func (t *tracker) forget(cidrs ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	gone := make(map[string]bool, len(cidrs))
+	for _, c := range cidrs {
+		gone[c] = true
+	}
+	for i := range t.blocks {
+		if gone[t.blocks[i].raw] {
+			t.blocks[i].undone = true
+		}
+	}
 }
 
 // settle records the driver's answer to the Fence of the strings added at
@@ -96,8 +114,24 @@ func (t *tracker) pending() []netip.Prefix {
 	defer t.mu.Unlock()
 	var out []netip.Prefix
 	for _, b := range t.blocks {
-		if p, ok := blockOf(b.raw); ok {
+		if p, ok := blockOf(b.raw); ok && !b.undone {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pendingSince are the strings fenced since mark and not unfenced since,
+// once each.
+func (t *tracker) pendingSince(mark int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range t.blocks[min(mark, len(t.blocks)):] {
+		if !b.undone && !seen[b.raw] {
+			seen[b.raw] = true
+			out = append(out, b.raw)
 		}
 	}
 	return out
@@ -121,6 +155,9 @@ func (t *tracker) since(mark int) []tracked {
 	var out []tracked
 	index := map[string]int{}
 	for _, b := range tail {
+		if b.undone {
+			continue
+		}
 		if i, ok := index[b.raw]; ok {
 			out[i].acked = out[i].acked || b.acked
 			continue
