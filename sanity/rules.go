@@ -182,7 +182,7 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 
 	// Capacity: many fences kept or refused honestly.
 	{ID: "SCALE-001", Level: Must, Area: "scale", RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
-		Title: "many blocks (--scale-size, default 1024; fewer, stated, when the driver's measured pace does not fit the rule's share of the budget), in one request and across many, are all listed, or refused with RESOURCE_EXHAUSTED or INVALID_ARGUMENT and none of the refused listed",
+		Title: "many blocks of each family (--scale-size, default 1024; for IPv4 at most the 768 /32s of the documentation ranges; fewer, stated, when the driver's measured pace does not fit the rule's share of the budget), in one request and across many, are all listed, or refused with RESOURCE_EXHAUSTED or INVALID_ARGUMENT and none of the refused listed",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a silently dropped fence leaves a node able to write)", Source: srcRPCs},
 
 	// Durability: fences outlive time and driver restarts.

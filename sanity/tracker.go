@@ -178,13 +178,21 @@ func (s *State) undo(ctx context.Context, mark int) error {
 	var errs []error
 	blocks := s.tracker.since(mark)
 	if len(blocks) > batchUndo {
-		raws := make([]string, len(blocks))
-		for i, b := range blocks {
-			raws[i] = b.raw
+		// In requests of the size the driver's pace allows; a request
+		// that fails is undone block by block below.
+		var left []tracked
+		for i := 0; i < len(blocks); {
+			part := blocks[i:min(len(blocks), i+s.requestSize())]
+			i += len(part)
+			raws := make([]string, len(part))
+			for j, b := range part {
+				raws[j] = b.raw
+			}
+			if s.unfence(ctx, raws) != nil {
+				left = append(left, part...)
+			}
 		}
-		if s.unfence(ctx, raws) == nil {
-			return nil
-		}
+		blocks = left
 	}
 	for _, b := range blocks {
 		err := s.unfence(ctx, []string{b.raw})
@@ -218,8 +226,8 @@ type cleanupKey struct{}
 
 func isCleanup(ctx context.Context) bool { return ctx.Value(cleanupKey{}) != nil }
 
-// batchUndo is the number of blocks above which cleanup first tries a
-// single Unfence of them all (the scale rules fence thousands).
+// batchUndo is the number of blocks above which cleanup first unfences
+// them in requests of several (the scale rules fence thousands).
 const batchUndo = 32
 
 // cleanupAfterSpec arranges for the current rule's fences to be undone. A

@@ -100,7 +100,7 @@ func (f *Fault) arg(spec string) string {
 type behaviour struct {
 	call     func(rpc string) error
 	auth     func(rpc string, a *Auth)
-	message  func(code codes.Code, msg string, secrets map[string]string) string
+	message  func(code codes.Code, msg string, sent, valid map[string]string) string
 	params   func(rpc string, p *Params)
 	cidr     func(raw string, hb cidr.HostBits, next Parser) (cidr.Block, error)
 	request  func(r *Request) error
@@ -142,12 +142,28 @@ type Auth struct {
 	// Equal compares a secret value sent with the valid one; nil is the
 	// faithful comparison (equal, in constant time).
 	Equal func(got, want string) bool
+	// Find looks up the value sent for a configured key (want is its
+	// valid value); nil is the faithful lookup, by the exact key.
+	Find func(sent map[string]string, key, want string) (string, bool)
 }
 
 // Params is how a request's required parameters are checked.
 type Params struct {
 	Check  bool // faithful: true
 	Values bool // a parameter given as key=value must carry the value; faithful: true
+	// Equal and Find are as Auth's; nil is the faithful comparison and
+	// lookup (equal; by the exact key).
+	Equal func(got, want string) bool
+	Find  func(sent map[string]string, key, want string) (string, bool)
+}
+
+// Lookup is Find, or the faithful lookup by the exact key.
+func Lookup(find func(map[string]string, string, string) (string, bool), sent map[string]string, key, want string) (string, bool) {
+	if find != nil {
+		return find(sent, key, want)
+	}
+	v, ok := sent[key]
+	return v, ok
 }
 
 // Parser is the faithful parse of one CIDR under a host-bits policy.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,7 @@ func at(f func(raw string, b cidr.Block, err error) (cidr.Block, error)) func(st
 // the faults of this file, then those of the credentials' comparison
 // (credentials.go), of what is fenced, listed and reported (fenced.go) and
 // of blocks that are not independent or not the width asked (blocks.go).
-var all = slices.Concat(faults, credentialFaults, fencedFaults, blockFaults)
+var all = slices.Concat(faults, credentialFaults, credentialVariantFaults, fencedFaults, blockFaults)
 
 var faults = []*Fault{
 	{Name: "accept-empty", Help: "Fence and Unfence with no cidrs answer OK", Proofs: fails("ERR-001", "ERR-006"),
@@ -104,7 +105,7 @@ var faults = []*Fault{
 		make:   fixed(behaviour{auth: func(_ string, a *Auth) { a.Code = codes.PermissionDenied }})},
 	{Name: "leak-secret", Help: "UNAUTHENTICATED and INVALID_ARGUMENT messages carry the request's secret values",
 		Proofs: []Proof{{Flags: []string{"--secret", "userKey=fenceproof-test-secret-value"}, Fails: []string{"ERR-005", "SUITE-002"}}},
-		make: fixed(behaviour{message: func(c codes.Code, msg string, secrets map[string]string) string {
+		make: fixed(behaviour{message: func(c codes.Code, msg string, secrets, _ map[string]string) string {
 			if c == codes.Unauthenticated || c == codes.InvalidArgument || c == codes.PermissionDenied {
 				msg += fmt.Sprintf(" (request secrets: %v)", secrets)
 			}
@@ -303,6 +304,8 @@ var faults = []*Fault{
 			}
 			return nil
 		}})},
+	{Name: "capacity", Arg: "FAMILY:N", Example: "capacity=IPv4:200", Help: "fences of one family (IPv4 or IPv6) beyond N are acknowledged and silently dropped; the other family's are not",
+		make: familyCapacity},
 	{Name: "expire-fences", Help: fmt.Sprintf("fences vanish %s after they were made, like a storage blocklist's default expiry", ExpiryAfter),
 		Proofs: []Proof{{Flags: []string{"--hold", "15s"}, Fails: []string{"EXPIRE-001"}}},
 		make: func(string) (*behaviour, error) {
@@ -414,6 +417,30 @@ func rpcArg(arg, form string) (rpc, val string, err error) {
 		return "", "", fmt.Errorf("unknown RPC %q (want one of %s)", rpc, strings.Join(RPCs, ", "))
 	}
 	return rpc, val, nil
+}
+
+func familyCapacity(arg string) (*behaviour, error) {
+	fam, n, ok := strings.Cut(arg, ":")
+	limit, err := strconv.Atoi(n)
+	if !ok || err != nil || limit < 0 || (fam != "IPv4" && fam != "IPv6") {
+		return nil, errors.New("want capacity=IPv4:N or capacity=IPv6:N")
+	}
+	of := func(b cidr.Block) bool { return b.Enforced() && b.Prefix.Addr().Is6() == (fam == "IPv6") }
+	return &behaviour{fence: func(s *FenceStep) error {
+		if s.Action != Add || !of(s.Block) {
+			return nil
+		}
+		count := 0
+		for _, b := range s.Fences.Blocks() {
+			if of(b) {
+				count++
+			}
+		}
+		if count >= limit {
+			s.Action = Drop
+		}
+		return nil
+	}}, nil
 }
 
 func delayed(arg string) (*behaviour, error) {

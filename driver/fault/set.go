@@ -114,11 +114,12 @@ func (s *Set) Auth(rpc string) Auth {
 	return a
 }
 
-// Message is an error's message as the driver sends it.
-func (s *Set) Message(code codes.Code, msg string, secrets map[string]string) string {
+// Message is an error's message as the driver sends it: sent are the
+// request's secrets, valid the driver's.
+func (s *Set) Message(code codes.Code, msg string, sent, valid map[string]string) string {
 	s.each(func(b *behaviour) {
 		if b.message != nil {
-			msg = b.message(code, msg, secrets)
+			msg = b.message(code, msg, sent, valid)
 		}
 	})
 	return msg
