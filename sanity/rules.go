@@ -169,6 +169,10 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "every address a client reports is one host's address (/32 or /128), never its subnet",
 		Spec:  "list of IP addresses that represent the client's local addresses. Required field. (fencing a client's subnet fences its neighbours)", Source: srcClients},
 
+	{ID: "CLIENT-006", Level: Must, Area: "clients", RPCs: []string{"GetFenceClients", "FenceClusterNetwork"},
+		Title: "every client address is written in a form the driver's own Fence accepts: a fresh documentation address in the same form (family, IPv4-mapped with a dotted or hexadecimal tail, compressed or expanded, case, prefix length) is fenced with OK; the client itself never is",
+		Spec:  "GetFenceClients RPC calls to get the client information to use in a FenceClusterNetwork or UnfenceClusterNetwork RPC.", Source: srcRPCs},
+
 	// Concurrency: OK or ABORTED, never INTERNAL, and no lost update.
 	{ID: "CONC-001", Level: Must, Area: "concurrency", RPCs: []string{"FenceClusterNetwork"},
 		Title: "identical concurrent fences answer OK or ABORTED and leave the block listed once",
@@ -187,7 +191,7 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 
 	// Durability: fences outlive time and driver restarts.
 	{ID: "EXPIRE-001", Level: Must, Area: "durability", Labels: []string{"expiry"}, RPCs: []string{"ListClusterFence"},
-		Title: "a sentinel fence made at the start of the run is still listed when it is at least --hold old (default 15 s, even when the run is shorter)",
+		Title: "sentinel fences of both families made at the start of the run are listed in every reading until the end of the run, when they are at least --hold old (default 20 s, even when the run is shorter), and no fence that existed before the run vanishes from a reading and comes back (a List that shows part of the set)",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a storage blocklist entry expires after an hour by default)", Source: srcRPCs},
 	{ID: "RESTART-001", Level: Must, Area: "durability", Labels: []string{"restart"}, RPCs: []string{"ListClusterFence"},
 		Title: "after the driver restarts (--restart-command), every acknowledged fence is still listed and every acknowledged unfence still holds",

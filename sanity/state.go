@@ -47,8 +47,8 @@ type State struct {
 	listMissing bool            // List answered UNIMPLEMENTED and the profile allows it
 	listErr     error           // List failed before the first spec (a broken List, not a missing one)
 
-	sentinelFence sentinelFence // EXPIRE-001's fence, made before the first spec
-	probes        []*lateProbe  // TIME-002's probes, made before the first spec
+	sentinels sentinels    // EXPIRE-001's fences, made before the first spec
+	probes    []*lateProbe // TIME-002's probes, made before the first spec
 
 	cleanupMu   sync.Mutex
 	cleanupErrs []string // cleanup failures of accepted blocks, reported once under SUITE-001
@@ -98,7 +98,11 @@ type Call struct {
 
 // listStats is what the run's List calls cost.
 type listStats struct {
-	Calls    int           `json:"calls"`
+	Calls int `json:"calls"`
+	// Watch are the calls of EXPIRE-001's watch, bounded by time (a List
+	// at most every four times its own length), not counted by
+	// ListCallBound.
+	Watch    int           `json:"watch"`
 	Time     time.Duration `json:"time"`
 	Slowest  time.Duration `json:"slowest"`
 	Largest  int           `json:"largest"`

@@ -35,7 +35,7 @@ func GinkgoTest(cfg *Config) *State {
 				return
 			}
 			GinkgoWriter.Printf("fenceproof sanity: state read from %s\n", s.stateSource())
-			took := s.makeSentinel(ctx)
+			took := s.makeSentinels(ctx)
 			s.probeLateWork(ctx, took)
 		})
 		AfterAll(func(ctx SpecContext) {

@@ -195,3 +195,27 @@ func TestDeadlineMissWhenTheServerResetsFirst(t *testing.T) {
 		t.Error("a driver answering in time, or another code, counted as a miss")
 	}
 }
+
+// TestSameFormWritesTheClientsSpelling: CLIENT-006 fences a documentation
+// address written as the client's address is.
+func TestSameFormWritesTheClientsSpelling(t *testing.T) {
+	v4, v6 := netip.MustParseAddr("198.51.100.7"), netip.MustParseAddr("2001:db8:fe00::7")
+	for _, c := range []struct {
+		a    string
+		doc  netip.Addr
+		want string
+	}{
+		{"10.0.0.5/32", v4, "198.51.100.7/32"},
+		{"::ffff:10.0.0.5/128", v4, "::ffff:198.51.100.7/128"},
+		{"0:0:0:0:0:FFFF:10.0.0.5/128", v4, "0:0:0:0:0:FFFF:198.51.100.7/128"},
+		{"::ffff:a00:5/128", v4, "::ffff:c633:6407/128"},
+		{"fd00::5/128", v6, "2001:db8:fe00::7/128"},
+		{"FD00::5/128", v6, "2001:DB8:FE00::7/128"},
+		{"fd00:0:0:0:0:0:0:5/128", v6, "2001:db8:fe00:0:0:0:0:7/128"},
+		{"fd00:0000:0000:0000:0000:0000:0000:0005/128", v6, "2001:0db8:fe00:0000:0000:0000:0000:0007/128"},
+	} {
+		if got := sameForm(c.a, c.doc); got != c.want {
+			t.Errorf("sameForm(%q) = %q, want %q", c.a, got, c.want)
+		}
+	}
+}

@@ -267,6 +267,7 @@ type Client struct {
 // Load is how the stored fences are read at start.
 type Load struct {
 	Forget    bool // discard them
+	Keep      int  // when > 0, keep only the Keep fenced first and discard the rest
 	Spellings bool // blocks stored as spelled are expected
 	Migrate   bool // rewrite IPv4-mapped records as IPv4; faithful: true
 }
@@ -274,7 +275,9 @@ type Load struct {
 // Limits of the faults that have one.
 const (
 	CapacityLimit           = 512                     // silent-capacity: fences stored at most
-	ExpiryAfter             = 3 * time.Second         // expire-fences: lifetime of a fence, shorter than a default run
+	ExpiryAfter             = 3 * time.Second         // expire-fences: default lifetime of a fence, shorter than a default run
+	RebuildEvery            = 1500 * time.Millisecond // rebuild-partial: idle time before a rebuild, and between rebuilds
+	RebuildTakes            = 400 * time.Millisecond  // rebuild-partial: how long List shows half the set
 	WideIPv6Bits            = 96                      // fail-wide-ipv6: IPv6 blocks shorter than this fail
 	DefaultAckBeforeEnforce = 1500 * time.Millisecond // a bare ack-before-enforce
 )

@@ -306,9 +306,15 @@ var faults = []*Fault{
 		}})},
 	{Name: "capacity", Arg: "FAMILY:N", Example: "capacity=IPv4:200", Help: "fences of one family (IPv4 or IPv6) beyond N are acknowledged and silently dropped; the other family's are not",
 		make: familyCapacity},
-	{Name: "expire-fences", Help: fmt.Sprintf("fences vanish %s after they were made, like a storage blocklist's default expiry", ExpiryAfter),
-		Proofs: []Proof{{Flags: []string{"--hold", "15s"}, Fails: []string{"EXPIRE-001"}}},
-		make: func(string) (*behaviour, error) {
+	{Name: "expire-fences", Arg: "DURATION", Optional: true, Help: fmt.Sprintf("fences vanish DURATION (default %s) after they were made, like a storage blocklist's expiry", ExpiryAfter),
+		make: func(arg string) (*behaviour, error) {
+			after := ExpiryAfter
+			if arg != "" {
+				var err error
+				if after, err = time.ParseDuration(arg); err != nil || after <= 0 {
+					return nil, errors.New("want expire-fences or expire-fences=DURATION (> 0)")
+				}
+			}
 			var born sync.Map // cidr.Block -> time.Time
 			return &behaviour{
 				fence: func(s *FenceStep) error {
@@ -320,8 +326,25 @@ var faults = []*Fault{
 				list: func(l []Listed) []Listed {
 					return slices.DeleteFunc(l, func(e Listed) bool {
 						t, ok := born.Load(e.Block)
-						return ok && time.Since(t.(time.Time)) > ExpiryAfter
+						return ok && time.Since(t.(time.Time)) > after
 					})
+				},
+			}, nil
+		}},
+	{Name: "rebuild-partial", Help: fmt.Sprintf("after %s without a Fence or Unfence the driver rebuilds its set from the store every %s, and for the first %s of each rebuild List shows half of the set", RebuildEvery, RebuildEvery, RebuildTakes),
+		make: func(string) (*behaviour, error) {
+			var last atomic.Int64 // when the last mutation was applied, in Unix nanoseconds
+			last.Store(time.Now().UnixNano())
+			touch := func() { last.Store(time.Now().UnixNano()) }
+			return &behaviour{
+				fence:   func(*FenceStep) error { touch(); return nil },
+				unfence: func(*UnfenceStep) error { touch(); return nil },
+				list: func(l []Listed) []Listed {
+					idle := time.Duration(time.Now().UnixNano() - last.Load())
+					if idle >= RebuildEvery && idle%RebuildEvery < RebuildTakes {
+						return l[:len(l)/2]
+					}
+					return l
 				},
 			}, nil
 		}},
@@ -366,6 +389,14 @@ var faults = []*Fault{
 		make: delayed},
 	{Name: "forget-on-restart", Help: "the stored fences are discarded at start: nothing survives a restart",
 		make: fixed(behaviour{load: func(l *Load) { l.Forget = true }})},
+	{Name: "persist-first", Arg: "N", Example: "persist-first=100", Help: "only the first N fences are persisted: the ones fenced after them do not survive a restart",
+		make: func(arg string) (*behaviour, error) {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n <= 0 {
+				return nil, errors.New("want persist-first=N (> 0)")
+			}
+			return &behaviour{load: func(l *Load) { l.Keep = n }}, nil
+		}},
 	{Name: "ack-before-enforce", Arg: "DURATION", Optional: true, Help: fmt.Sprintf("a Fence is acknowledged once stored and enforced DURATION (default %s) later", DefaultAckBeforeEnforce),
 		make: func(arg string) (*behaviour, error) {
 			d := DefaultAckBeforeEnforce

@@ -1,6 +1,8 @@
 package fault
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -57,6 +59,30 @@ var fencedFaults = []*Fault{
 						c.Addresses[j] = netip.PrefixFrom(p.Addr(), 24).String()
 					}
 				}
+			}
+		}})},
+	{Name: "clients-mapped", Help: "GetFenceClients reports IPv4 clients as IPv4-mapped IPv6 (::ffff:192.0.2.200/128), a spelling its own Fence refuses (as the profile lets it)",
+		make: fixed(behaviour{
+			clients: func(cs []Client) {
+				for _, c := range cs {
+					for j, a := range c.Addresses {
+						if p, err := netip.ParsePrefix(a); err == nil && p.Addr().Is4() && p.Bits() == 32 {
+							c.Addresses[j] = fmt.Sprintf("::ffff:%s/128", p.Addr())
+						}
+					}
+				}
+			},
+			cidr: at(func(raw string, b cidr.Block, err error) (cidr.Block, error) {
+				if p, perr := netip.ParsePrefix(raw); perr == nil && p.Addr().Is4In6() {
+					return cidr.Block{}, errors.New("IPv4-mapped IPv6 is not accepted: fence IPv4 clients with IPv4 blocks")
+				}
+				return b, err
+			}),
+		})},
+	{Name: "clients-ipv6", Help: "GetFenceClients reports an IPv6 address beside each client's IPv4 one (with reject-ipv6 under --ipv6 optional: an address its own Fence refuses)",
+		make: fixed(behaviour{clients: func(cs []Client) {
+			for i := range cs {
+				cs[i].Addresses = append(cs[i].Addresses, fmt.Sprintf("2001:db8:ffff::%x/128", i+1))
 			}
 		}})},
 	{Name: "clients-unadvertised", Help: "GetFenceClients is served but GET_CLIENTS_TO_FENCE is not advertised",
