@@ -224,8 +224,8 @@ func (s *State) lateBlocks() map[string]bool {
 	}
 	s.mu.Unlock()
 	for _, p := range s.probes {
-		if p.block != "" {
-			out[blockKey(p.block)] = true
+		for _, b := range p.blocks {
+			out[blockKey(b)] = true
 		}
 	}
 	return out

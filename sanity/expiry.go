@@ -2,6 +2,7 @@ package sanity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,7 +80,11 @@ func (s *State) checkExpiry(ctx context.Context) {
 	sn := &s.sentinels
 	if len(sn.blocks) == 0 {
 		why := fmt.Sprint(sn.err)
-		if !sn.sent.IsZero() {
+		var hung *hungError
+		switch {
+		case errors.As(sn.err, &hung):
+			why = fmt.Sprintf("its Fence at the start of the run did not answer within the RPC deadline of %s; TIME-001 fails for it", s.cfg.RPCTimeout.Duration)
+		case !sn.sent.IsZero():
 			why = fmt.Sprintf("its Fence at the start of the run answered %s: %s (the rules that fence judge that)", codeSpec(sn.err), errText(sn.err))
 		}
 		notRun("the sentinel could not be fenced: %s", why)

@@ -9,59 +9,96 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// TIME-002's probes of late work, made before the first rule so that the
+// TIME-002's trials of late work, made before the first rule so that the
 // time late work needs to show passes while the other rules run. Each
-// abandons one request right after sending it, with a deadline shorter than
-// the driver takes, as a CO whose deadline ran out does, and at once sends
-// the request a CO would send next. A driver may refuse up front a request
-// whose deadline leaves too little time (a storage commit that cannot finish
-// in time is better not started); the probe then gives its request the usual
-// RPC deadline and cancels it after the same short time instead, as a CO
-// that gives up does, so the driver is caught while it works:
+// trial abandons one request right after sending it, with a deadline
+// shorter than the driver takes, as a CO whose deadline ran out does, and
+// at once sends the request a CO would send next for the trial's block:
 //
-//   - Fence probe: Fence(b) abandoned, then Unfence(b). A driver that
-//     finishes the abandoned Fence afterwards leaves b fenced behind the
-//     client's back.
-//   - Unfence probe: Fence(b), Unfence(b) abandoned, then Fence(b) again. A
-//     driver that finishes the abandoned Unfence afterwards lifts the fence
-//     the client just made.
+//   - Fence trial: Fence(fillers..., b) abandoned, then Unfence(b). A driver
+//     that finishes the abandoned Fence afterwards leaves b fenced behind
+//     the client's back.
+//   - Unfence trial: Fence(b), Unfence(fillers..., b) abandoned, then
+//     Fence(b) again. A driver that finishes the abandoned Unfence
+//     afterwards lifts the fence the client just made.
+//
+// Whether late work shows must not depend on the run: a driver that goes
+// on with an abandoned request may well finish a one-block request before
+// the next one arrives (and then nothing is wrong to see). So the schedule
+// is fixed, the same on every run and every seed: each kind is tried with
+// the trial block alone and last of 4 and of 16 blocks, so that a driver
+// that goes on after its client gave up (block by block, or with a
+// request that outlasts the short one that follows) applies b after the
+// request that followed. The verdict's rule: TIME-002 fails at the first
+// trial that shows late work; it passes when at least one trial of each
+// kind could be tested (abandoned while the driver worked on it, and the
+// request that followed took) and none showed late work; the report says
+// how many trials were tested and why the others could not be.
+//
+// A driver may refuse up front a request whose deadline leaves too little
+// time (a storage commit that cannot finish in time is better not started);
+// the trial then gives its request the usual RPC deadline and cancels it
+// after the same short time instead, as a CO that gives up does.
 //
 // The fences are read right after the request that follows (the block must
 // be unfenced, resp. fenced, then; when it is not, the request is sent again:
 // if it takes then, the abandoned one landed in between, which is late work;
 // if not, that request does not take and late work cannot be told apart),
-// and again once late work has had time to land (lateWindow): before the
-// first rule when the window is short, else by the first rule that starts
-// after it, or by TIME-002.
+// and again, once for every trial, when late work has had time to land
+// (lateWindow): before the first rule when the window is short, else by the
+// first rule that starts after it, or by TIME-002.
 
-// lateProbe is one probe.
+// lateSizes are the sizes of the abandoned requests, in blocks.
+var lateSizes = []int{1, 4, 16}
+
+// lateProbe is one trial.
 type lateProbe struct {
 	rpc      string        // the abandoned request: FenceClusterNetwork or UnfenceClusterNetwork
-	block    string        // its block
+	blocks   []string      // its blocks; the trial's block is the last
+	block    string        // the trial's block
 	deadline time.Duration // the deadline it was abandoned at (or the time it was cancelled after)
 	cancel   bool          // abandoned by cancelling, not by its deadline
 	sentAt   time.Time
-	tested   bool   // the request was abandoned (DEADLINE_EXCEEDED) and the one after it took
+	tested   bool   // the request was abandoned and the one after it took
 	why      string // why it could not be tested
 	checked  bool   // the fences were read after the window
 	fenced   bool   // whether the block was fenced then
 	after    time.Duration
+	again    bool // the request that followed had to be sent again: the abandoned one landed in between
 }
 
-// Probe deadlines: the first is a quarter of the sentinel Fence's time,
-// within these bounds, and each retry halves it.
+// describe says what the trial sent, in order.
+func (p *lateProbe) describe() string {
+	how := "its deadline of " + p.deadline.String() + " ran out"
+	if p.cancel {
+		how = "it was cancelled after " + p.deadline.String() + " (the driver refuses shorter deadlines up front)"
+	}
+	what := p.block
+	if len(p.blocks) > 1 {
+		what = fmt.Sprintf("%s, the last of %d blocks in one request,", p.block, len(p.blocks))
+	}
+	next := map[string]string{"FenceClusterNetwork": "UnfenceClusterNetwork", "UnfenceClusterNetwork": "FenceClusterNetwork"}[p.rpc]
+	return fmt.Sprintf("%s of %s was abandoned when %s; the %s of %s sent right after it answered OK", p.rpc, what, how, next, p.block)
+}
+
+// Trial deadlines: the first is a quarter of the sentinel Fence's time
+// within these bounds, divided by an eighth of the request's size, and each
+// retry halves it.
 const (
 	probeMaxDeadline = 10 * time.Millisecond
 	probeMinDeadline = 20 * time.Microsecond
 	probeAttempts    = 8
 )
 
-// probeLateWork makes both probes; called once the sentinel is fenced.
+// probeLateWork makes every trial; called once the sentinels are fenced.
 func (s *State) probeLateWork(ctx context.Context, sentinelTook time.Duration) {
-	first := min(max(sentinelTook/4, 100*time.Microsecond), probeMaxDeadline)
-	s.probes = []*lateProbe{s.probeFence(ctx, first), s.probeUnfence(ctx, first)}
+	for _, n := range lateSizes {
+		// A larger request is abandoned sooner, while most of it is left.
+		first := max(min(max(sentinelTook/4, 100*time.Microsecond), probeMaxDeadline)/time.Duration(max(1, n/8)), probeMinDeadline)
+		s.probes = append(s.probes, s.probeFence(ctx, n, first), s.probeUnfence(ctx, n, first))
+	}
 	// A short window is waited out here, before any rule can change the
-	// probes' blocks; a long one (a slow driver) passes while rules run.
+	// trials' blocks; a long one (a slow driver) passes while rules run.
 	var until time.Time
 	for _, p := range s.probes {
 		if p.tested {
@@ -96,16 +133,16 @@ func (s *State) within(ctx context.Context, p *lateProbe, d time.Duration, send 
 	return at, send(ctx)
 }
 
-// abandoned tells whether a probe's request ended because the client gave
+// abandoned tells whether a trial's request ended because the client gave
 // up on it.
 func abandoned(err error) bool {
 	c := status.Code(err)
 	return c == codes.DeadlineExceeded || c == codes.Canceled
 }
 
-// refusedUpFront switches a probe whose request the driver refused before
+// refusedUpFront switches a trial whose request the driver refused before
 // its deadline to abandoning by cancellation, once; it reports whether the
-// probe should go on.
+// trial should go on.
 func refusedUpFront(p *lateProbe) bool {
 	if p.cancel {
 		return false
@@ -114,17 +151,30 @@ func refusedUpFront(p *lateProbe) bool {
 	return true
 }
 
-func (s *State) probeFence(ctx context.Context, d time.Duration) *lateProbe {
-	p := &lateProbe{rpc: "FenceClusterNetwork"}
-	first := d
-	for range probeAttempts {
+// trialBlocks are n fresh blocks, the trial's block last.
+func (s *State) trialBlocks(p *lateProbe, n int) bool {
+	p.blocks = nil
+	for range n {
 		b, err := s.alloc.block(false, 32)
 		if err != nil {
 			p.why = err.Error()
+			return false
+		}
+		p.blocks = append(p.blocks, b.String())
+	}
+	p.block = p.blocks[n-1]
+	return true
+}
+
+func (s *State) probeFence(ctx context.Context, n int, d time.Duration) *lateProbe {
+	p := &lateProbe{rpc: "FenceClusterNetwork"}
+	first := d
+	for range probeAttempts {
+		if !s.trialBlocks(p, n) {
 			return p
 		}
-		p.block, p.deadline = b.String(), d
-		at, err := s.within(ctx, p, d, func(ctx context.Context) error { return s.fence(ctx, []string{p.block}) })
+		p.deadline = d
+		at, err := s.within(ctx, p, d, func(ctx context.Context) error { return s.fence(ctx, p.blocks) })
 		switch {
 		case abandoned(err):
 			p.sentAt = at
@@ -132,7 +182,9 @@ func (s *State) probeFence(ctx context.Context, d time.Duration) *lateProbe {
 			return p
 		case err == nil:
 			// Done within d: undo it and try a shorter deadline.
-			_ = s.unfence(ctx, []string{p.block})
+			if s.unfence(ctx, p.blocks) == nil {
+				s.tracker.forget(p.blocks...)
+			}
 			if d <= probeMinDeadline {
 				p.why = fmt.Sprintf("the driver answered even a %s deadline, so no Fence could be abandoned while it worked", d)
 				return p
@@ -140,42 +192,39 @@ func (s *State) probeFence(ctx context.Context, d time.Duration) *lateProbe {
 			d = max(d/2, probeMinDeadline)
 		default:
 			if refusedUpFront(p) {
-				_ = s.unfence(ctx, []string{p.block})
+				_ = s.unfence(ctx, p.blocks)
 				d = first
 				continue
 			}
-			p.why = fmt.Sprintf("the probe Fence of %s answered %s before it was cancelled after %s (and before a deadline of %s): %s", p.block, codeSpec(err), d, d, errText(err))
+			p.why = fmt.Sprintf("the trial Fence of %s answered %s before it was cancelled after %s (and before a deadline of %s): %s", p.block, codeSpec(err), d, d, errText(err))
 			return p
 		}
 	}
-	p.why = fmt.Sprintf("the driver answered every probe Fence within its deadline (down to %s)", d)
+	p.why = fmt.Sprintf("the driver answered every trial Fence within its deadline (down to %s)", d)
 	return p
 }
 
-func (s *State) probeUnfence(ctx context.Context, d time.Duration) *lateProbe {
+func (s *State) probeUnfence(ctx context.Context, n int, d time.Duration) *lateProbe {
 	p := &lateProbe{rpc: "UnfenceClusterNetwork"}
-	b, err := s.alloc.block(false, 32)
-	if err != nil {
-		p.why = err.Error()
+	if !s.trialBlocks(p, n) {
 		return p
 	}
-	p.block = b.String()
-	if err := s.fence(ctx, []string{p.block}); err != nil {
-		p.why = fmt.Sprintf("the Fence of the probe block %s answered %s: %s", p.block, codeSpec(err), errText(err))
+	if err := s.fence(ctx, p.blocks); err != nil {
+		p.why = fmt.Sprintf("the Fence of the trial's blocks %s answered %s: %s", showAll(p.blocks), codeSpec(err), errText(err))
 		return p
 	}
 	first := d
 	for range probeAttempts {
 		p.deadline = d
-		at, err := s.within(ctx, p, d, func(ctx context.Context) error { return s.unfence(ctx, []string{p.block}) })
+		at, err := s.within(ctx, p, d, func(ctx context.Context) error { return s.unfence(ctx, p.blocks) })
 		switch {
 		case abandoned(err):
 			p.sentAt = at
 			s.followUp(ctx, p, func() error { return s.fence(ctx, []string{p.block}) }, true)
 			return p
 		case err == nil:
-			if err := s.fence(ctx, []string{p.block}); err != nil {
-				p.why = fmt.Sprintf("the Fence of the probe block %s answered %s: %s", p.block, codeSpec(err), errText(err))
+			if err := s.fence(ctx, p.blocks); err != nil {
+				p.why = fmt.Sprintf("the Fence of the trial's blocks answered %s: %s", codeSpec(err), errText(err))
 				return p
 			}
 			if d <= probeMinDeadline {
@@ -188,17 +237,17 @@ func (s *State) probeUnfence(ctx context.Context, d time.Duration) *lateProbe {
 				d = first
 				continue
 			}
-			p.why = fmt.Sprintf("the probe Unfence of %s answered %s before it was cancelled after %s (and before a deadline of %s): %s", p.block, codeSpec(err), d, d, errText(err))
+			p.why = fmt.Sprintf("the trial Unfence of %s answered %s before it was cancelled after %s (and before a deadline of %s): %s", p.block, codeSpec(err), d, d, errText(err))
 			return p
 		}
 	}
-	p.why = fmt.Sprintf("the driver answered every probe Unfence within its deadline (down to %s)", d)
+	p.why = fmt.Sprintf("the driver answered every trial Unfence within its deadline (down to %s)", d)
 	return p
 }
 
 // followUp sends the request a CO sends after giving up (retried a few
 // times when it fails, as a CO does) and reads the fences at once: the
-// probe is tested only when the block is then as that request left it.
+// trial is tested only when the block is then as that request left it.
 func (s *State) followUp(ctx context.Context, p *lateProbe, send func() error, wantFenced bool) {
 	var err error
 	for range 3 {
@@ -231,14 +280,14 @@ func (s *State) followUp(ctx context.Context, p *lateProbe, send func() error, w
 	// the abandoned request is what undid it.
 	if err := send(); err == nil {
 		if again, err := s.observed(ctx); err == nil && newView(again).has(p.block) == wantFenced {
-			p.tested, p.checked, p.fenced, p.after = true, true, !wantFenced, time.Since(p.sentAt)
+			p.tested, p.checked, p.fenced, p.after, p.again = true, true, !wantFenced, time.Since(p.sentAt), true
 			return
 		}
 	}
 	p.why = fmt.Sprintf("right after the %s that followed, %s was %s listed, and sending it again did not change that: the %s does not take (other rules judge it), so late work cannot be told apart", what, p.block, map[bool]string{false: "still", true: "not"}[wantFenced], what)
 }
 
-// checkProbes reads the fences once for the tested probes whose window has
+// checkProbes reads the fences once for the tested trials whose window has
 // passed (all of them when force is set) and records what it saw. A
 // reading that fails leaves them for TIME-002.
 func (s *State) checkProbes(ctx context.Context, force bool) {
@@ -274,12 +323,50 @@ func (s *State) lateWindow(method string) time.Duration {
 	return min(max(4*s.slowest(method), 200*time.Millisecond), 3*s.cfg.RPCTimeout.Duration)
 }
 
-// probeFor returns the probe of the method.
-func (s *State) probeFor(method string) *lateProbe {
+// trialsOf are the trials of the method.
+func (s *State) trialsOf(method string) []*lateProbe {
+	var out []*lateProbe
 	for _, p := range s.probes {
 		if p.rpc == method {
-			return p
+			out = append(out, p)
 		}
 	}
-	return nil
+	return out
+}
+
+// lateVerdict says, for the trials of one kind that were checked, which
+// showed late work, in the order the events happened, and counts the
+// tested ones.
+func lateVerdict(trials []*lateProbe) (late []string, tested int, untested []string) {
+	for _, p := range trials {
+		switch {
+		case !p.tested:
+			untested = append(untested, fmt.Sprintf("%d blocks: %s", max(len(p.blocks), 1), p.why))
+		case !p.checked:
+		default:
+			tested++
+			if p.fenced == (p.rpc == "FenceClusterNetwork") {
+				late = append(late, lateStory(p))
+			}
+		}
+	}
+	return late, tested, untested
+}
+
+// lateStory tells one trial that showed late work, events in order.
+func lateStory(p *lateProbe) string {
+	fence := p.rpc == "FenceClusterNetwork"
+	next := map[bool]string{true: "Unfence", false: "Fence"}[fence]
+	kind := map[bool]string{true: "Fence", false: "Unfence"}[fence]
+	harm := map[bool]string{true: "it fenced the block behind the client's back", false: "it lifted the fence the client had just made"}[fence]
+	var seen string
+	if p.again {
+		seen = fmt.Sprintf("a reading right after that %s showed %s as before it; the %s sent again took, so the abandoned %s had landed between the two, %s after it was sent: %s",
+			next, p.block, next, kind, p.after.Round(time.Millisecond), harm)
+	} else {
+		state := map[bool]string{true: "listed", false: "no longer listed"}[fence]
+		seen = fmt.Sprintf("a reading right after that %s showed %s as the %s left it; %s after the abandoned %s was sent, it was %s: the abandoned %s landed after the %s the client sent next, and %s",
+			next, p.block, next, p.after.Round(time.Millisecond), kind, state, kind, next, harm)
+	}
+	return p.describe() + "; " + seen
 }

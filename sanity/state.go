@@ -66,6 +66,8 @@ type State struct {
 	slow      map[string]time.Duration // slowest answer per method (not counting deadline misses)
 	pace      time.Duration            // the slowest time per block of a Fence or Unfence answered OK
 	hung      map[string]int           // deadline misses per method
+	hungBy    map[string][]string      // who sent each request that missed it, per method
+	current   string                   // the rule running now ("" before the first)
 	late      []lateFence              // Fence requests the suite gave up on (TIME-002)
 	lists     listStats
 	dups      map[string][]string // blocks some List answer named twice (LIST-003), with the spellings
@@ -91,6 +93,10 @@ type Call struct {
 	Duration time.Duration `json:"duration"`
 	// Probe marks the deliberately abandoned calls of TIME-002's probes.
 	Probe bool `json:"probe,omitempty"`
+	// Sender is who sent it: a rule, its cleanup, or the start of the run;
+	// Input what it carried (the blocks of a Fence or Unfence).
+	Sender string `json:"sender,omitempty"`
+	Input  string `json:"input,omitempty"`
 	// Echoed names the secrets the answer (its error, List entries, client
 	// details or identity) contained, and where; SUITE-002 reads it.
 	Echoed []string `json:"echoed,omitempty"`
@@ -206,11 +212,13 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	}
 	probe := ctx.Value(probeKey{}) != nil
 	s.mu.Lock()
-	misses := s.hung[name]
+	misses, by, sender := s.hung[name], slices.Clone(s.hungBy[name]), s.senderLocked(ctx)
 	s.mu.Unlock()
 	if misses >= hungLimit && !probe {
-		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, skipped: true,
-			err: status.Error(codes.DeadlineExceeded, "not sent")}
+		// The root cause is TIME-001's: a rule whose request is not sent
+		// did not test its property, and is NOT RUN, naming it.
+		return &cutError{rulebook.NotRunDependency, fmt.Sprintf("%s was not sent: it already missed the RPC deadline of %s %d times (%s); TIME-001 fails for it",
+			name, s.cfg.RPCTimeout.Duration, hungLimit, strings.Join(by, "; "))}
 	}
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
@@ -221,7 +229,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 		// a moment before ours): the run was cut, the driver did not hang.
 		return &cutError{rulebook.NotRunBudget, fmt.Sprintf("%s was cut by the run's time budget (--timeout %s)", name, s.budget.total)}
 	}
-	c := Call{Method: name, Code: codeName(err), Message: clean(rawMessage(err)), Duration: took, Probe: probe}
+	c := Call{Method: name, Code: codeName(err), Message: clean(rawMessage(err)), Duration: took, Probe: probe, Sender: sender, Input: requestInput(req)}
 	if e := echoedSecrets(rawMessage(err)); len(e) > 0 {
 		c.Echoed = []string{"error message: " + strings.Join(e, ", ")}
 	}
@@ -251,15 +259,51 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	}
 	if missed && !probe {
 		if s.hung == nil {
-			s.hung = map[string]int{}
+			s.hung, s.hungBy = map[string]int{}, map[string][]string{}
 		}
 		s.hung[name]++
+		s.hungBy[name] = append(s.hungBy[name], fmt.Sprintf("%s%s, sent by %s", name, c.Input, sender))
 		if r, ok := req.(*fence.FenceClusterNetworkRequest); ok {
 			s.late = append(s.late, lateFence{cidrs: strList(r.GetCidrs()), at: time.Now()})
 		}
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
+}
+
+// senderLocked names who sends a request now. s.mu is held.
+func (s *State) senderLocked(ctx context.Context) string {
+	switch {
+	case s.current == "":
+		return "the start of the run (sentinels and late-work trials)"
+	case isCleanup(ctx):
+		return "the cleanup after " + s.current
+	}
+	return s.current
+}
+
+// requestInput says what a Fence or Unfence carried: " of N blocks (the
+// first few)"; "" for other requests.
+func requestInput(req any) string {
+	cidrs := requestCIDRs(req)
+	if cidrs == nil {
+		if _, ok := req.(*fence.FenceClusterNetworkRequest); !ok {
+			if _, ok := req.(*fence.UnfenceClusterNetworkRequest); !ok {
+				return ""
+			}
+		}
+	}
+	names := strList(cidrs)
+	shown := names[:min(len(names), 3)]
+	more := ""
+	if len(names) > 3 {
+		more = fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	plural := "s"
+	if len(names) == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf(" of %d block%s (%s%s)", len(names), plural, clean(strings.Join(shown, ", ")), more)
 }
 
 // requestCIDRs are the CIDRs of a Fence or Unfence request.
@@ -368,14 +412,10 @@ func (s *State) Calls() []Call {
 type hungError struct {
 	method  string
 	timeout time.Duration
-	skipped bool // not sent: the method already missed hungLimit deadlines
 	err     error
 }
 
 func (h *hungError) Error() string {
-	if h.skipped {
-		return fmt.Sprintf("%s was not sent: it already missed the RPC deadline of %s %d times", h.method, h.timeout, hungLimit)
-	}
 	return fmt.Sprintf("%s did not answer within the RPC deadline of %s", h.method, h.timeout)
 }
 func (h *hungError) GRPCStatus() *status.Status { s, _ := status.FromError(h.err); return s }

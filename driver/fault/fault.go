@@ -40,7 +40,7 @@ const (
 	AtIdentity Hook = "identity" // GetIdentity, GetCapabilities and Probe
 	AtClients  Hook = "clients"  // GetFenceClients's answer
 	AtLoad     Hook = "load"     // the stored fences read at start
-	AtLate     Hook = "late"     // whether a mutation its client gave up on is applied all the same
+	AtLate     Hook = "late"     // whether a mutation its client gave up on is applied all the same, and how
 )
 
 // Fault is one deliberately broken behaviour of the reference driver.
@@ -112,6 +112,7 @@ type behaviour struct {
 	identity func(id *Identity)
 	clients  func(cs []Client)
 	late     func(rpc string) time.Duration
+	oneByOne func(rpc string) bool
 	clear    bool // clients: GetFenceClients unfences everything
 	load     func(l *Load)
 }
@@ -126,7 +127,7 @@ func (b *behaviour) hooks() []Hook {
 		{AtCIDR, b.cidr != nil}, {AtRequest, b.request != nil}, {AtFence, b.fence != nil}, {AtUnfence, b.unfence != nil},
 		{AtMutate, b.mutate != Serialised}, {AtEnforce, b.enforce > 0}, {AtList, b.list != nil},
 		{AtIdentity, b.identity != nil}, {AtClients, b.clients != nil || b.clear}, {AtLoad, b.load != nil},
-		{AtLate, b.late != nil},
+		{AtLate, b.late != nil || b.oneByOne != nil},
 	} {
 		if h.set {
 			out = append(out, h.hook)

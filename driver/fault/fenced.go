@@ -90,9 +90,16 @@ var fencedFaults = []*Fault{
 		make:   fixed(behaviour{identity: func(id *Identity) { id.GetClients = false }})},
 	{Name: "late-fence", Help: "a Fence is applied in the background, " + LateAfter.String() + " on, even when its client gave up before: work lands behind the client's back",
 		Proofs: fails("TIME-002"), make: fixed(behaviour{late: lateFor("Fence")})},
+	ignoreCancel,
 	{Name: "late-unfence", Help: "an Unfence is applied in the background, " + LateAfter.String() + " on, even when its client gave up before: the fence the client made since is lifted",
 		Proofs: fails("TIME-002"), make: fixed(behaviour{late: lateFor("Unfence")})},
 }
+
+// ignoreCancel is the fault TIME-002 used to judge by chance: a driver
+// that applies a request's blocks one at a time, each at once, and goes on
+// when its client gives up.
+var ignoreCancel = &Fault{Name: "ignore-cancel", Help: "a Fence or an Unfence is applied one block at a time, at once, and goes on when its client gives up (one storage command per block, none cancelled)",
+	make: fixed(behaviour{oneByOne: func(string) bool { return true }})}
 
 // LateAfter is how long late-fence and late-unfence take to apply a
 // mutation.

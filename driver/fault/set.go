@@ -149,6 +149,14 @@ func (s *Set) Late(rpc string) time.Duration {
 	return d
 }
 
+// OneByOne reports whether a fault applies the RPC's blocks one at a time
+// and goes on when the client gives up (ignore-cancel).
+func (s *Set) OneByOne(rpc string) bool {
+	one := false
+	s.each(func(b *behaviour) { one = one || (b.oneByOne != nil && b.oneByOne(rpc)) })
+	return one
+}
+
 // CIDR parses one CIDR of a request into a block: the faithful parse,
 // under the host-bits policy, wrapped by the faults acting on it.
 func (s *Set) CIDR(raw string, hb cidr.HostBits, parse Parser) (cidr.Block, error) {
