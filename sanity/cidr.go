@@ -245,9 +245,12 @@ func (s *State) checkCorpus(ctx context.Context) {
 			wrong = append(wrong, fmt.Sprintf("%s of %s (%s: %s) answered %s", rpc, show(m.cidr), m.class, m.why, codeSpec(err)))
 		}
 	}
-	for _, m := range sent {
+	accepted := make([]bool, len(sent))
+	for i, m := range sent {
 		s.tracker.account(m.readAs...)
-		answer("FenceClusterNetwork", m, s.fence(ctx, []string{m.cidr}))
+		err := s.fence(ctx, []string{m.cidr})
+		accepted[i] = err == nil
+		answer("FenceClusterNetwork", m, err)
 	}
 	var listed []string
 	if s.stateSource() != SourceNone {
@@ -256,42 +259,42 @@ func (s *State) checkCorpus(ctx context.Context) {
 			if s.preSet[blockKey(c)] {
 				continue
 			}
-			for _, m := range sent {
-				p, ok := blockOf(c)
-				switch {
-				case c == m.cidr:
-					listed = append(listed, fmt.Sprintf("%s (%s) is listed verbatim", show(m.cidr), m.class))
-				case ok && slicesContainsBlock(m.readAs, p):
-					listed = append(listed, fmt.Sprintf("%s (%s) is listed as %s", show(m.cidr), m.class, show(c)))
-				default:
-					continue
+			// Credit the entry to the strings that could mean it, the
+			// ones the driver accepted first: a refused string did not
+			// make it.
+			p, ok := blockOf(c)
+			var took, refused []string
+			for i, m := range sent {
+				if c == m.cidr || (ok && slicesContainsBlock(m.readAs, p)) {
+					if accepted[i] {
+						took = append(took, fmt.Sprintf("%s (%s)", show(m.cidr), m.class))
+					} else {
+						refused = append(refused, show(m.cidr))
+					}
 				}
-				s.tracker.account(c)
-				break
 			}
-			if p, ok := blockOf(c); ok && region.touches(p) && !slicesContainsBlock(flatReadings(sent), p) {
+			switch {
+			case len(took) > 0:
+				listed = append(listed, fmt.Sprintf("%s is listed, which the accepted %s could mean", show(c), strings.Join(took, ", ")))
+			case len(refused) > 0:
+				listed = append(listed, fmt.Sprintf("%s is listed, which only %s could mean, though the driver refused them", show(c), strings.Join(refused, ", ")))
+			case ok && region.touches(p):
 				listed = append(listed, fmt.Sprintf("%s is listed, inside the blocks the malformed strings were made from: one of them was read as it", show(c)))
-				s.tracker.account(c)
+			default:
+				continue
 			}
+			s.tracker.account(c)
 		}
 	}
 	for _, m := range sent {
 		answer("UnfenceClusterNetwork", m, s.unfence(ctx, []string{m.cidr}))
 	}
-	check(len(listed) == 0, "%d malformed strings were fenced: %s", len(listed), firstFew(listed))
+	check(len(listed) == 0, "%d entries are listed that malformed strings made: %s", len(listed), strings.Join(listed[:min(len(listed), 10)], "; "))
 	check(len(wrong) == 0, "%d of %d requests with a malformed CIDR were not rejected with INVALID_ARGUMENT: %s", len(wrong), 2*len(sent), firstFew(wrong))
 	if s.stateSource() == SourceNone {
 		notRun("every malformed string was rejected with INVALID_ARGUMENT; whether any was listed could not be read: %s", s.stateGap())
 	}
 	note("%d malformed strings rejected by Fence and Unfence, none listed", len(sent))
-}
-
-func flatReadings(ms []malformed) []string {
-	var out []string
-	for _, m := range ms {
-		out = append(out, m.readAs...)
-	}
-	return out
 }
 
 // slicesContainsBlock reports whether one of the strings names block p.
