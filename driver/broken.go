@@ -31,6 +31,11 @@ func (d *Driver) mutateRacy(ctx context.Context, change func(*txn) error) error 
 		return err
 	}
 	time.Sleep(raceWindow)
+	// A mutation whose client gave up is dropped all the same: the fault
+	// is the lost update, and nothing else.
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
 	next := snap
 	for k := range t.del {
 		delete(next, k)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	. "github.com/onsi/ginkgo/v2"
+
 	"github.com/fenceproof/fenceproof/rulebook"
 )
 
@@ -112,10 +114,19 @@ func (a *allocator) ruleStarts() {
 	a.issued = nil
 }
 
+// heldNow are the blocks held now (held), outside a.mu.
+func (a *allocator) heldNow() []netip.Prefix {
+	if a.held == nil {
+		return nil
+	}
+	return a.held()
+}
+
 // clash returns a fence that existed before the run (or a block in use at
-// the last reclaim, or one handed out to this rule) that overlaps p.
-func (a *allocator) clash(p netip.Prefix) (netip.Prefix, bool) {
-	for _, set := range [][]netip.Prefix{a.avoid, a.inUse, a.issued} {
+// the last reclaim, one handed out to this rule, or one held) that
+// overlaps p.
+func (a *allocator) clash(p netip.Prefix, held []netip.Prefix) (netip.Prefix, bool) {
+	for _, set := range [][]netip.Prefix{a.avoid, a.inUse, a.issued, held} {
 		for _, q := range set {
 			if q.Overlaps(p) {
 				return q, true
@@ -188,6 +199,7 @@ func (a *allocator) exhausted(v6 bool, bits int) error {
 
 // scan hands out the next free block, if any.
 func (a *allocator) scan(v6 bool, bits int) (netip.Prefix, bool) {
+	held := a.heldNow()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	pools, next, idx := a.pools(false), &a.next4, &a.i4
@@ -207,7 +219,7 @@ func (a *allocator) scan(v6 bool, bits int) (netip.Prefix, bool) {
 			}
 			continue
 		}
-		q, clash := a.clash(p)
+		q, clash := a.clash(p, held)
 		if !clash {
 			*next = after(p)
 			a.issued = append(a.issued, p)
@@ -250,10 +262,7 @@ func (a *allocator) regionPools(v6 bool) []netip.Prefix {
 // places many blocks of mixed lengths, FENCE-010, packs them), or false when
 // none is free.
 func (a *allocator) region(v6 bool, bits int) (netip.Prefix, bool) {
-	var held []netip.Prefix
-	if a.held != nil {
-		held = a.held()
-	}
+	held := a.heldNow()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, pool := range a.regionPools(v6) {
@@ -267,12 +276,7 @@ func (a *allocator) region(v6 bool, bits int) (netip.Prefix, bool) {
 				next = after(p)
 				continue
 			}
-			q, clash := a.clash(p)
-			for _, h := range held {
-				if !clash && h.Overlaps(p) {
-					q, clash = h, true
-				}
-			}
+			q, clash := a.clash(p, held)
 			if !clash {
 				a.issued = append(a.issued, p)
 				return p, true
@@ -285,6 +289,16 @@ func (a *allocator) region(v6 bool, bits int) (netip.Prefix, bool) {
 		}
 	}
 	return netip.Prefix{}, false
+}
+
+// inSpace reports whether p overlaps the space regions come from.
+func (a *allocator) inSpace(p netip.Prefix) bool {
+	for _, pool := range append(a.regionPools(false), a.regionPools(true)...) {
+		if pool.Overlaps(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // release gives back blocks handed out to the current rule, once it no
@@ -309,6 +323,26 @@ func (a *allocator) refresh() {
 		a.inUse = inUse
 		a.mu.Unlock()
 	}
+}
+
+// region is a fresh region of the length, or the rule ends as NOT RUN
+// naming what is in the way. When none is free, the fences are read once
+// (blocks held since the last reading may be free by now) and it tries
+// again.
+func (s *State) region(v6 bool, bits int) netip.Prefix {
+	GinkgoHelper()
+	p, ok := s.alloc.region(v6, bits)
+	if !ok {
+		s.alloc.refresh()
+		p, ok = s.alloc.region(v6, bits)
+	}
+	if !ok {
+		if c := s.cut(); c != nil {
+			rulebook.Cut(c.kind, "%s", c.why)
+		}
+		notRun("no free %s /%d is left in the documentation ranges: fences the run could not undo, or that existed before it, are in the way", family(v6), bits)
+	}
+	return p
 }
 
 // take returns a fresh block or ends the rule as NOT RUN, naming what is

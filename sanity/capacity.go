@@ -73,6 +73,7 @@ func describeCapacity(s *State) {
 					leaked = append(leaked, b)
 				}
 			}
+			s.claimMade(v, blocks)
 			check(len(dropped) == 0, "%d of %d acknowledged %s blocks are not listed (silently dropped; the driver lists the other %d): %s", len(dropped), len(acked), family(c.v6), len(acked)-len(dropped), firstFew(dropped))
 			check(len(leaked) == 0, "%d refused blocks are listed: %s", len(leaked), firstFew(leaked))
 			if len(refused) > 0 {
@@ -82,6 +83,32 @@ func describeCapacity(s *State) {
 		}, Entry("IPv4 in one request", scaleCase{false, true}), Entry(fmt.Sprintf("IPv4 across requests of up to %d", scaleBatch), scaleCase{false, false}),
 			Entry("IPv6 in one request", scaleCase{true, true}), Entry(fmt.Sprintf("IPv6 across requests of up to %d", scaleBatch), scaleCase{true, false}))
 	})
+}
+
+// claimMade gives the cleanup what the driver lists over the blocks a rule
+// fenced and did not ask for (a wider block it made of them), so that the
+// rule's cleanup undoes it too.
+func (s *State) claimMade(v fenceView, blocks []string) {
+	mine := make(map[string]bool, len(blocks))
+	var ps []netip.Prefix
+	for _, b := range blocks {
+		mine[blockKey(b)] = true
+		if p, ok := blockOf(b); ok {
+			ps = append(ps, p)
+		}
+	}
+	for _, c := range v.raw {
+		p, ok := blockOf(c)
+		if !ok || mine[p.String()] || s.preSet[p.String()] {
+			continue
+		}
+		for _, q := range ps {
+			if p.Overlaps(q) {
+				s.tracker.account(c)
+				break
+			}
+		}
+	}
 }
 
 // scaleCase is one case of SCALE-001: a family, in one request or many.

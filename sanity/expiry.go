@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,10 @@ type sentinels struct {
 	at     time.Time     // when the last Fence of them was answered: their age counts from here
 	took   time.Duration // how long the first (one block) took
 	err    error
+	// unlisted are the ones not listed right after their Fence answered:
+	// not held (other rules judge them); lostAtRestart the ones
+	// RESTART-001 found gone after the restart (its to judge).
+	unlisted, lostAtRestart []string
 	// lastAge is the sentinels' age at EXPIRE-001's last reading (0 when
 	// it did not read them).
 	lastAge time.Duration
@@ -39,7 +44,7 @@ type sentinels struct {
 
 // makeSentinels fences the sentinels: an IPv4 /32 alone (its time sizes
 // TIME-002's probes), then an IPv4 /28 and, when IPv6 is required, an IPv6
-// /128, /64 and /48 in one request. Called once the driver is ready; it
+// /128, /64 and /56 in one request. Called once the driver is ready; it
 // returns how long the first Fence took.
 func (s *State) makeSentinels(ctx context.Context) time.Duration {
 	first, err := s.alloc.block(false, 32)
@@ -58,8 +63,10 @@ func (s *State) makeSentinels(ctx context.Context) time.Duration {
 		more = append(more, p.String())
 	}
 	if s.cfg.Profile.IPv6 == Required {
-		for _, bits := range []int{128, 64, 48} {
-			if p, err := s.alloc.block(true, bits); err == nil {
+		// Only in the documentation ranges: the reserved space
+		// --destructive adds is too small to spare.
+		for _, bits := range []int{128, 64, 56} {
+			if p, err := s.alloc.block(true, bits); err == nil && inDocRanges(p) {
 				more = append(more, p.String())
 			}
 		}
@@ -70,6 +77,20 @@ func (s *State) makeSentinels(ctx context.Context) time.Duration {
 		}
 	}
 	s.sentinels.at = time.Now()
+	// Only the sentinels listed now are held: one never listed is the
+	// width rules' or the lifecycle rules' to judge, not an expiry.
+	if s.stateSource() != SourceNone {
+		if listed, err := s.observed(ctx); err == nil {
+			v := newView(listed)
+			s.sentinels.blocks = slices.DeleteFunc(s.sentinels.blocks, func(b string) bool {
+				if !v.has(b) {
+					s.sentinels.unlisted = append(s.sentinels.unlisted, b)
+					return true
+				}
+				return false
+			})
+		}
+	}
 	return s.sentinels.took
 }
 
@@ -78,7 +99,7 @@ func (s *State) checkExpiry(ctx context.Context) {
 	GinkgoHelper()
 	s.needState()
 	sn := &s.sentinels
-	if len(sn.blocks) == 0 {
+	if len(sn.blocks) == 0 && len(sn.unlisted) == 0 {
 		why := fmt.Sprint(sn.err)
 		var hung *hungError
 		switch {
@@ -88,6 +109,16 @@ func (s *State) checkExpiry(ctx context.Context) {
 			why = fmt.Sprintf("its Fence at the start of the run answered %s: %s (the rules that fence judge that)", codeSpec(sn.err), errText(sn.err))
 		}
 		notRun("the sentinel could not be fenced: %s", why)
+	}
+	if len(sn.blocks) == 0 {
+		notRun("no sentinel was listed right after its Fence answered OK (%s): other rules judge that", strings.Join(sn.unlisted, ", "))
+	}
+	if len(sn.lostAtRestart) > 0 {
+		sn.blocks = slices.DeleteFunc(sn.blocks, func(b string) bool { return slices.Contains(sn.lostAtRestart, b) })
+		note("not held: %s, gone after the driver restarted (RESTART-001 fails for it)", strings.Join(sn.lostAtRestart, ", "))
+		if len(sn.blocks) == 0 {
+			notRun("every sentinel was gone after the driver restarted: RESTART-001 fails for it")
+		}
 	}
 	hold := s.cfg.Hold.Duration
 	wait := max(time.Until(sn.at.Add(hold)), hold/4)
@@ -106,6 +137,9 @@ func (s *State) checkExpiry(ctx context.Context) {
 	}
 	note("the %d sentinels were listed in each of %d readings over the last %s; last read at age %s, %s into the run (--hold %s%s)",
 		len(sn.blocks), readings, wait.Round(time.Millisecond), age.Round(time.Millisecond), run, hold, below)
+	if len(sn.unlisted) > 0 {
+		note("not held, as they were not listed right after their Fence answered OK (other rules judge that): %s", strings.Join(sn.unlisted, ", "))
+	}
 }
 
 // watch reads the fences until the deadline and once more at it, with a

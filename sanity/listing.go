@@ -37,11 +37,7 @@ func describeListing(s *State) {
 			if c.v6 {
 				s.needIPv6(ctx)
 			}
-			p, ok := s.alloc.region(c.v6, c.bits)
-			if !ok {
-				notRun("no free /%d is left in the documentation ranges (fences that existed before the run are in the way)", c.bits)
-			}
-			b := p.String()
+			b := s.region(c.v6, c.bits).String()
 			expectOK(s.fence(ctx, []string{b}), "FenceClusterNetwork of "+b)
 			expectOK(s.unfence(ctx, []string{b}), "UnfenceClusterNetwork of "+b)
 		}, widthEntries()...)

@@ -86,6 +86,7 @@ func strList(cidrs []*fence.CIDR) []string {
 // marked acknowledged when the driver answers OK.
 func (s *State) fence(ctx context.Context, cidrs []string, mods ...mod) error {
 	s.mustBeSafe(cidrs)
+	s.noteFenced(cidrs)
 	mark := s.tracker.add(cidrs...)
 	c := s.creds(mods)
 	ctx, cancel := s.rpcUnlessProbe(ctx)

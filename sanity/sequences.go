@@ -128,7 +128,7 @@ func (s *State) runCases(ctx context.Context, todo []relations.Case) {
 	}
 	note("%d cases in %d rounds: %d requests, %d readings of the fences", cases, rounds, requests, readings)
 	if len(unplaced) > 0 {
-		notRun("%d cases found no free block of their size in the documentation ranges (fences that existed before the run are in the way): %s", len(unplaced), firstFew(unplaced))
+		notRun("%d cases found no free block of their size in the documentation ranges (fences that existed before the run, or that the run could not undo, are in the way): %s", len(unplaced), firstFew(unplaced))
 	}
 }
 
@@ -195,6 +195,7 @@ func (s *State) runRound(ctx context.Context, round []*running) (requests, readi
 	mark := s.tracker.mark()
 	for k := range steps {
 		type key struct {
+			v6    bool
 			rpc   fencemodel.RPC
 			group int
 		}
@@ -205,7 +206,7 @@ func (s *State) runRound(ctx context.Context, round []*running) (requests, readi
 				continue
 			}
 			st := r.c.Script[k]
-			kk := key{st.RPC, spellingGroup(r.c.Operands[st.Operand].Spell)}
+			kk := key{r.c.Family.Bits == 128, st.RPC, spellingGroup(r.c.Operands[st.Operand].Spell)}
 			if _, ok := batches[kk]; !ok {
 				keys = append(keys, kk)
 			}
@@ -260,10 +261,15 @@ func (s *State) send(ctx context.Context, rpc fencemodel.RPC, cidrs []string) fe
 	var err error
 	if rpc == fencemodel.Fence {
 		err = s.fence(ctx, cidrs)
-	} else if err = s.unfence(ctx, cidrs); err == nil {
-		s.tracker.forget(cidrs...)
+	} else {
+		err = s.unfence(ctx, cidrs)
 	}
 	settleCut(err)
+	// An Unfence acknowledged, or a Fence refused, leaves nothing for the
+	// cleanup (if the driver lies, the readings say so).
+	if (rpc == fencemodel.Unfence && err == nil) || (rpc == fencemodel.Fence && codeName(err) == "InvalidArgument") {
+		s.tracker.forget(cidrs...)
+	}
 	return fencemodel.Answer(codeName(err))
 }
 
@@ -292,6 +298,7 @@ func (s *State) clearRound(ctx context.Context, mark int, round []*running) {
 		for _, c := range v.raw {
 			if p, ok := blockOf(c); ok && r.within(p) {
 				clean = false
+				s.tracker.account(c) // what the driver made of the round: the cleanup's
 			}
 		}
 		if clean {

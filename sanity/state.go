@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ type State struct {
 
 	sentinels sentinels    // EXPIRE-001's fences, made before the first spec
 	probes    []*lateProbe // TIME-002's probes, made before the first spec
+	leftovers []string     // blocks of trials of no more use, unfenced once every trial is read
 
 	cleanupMu   sync.Mutex
 	cleanupErrs []string // cleanup failures of accepted blocks, reported once under SUITE-001
@@ -70,6 +72,8 @@ type State struct {
 	current   string                   // the rule running now ("" before the first)
 	late      []lateFence              // Fence requests the suite gave up on (TIME-002)
 	lists     listStats
+	unread    []netip.Prefix      // blocks sent to Fence since the last reading of the fences
+	seen      []netip.Prefix      // blocks of the last reading in the space the suite allocates from
 	dups      map[string][]string // blocks some List answer named twice (LIST-003), with the spellings
 	overFence map[string]string   // listed blocks nobody asked for that cover or merge requested ones (FENCE-009)
 }
@@ -124,7 +128,7 @@ func newState(cfg Config) *State {
 	s.secrets = installRedactor(cfg.Secrets)
 	s.alloc.destructive = cfg.Destructive
 	s.alloc.reclaim = s.reclaimBlocks
-	s.alloc.held = s.tracker.pending
+	s.alloc.held = s.heldBlocks
 	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Gate: s.gate, Before: s.cleanupAfterSpec})
 	return s
 }
@@ -142,7 +146,7 @@ func (s *State) connect(ctx context.Context) error {
 	conn, err := grpc.NewClient(ep.Target(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswerBytes)),
-		grpc.WithUnaryInterceptor(s.record))
+		grpc.WithUnaryInterceptor(s.record), grpc.WithStatsHandler(sentHook{}))
 	if err != nil {
 		return fmt.Errorf("endpoint %s: %w", s.cfg.Endpoint, err)
 	}
@@ -304,6 +308,42 @@ func requestInput(req any) string {
 		plural = ""
 	}
 	return fmt.Sprintf(" of %d block%s (%s%s)", len(names), plural, clean(strings.Join(shown, ", ")), more)
+}
+
+// heldBlocks are the blocks the allocator must not hand out as regions:
+// those fenced and not undone, those sent to Fence since the fences were
+// last read (an Unfence may not have taken), and those the last reading
+// showed in the suite's space (what a cleanup left behind).
+func (s *State) heldBlocks() []netip.Prefix {
+	out := s.tracker.pending()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(append(out, s.unread...), s.seen...)
+}
+
+// noteFenced records blocks about to be sent to Fence.
+func (s *State) noteFenced(cidrs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cidrs {
+		if p, ok := blockOf(c); ok {
+			s.unread = append(s.unread, p)
+		}
+	}
+}
+
+// noteReading records a reading of the fences: what it shows in the
+// suite's space is what is held now.
+func (s *State) noteReading(listed []string) {
+	var seen []netip.Prefix
+	for _, c := range listed {
+		if p, ok := blockOf(c); ok && !s.preSet[p.String()] && s.alloc.inSpace(p) {
+			seen = append(seen, p)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unread, s.seen = nil, seen
 }
 
 // requestCIDRs are the CIDRs of a Fence or Unfence request.

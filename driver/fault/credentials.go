@@ -40,24 +40,32 @@ var credentialFaults = []*Fault{
 // under any key, a key or a value in any case, a value with spaces.
 var credentialVariantFaults = []*Fault{
 	{Name: "auth-any-key", Help: "a valid secret value is accepted under any key",
-		make: fixed(behaviour{auth: func(_ string, a *Auth) { a.Find = anyKey }})},
+		Proofs: fails("ERR-003"),
+		make:   fixed(behaviour{auth: func(_ string, a *Auth) { a.Find = anyKey }})},
 	{Name: "auth-key-fold-case", Help: "secrets are looked up by key without regard to case",
-		make: fixed(behaviour{auth: func(_ string, a *Auth) { a.Find = foldKey }})},
+		Proofs: fails("ERR-003"),
+		make:   fixed(behaviour{auth: func(_ string, a *Auth) { a.Find = foldKey }})},
 	{Name: "auth-trim", Help: "secret values are compared with the spaces around them trimmed",
-		make: fixed(behaviour{auth: compare(func(got, want string) bool { return strings.TrimSpace(got) == want })})},
+		Proofs: fails("ERR-004"),
+		make:   fixed(behaviour{auth: compare(func(got, want string) bool { return strings.TrimSpace(got) == want })})},
 	{Name: "param-fold-case", Help: "parameter values are matched without regard to case",
-		make: fixed(behaviour{params: func(_ string, p *Params) { p.Equal = strings.EqualFold }})},
+		Proofs: fails("ERR-007"),
+		make:   fixed(behaviour{params: func(_ string, p *Params) { p.Equal = strings.EqualFold }})},
 	{Name: "param-trim", Help: "parameter values are compared with the spaces around them trimmed",
+		Proofs: fails("ERR-007"),
 		make: fixed(behaviour{params: func(_ string, p *Params) {
 			p.Equal = func(got, want string) bool { return strings.TrimSpace(got) == want }
 		}})},
 	{Name: "param-prefix", Help: "a parameter value cut short is accepted (the value sent is compared as a prefix of the one served)",
+		Proofs: fails("ERR-007"),
 		make: fixed(behaviour{params: func(_ string, p *Params) {
 			p.Equal = func(got, want string) bool { return got != "" && strings.HasPrefix(want, got) }
 		}})},
 	{Name: "param-any-key", Help: "a required parameter's value is accepted under any key",
-		make: fixed(behaviour{params: func(_ string, p *Params) { p.Find = anyKey }})},
+		Proofs: fails("ERR-002"),
+		make:   fixed(behaviour{params: func(_ string, p *Params) { p.Find = anyKey }})},
 	{Name: "leak-near-miss", Help: "an UNAUTHENTICATED answer to a secret that is nearly right (one character off, cut short, in other case, with spaces) quotes the valid value, as a hint",
+		Proofs: []Proof{{Fails: []string{"ERR-005", "SUITE-002"}, Why: "the hint is in the answers SUITE-002 reads too"}},
 		make: fixed(behaviour{message: func(c codes.Code, msg string, sent, valid map[string]string) string {
 			for k, v := range valid {
 				if got, ok := sent[k]; c == codes.Unauthenticated && ok && got != v && nearly(got, v) {

@@ -29,7 +29,7 @@ var fencedFaults = []*Fault{
 			return b, err
 		}})},
 	{Name: "aggregate-24", Help: "a Fence of ten or more IPv4 /32s inside one /24 fences that /24 instead (over-fencing by aggregation)",
-		Proofs: fails("FENCE-009"),
+		Proofs: []Proof{{Fails: []string{"FENCE-009", "SCALE-001"}, Why: "every rule that fences ten /32s of a /24 in one request (the cleanup undoes the /24 too)"}},
 		make: fixed(behaviour{request: func(r *Request) error {
 			if r.RPC == "Fence" {
 				r.Blocks = aggregate24(r.Blocks)
@@ -62,6 +62,7 @@ var fencedFaults = []*Fault{
 			}
 		}})},
 	{Name: "clients-mapped", Help: "GetFenceClients reports IPv4 clients as IPv4-mapped IPv6 (::ffff:192.0.2.200/128), a spelling its own Fence refuses (as the profile lets it)",
+		Proofs: fails("CLIENT-006"),
 		make: fixed(behaviour{
 			clients: func(cs []Client) {
 				for _, c := range cs {
@@ -80,6 +81,7 @@ var fencedFaults = []*Fault{
 			}),
 		})},
 	{Name: "clients-ipv6", Help: "GetFenceClients reports an IPv6 address beside each client's IPv4 one (with reject-ipv6 under --ipv6 optional: an address its own Fence refuses)",
+		Proofs: []Proof{{Flags: []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, Fails: []string{"CLIENT-006"}, Why: "with a Fence that refuses IPv6, as profile ipv6=optional allows"}},
 		make: fixed(behaviour{clients: func(cs []Client) {
 			for i := range cs {
 				cs[i].Addresses = append(cs[i].Addresses, fmt.Sprintf("2001:db8:ffff::%x/128", i+1))
@@ -99,7 +101,8 @@ var fencedFaults = []*Fault{
 // that applies a request's blocks one at a time, each at once, and goes on
 // when its client gives up.
 var ignoreCancel = &Fault{Name: "ignore-cancel", Help: "a Fence or an Unfence is applied one block at a time, at once, and goes on when its client gives up (one storage command per block, none cancelled)",
-	make: fixed(behaviour{oneByOne: func(string) bool { return true }})}
+	Proofs: fails("TIME-002"),
+	make:   fixed(behaviour{oneByOne: func(string) bool { return true }})}
 
 // LateAfter is how long late-fence and late-unfence take to apply a
 // mutation.
