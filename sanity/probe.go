@@ -62,10 +62,10 @@ type lateProbe struct {
 	block    string        // the trial's block
 	deadline time.Duration // how long after it was written it was cancelled
 	sentAt   time.Time     // when it was written
-	tested   bool   // the request was abandoned and the one after it took
-	why      string // why it could not be tested
-	checked  bool   // the fences were read after the window
-	fenced   bool   // whether the block was fenced then
+	tested   bool          // the request was abandoned and the one after it took
+	why      string        // why it could not be tested
+	checked  bool          // the fences were read after the window
+	fenced   bool          // whether the block was fenced then
 	after    time.Duration
 	again    bool     // the request that followed had to be sent again: the abandoned one landed in between
 	first    []string // the request's blocks listed right after the request that followed

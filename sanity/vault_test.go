@@ -107,7 +107,7 @@ func TestVaultDriverDefects(t *testing.T) {
 		suite  []string // more suite flags
 	}{
 		{"list-native", []string{"CIDR-002", "CIDR-005", "CIDR-006", "CIDR-007", "CIDR-008", "CIDR-009", "CIDR-011", "CIDR-013", "CIDR-014", "CONC-001", "CONC-002", "ERR-002", "ERR-003", "ERR-004", "ERR-007", "FENCE-001", "FENCE-002", "FENCE-005", "FENCE-006", "FENCE-007", "FENCE-009", "FENCE-010", "LIST-002", "SCALE-001"}, nil, nil},
-		{"capacity", []string{"FENCE-010", "SCALE-001"}, nil, nil}, // it holds 100 fences in all
+		{"capacity", []string{"FENCE-010", "SCALE-001"}, nil, nil},        // it holds 100 fences in all
 		{"expire", []string{"EXPIRE-001"}, nil, []string{"--hold", "5s"}}, // longer than the restart, which reloads them fresh
 		{"forget", []string{"RESTART-001"}, nil, nil},
 		{"hostbits-unfence", []string{"CIDR-011", "FENCE-010", "SUITE-001"}, nil, nil},
@@ -116,7 +116,7 @@ func TestVaultDriverDefects(t *testing.T) {
 		{"partial-apply", []string{"CIDR-002"}, nil, nil},
 		{"param-presence", []string{"ERR-007"}, nil, nil},
 		{"dup-list", []string{"CIDR-006", "FENCE-010", "LIST-003"}, nil, nil}, // readings that list a block twice
-		{"aggregate", []string{"FENCE-009", "SCALE-001"}, nil, nil}, // every rule that fences ten /32s of a /24 in one request
+		{"aggregate", []string{"FENCE-009", "SCALE-001"}, nil, nil},           // every rule that fences ten /32s of a /24 in one request
 		{"client-subnet", []string{"CLIENT-005"}, []string{"--clients"}, nil},
 		{"late-work", []string{"TIME-002"}, nil, nil},
 		// A driver that refuses requests with too little time left (as the

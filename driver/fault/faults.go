@@ -181,7 +181,7 @@ var faults = []*Fault{
 		}})},
 	{Name: "unfence-noop", Help: "Unfence answers OK and removes nothing",
 		Proofs: []Proof{{Fails: []string{"CIDR-007", "CIDR-011", "FENCE-001", "FENCE-003", "FENCE-006", "FENCE-007", "FENCE-010", "SUITE-001"}, Why: "every rule that unfences and reads, until the fences left behind fill the IPv4 space (the rules after are NOT RUN, naming them)"}},
-		make: fixed(behaviour{unfence: func(s *UnfenceStep) error { s.Keep = true; return nil }})},
+		make:   fixed(behaviour{unfence: func(s *UnfenceStep) error { s.Keep = true; return nil }})},
 	{Name: "unfence-overlap", Help: "Unfence also removes every stored block that overlaps the one named", Proofs: fails("CIDR-009", "FENCE-007", "FENCE-010"),
 		make: fixed(behaviour{unfence: func(s *UnfenceStep) error {
 			for _, b := range s.Fences.Blocks() {
