@@ -31,7 +31,11 @@ func TestTimingVerdictIsTheSameOnEverySeed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			for seed := 1; seed <= 20; seed++ {
+			seeds := make([]int, 20)
+			for i := range seeds {
+				seeds[i] = i + 1
+			}
+			eachAtOnce(t, seeds, func(seed int) string { return fmt.Sprint("seed ", seed) }, func(t *testing.T, seed int) {
 				args := append([]string{"--driver-backend", "memory", "--label-filter", "TIME-002", "--seed", fmt.Sprint(seed)}, c.fault...)
 				r := sanityRun(t, time.Minute, args...)
 				rr, _ := r.result.Rule("TIME-002")
@@ -40,7 +44,7 @@ func TestTimingVerdictIsTheSameOnEverySeed(t *testing.T) {
 						t.Errorf("seed %d: TIME-002 %s is %s, want %s: %s %v", seed, cs.Name, cs.Verdict, c.want, cs.Message, rr.Notes)
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -60,26 +64,30 @@ var byConstruction = []string{
 // narrowed to the rules the proof fails: every one of them fails on every
 // seed.
 func TestEveryClassFailsOnEverySeed(t *testing.T) {
+	t.Parallel()
+	type run struct {
+		fault.Proof
+		seed int
+	}
+	var runs []run
 	for i, f := range fault.All() {
 		if !slices.Contains(byConstruction, f.Name) {
 			continue
 		}
 		for j, p := range f.Proofs {
-			t.Run(p.Run(), func(t *testing.T) {
-				t.Parallel()
-				for _, seed := range []int{7*i + j + 2, 7*i + j + 3} {
-					args := append([]string{"--driver-backend", "memory", "--driver-fault", p.Spec, "--seed", fmt.Sprint(seed), "--label-filter", strings.Join(p.Fails, " || ")}, p.Flags...)
-					r := sanityRun(t, 2*time.Minute, args...)
-					if r.Exit != 1 {
-						t.Fatalf("seed %d: exit %d, want 1:\n%s", seed, r.Exit, clitest.Tail(r.Out))
-					}
-					for _, id := range p.Fails {
-						if rr, _ := r.result.Rule(id); rr.Verdict != sanity.VerdictFail {
-							t.Errorf("seed %d: %s is %s, want FAIL: %s", seed, id, rr.Verdict, rr.Reason)
-						}
-					}
-				}
-			})
+			runs = append(runs, run{p, 7*i + j + 2}, run{p, 7*i + j + 3})
 		}
 	}
+	eachAtOnce(t, runs, func(r run) string { return fmt.Sprintf("%s seed %d", r.Run(), r.seed) }, func(t *testing.T, p run) {
+		args := append([]string{"--driver-backend", "memory", "--driver-fault", p.Spec, "--seed", fmt.Sprint(p.seed), "--label-filter", strings.Join(p.Fails, " || ")}, p.Flags...)
+		r := sanityRun(t, 2*time.Minute, args...)
+		if r.Exit != 1 {
+			t.Fatalf("exit %d, want 1:\n%s", r.Exit, clitest.Tail(r.Out))
+		}
+		for _, id := range p.Fails {
+			if rr, _ := r.result.Rule(id); rr.Verdict != sanity.VerdictFail {
+				t.Errorf("%s is %s, want FAIL: %s", id, rr.Verdict, rr.Reason)
+			}
+		}
+	})
 }

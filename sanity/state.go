@@ -55,13 +55,14 @@ type State struct {
 	cleanupMu   sync.Mutex
 	cleanupErrs []string // cleanup failures of accepted blocks, reported once under SUITE-001
 
-	suite   *rulebook.Suite // the rule bodies registered for this run
-	secrets *secretSet
-	budget  runBudget
-	tracker tracker
-	alloc   allocator
-	rng     *rand.Rand
-	Seed    int64
+	suite    *rulebook.Suite // the rule bodies registered for this run
+	selected map[string]bool // the rules a label filter selects; nil: every rule
+	secrets  *secretSet
+	budget   runBudget
+	tracker  tracker
+	alloc    allocator
+	rng      *rand.Rand
+	Seed     int64
 
 	mu        sync.Mutex
 	calls     []Call

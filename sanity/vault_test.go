@@ -98,14 +98,18 @@ func TestVaultDriverWithoutList(t *testing.T) {
 	}
 }
 
+// vaultCase is one defect variant of the vault driver and the rules it fails.
+type vaultCase struct {
+	defect string
+	fails  []string
+	args   []string // more driver flags
+	suite  []string // more suite flags
+}
+
 // TestVaultDriverDefects: each defect-class variant fails exactly its rules.
 func TestVaultDriverDefects(t *testing.T) {
-	cases := []struct {
-		defect string
-		fails  []string
-		args   []string // more driver flags
-		suite  []string // more suite flags
-	}{
+	t.Parallel()
+	cases := []vaultCase{
 		{"list-native", []string{"CIDR-002", "CIDR-005", "CIDR-006", "CIDR-007", "CIDR-008", "CIDR-009", "CIDR-011", "CIDR-013", "CIDR-014", "CONC-001", "CONC-002", "ERR-002", "ERR-003", "ERR-004", "ERR-007", "FENCE-001", "FENCE-002", "FENCE-005", "FENCE-006", "FENCE-007", "FENCE-009", "FENCE-010", "LIST-002", "SCALE-001"}, nil, nil},
 		{"capacity", []string{"FENCE-010", "SCALE-001"}, nil, nil},        // it holds 100 fences in all
 		{"expire", []string{"EXPIRE-001"}, nil, []string{"--hold", "5s"}}, // longer than the restart, which reloads them fresh
@@ -136,27 +140,24 @@ func TestVaultDriverDefects(t *testing.T) {
 		{"wide-as-64", []string{"CIDR-014", "FENCE-010"}, nil, nil},
 		{"clients-mapped", []string{"CLIENT-006"}, []string{"--clients"}, nil},
 	}
-	for _, c := range cases {
-		t.Run(strings.Join(append([]string{c.defect}, c.args...), " "), func(t *testing.T) {
-			t.Parallel()
-			_, args := startVault(t, append([]string{"--defect", c.defect}, c.args...)...)
-			r := sanityRun(t, 3*time.Minute, append(args, c.suite...)...)
-			var got []string
-			for _, rr := range r.result.Rules {
-				// FENCE-007's seeded walk may catch a relation defect too; the
-				// rule that checks by construction (FENCE-010) always does.
-				if rr.Verdict == sanity.VerdictFail && !(rr.ID == "FENCE-007" && c.defect == "unfence-lifts") {
-					got = append(got, rr.ID)
-				}
+	eachAtOnce(t, cases, func(c vaultCase) string { return strings.Join(append([]string{c.defect}, c.args...), " ") }, func(t *testing.T, c vaultCase) {
+		_, args := startVault(t, append([]string{"--defect", c.defect}, c.args...)...)
+		r := sanityRun(t, 3*time.Minute, append(args, c.suite...)...)
+		var got []string
+		for _, rr := range r.result.Rules {
+			// FENCE-007's seeded walk may catch a relation defect too; the
+			// rule that checks by construction (FENCE-010) always does.
+			if rr.Verdict == sanity.VerdictFail && !(rr.ID == "FENCE-007" && c.defect == "unfence-lifts") {
+				got = append(got, rr.ID)
 			}
-			slices.Sort(got)
-			t.Logf("%s fails %v", c.defect, got)
-			if !slices.Equal(got, c.fails) {
-				t.Errorf("defect %s: failing rules %v, want %v", c.defect, got, c.fails)
-			}
-			expectNoSecret(t, r, vaultSecret)
-		})
-	}
+		}
+		slices.Sort(got)
+		t.Logf("%s fails %v", c.defect, got)
+		if !slices.Equal(got, c.fails) {
+			t.Errorf("defect %s: failing rules %v, want %v", c.defect, got, c.fails)
+		}
+		expectNoSecret(t, r, vaultSecret)
+	})
 }
 
 // expectNoSecret checks stdout and every report file for the value.
