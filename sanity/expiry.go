@@ -144,7 +144,8 @@ func (s *State) checkExpiry(ctx context.Context) {
 
 // watch reads the fences until the deadline and once more at it, with a
 // pause of four times the last reading's length between readings (at
-// least 20 ms: a fifth of the time at most goes to reading),
+// least 20 ms, so a fifth of the time at most goes to reading, and at most
+// 250 ms, so that no partial List that lasts longer goes unseen),
 // and says, in the order seen, which sentinel was missing from a reading
 // and which fence that existed before the run vanished and came back.
 func (s *State) watch(ctx context.Context, until time.Time) (readings int, problems []string) {
@@ -186,7 +187,7 @@ func (s *State) watch(ctx context.Context, until time.Time) (readings int, probl
 			break
 		}
 		select {
-		case <-time.After(min(max(4*took, 20*time.Millisecond), max(time.Until(until), 0))):
+		case <-time.After(min(max(min(4*took, 250*time.Millisecond), 20*time.Millisecond), max(time.Until(until), 0))):
 		case <-ctx.Done():
 			return readings, problems
 		}

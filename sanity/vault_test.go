@@ -135,7 +135,7 @@ func TestVaultDriverDefects(t *testing.T) {
 		{"param-fold-case", []string{"ERR-007"}, nil, nil},
 		{"ipv4-cap", []string{"SCALE-001"}, nil, nil},
 		{"persist-first", []string{"RESTART-001"}, nil, nil},
-		{"rebuild", []string{"EXPIRE-001"}, nil, []string{"--hold", "10s"}},
+		{"rebuild", []string{"EXPIRE-001"}, nil, []string{"--hold", "20s"}},
 		{"unfence-lifts", []string{"FENCE-010"}, nil, nil},
 		{"wide-as-64", []string{"CIDR-014", "FENCE-010"}, nil, nil},
 		{"clients-mapped", []string{"CLIENT-006"}, []string{"--clients"}, nil},

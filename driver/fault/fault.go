@@ -283,7 +283,7 @@ const (
 	CapacityLimit           = 512                     // silent-capacity: fences stored at most
 	ExpiryAfter             = 3 * time.Second         // expire-fences: default lifetime of a fence, shorter than a default run
 	RebuildEvery            = 1500 * time.Millisecond // rebuild-partial: idle time before a rebuild, and between rebuilds
-	RebuildTakes            = 400 * time.Millisecond  // rebuild-partial: how long List shows half the set
+	RebuildTakes            = 600 * time.Millisecond  // rebuild-partial: how long List shows half the set
 	WideIPv6Bits            = 96                      // fail-wide-ipv6: IPv6 blocks shorter than this fail
 	DefaultAckBeforeEnforce = 1500 * time.Millisecond // a bare ack-before-enforce
 )

@@ -349,7 +349,7 @@ var faults = []*Fault{
 				},
 			}, nil
 		}},
-	{Name: "rebuild-partial", Proofs: []Proof{{Flags: []string{"--hold", "10s"}, Fails: []string{"EXPIRE-001"}, Why: "the watch while the sentinels are held sees the partial List"}}, Help: fmt.Sprintf("after %s without a Fence or Unfence the driver rebuilds its set from the store every %s, and for the first %s of each rebuild List shows half of the set", RebuildEvery, RebuildEvery, RebuildTakes),
+	{Name: "rebuild-partial", Proofs: []Proof{{Flags: []string{"--hold", "20s"}, Fails: []string{"EXPIRE-001"}, Why: "the watch while the sentinels are held (at least 5 s) sees the partial List"}}, Help: fmt.Sprintf("after %s without a Fence or Unfence the driver rebuilds its set from the store every %s, and for the first %s of each rebuild List shows half of the set", RebuildEvery, RebuildEvery, RebuildTakes),
 		make: func(string) (*behaviour, error) {
 			var last atomic.Int64 // when the last mutation was applied, in Unix nanoseconds
 			last.Store(time.Now().UnixNano())

@@ -382,14 +382,14 @@ func (s *server) GetFenceClients(_ context.Context, r *fence.GetFenceClientsRequ
 }
 
 // reloading is what List shows under rebuild: after a second without a
-// change the fences are reloaded every second, one entry per 10 ms, and a
+// change the fences are reloaded every second, one entry per 100 ms, and a
 // List shows the entries loaded so far.
 func (s *server) reloading(all []netip.Prefix) []netip.Prefix {
 	idle := time.Since(s.changed)
 	if idle < time.Second {
 		return all
 	}
-	loaded := int((idle % time.Second) / (10 * time.Millisecond))
+	loaded := int((idle % time.Second) / (100 * time.Millisecond))
 	return all[:min(loaded, len(all))]
 }
 
