@@ -3,7 +3,6 @@ package hostmodel
 import (
 	"net/netip"
 	"strings"
-	"unicode"
 )
 
 // Where a Win32 path leads once the Win32 layer has normalised it.
@@ -77,13 +76,6 @@ func DeviceName(component string) (string, bool) {
 	}
 	base = Upper(strings.TrimRight(base, " "))
 	return base, reservedNames[base]
-}
-
-// Upper is the key NTFS compares names by: each code point mapped through
-// its upper-case table (the simple upper-case mapping). Unlike Unicode case
-// folding it does not equate the Kelvin sign with 'k'.
-func Upper(s string) string {
-	return strings.Map(unicode.ToUpper, s)
 }
 
 // isSep reports a Win32 separator; the Win32 layer reads / as \.

@@ -204,13 +204,9 @@ func pathParts(p string) []string {
 	return strings.Split(strings.ReplaceAll(p, "/", `\`), `\`)
 }
 
-// upper is the key NTFS compares names by: each code point through its
-// upper-case mapping (not Unicode folding: the Kelvin sign is not K).
-func upper(s string) string { return strings.Map(unicode.ToUpper, s) }
-
 // Under reports whether path p lies strictly below dir: same drive and
-// directories compared as NTFS compares names (upper case, code point by
-// code point), on a path component boundary (C:\pods-evil is not under
+// directories compared as NTFS compares names (its upper-case table, code
+// unit by code unit), on a path component boundary (C:\pods-evil is not under
 // C:\pods), with / read as \. The directory itself is not under itself.
 func Under(dir, p string) bool {
 	dir = upper(strings.TrimRight(strings.ReplaceAll(dir, "/", `\`), `\`))
