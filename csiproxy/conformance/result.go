@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/fenceproof/fenceproof/rulebook"
@@ -24,6 +25,8 @@ func newResult(s *state, base *rulebook.Result) *Result {
 		record = "yes (a refusal must come before any Windows call)"
 	}
 	r.Facts = []rulebook.Fact{
+		{Name: "seed", Value: fmt.Sprintf("%d (replay: --seed %d)", s.cfg.Seed, s.cfg.Seed)},
+		{Name: "profile", Value: string(s.cfg.Profile)},
 		{Name: "kubelet paths", Value: s.cfg.PluginsPath + ", " + s.cfg.PodPath},
 		{Name: "served", Value: strings.Join(s.served, " ")},
 		{Name: "host record", Value: record},

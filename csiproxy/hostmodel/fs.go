@@ -28,7 +28,7 @@ import (
 type Host struct {
 	mu         sync.Mutex
 	roots      map[string]*node // drives ("C:") and remote shares (\\SERVER\SHARE), by Upper
-	localNames []string         // this machine's names, for UNC paths to itself
+	node       Node             // this machine's names and addresses, for UNC paths to itself
 	disks      map[uint32]*Disk
 	volumes    map[string]*Volume
 	smb        map[string]*SMBMapping // by lower-cased \\server\share
@@ -97,7 +97,10 @@ func (h *Host) Stat(p string) (Info, error) {
 
 // Resolve is where p leads with every link on the way followed, and the
 // final component's link too if follow is set: the question a host asks
-// before acting on a path a client named.
+// before acting on a path a client named. Where part of the path does not
+// exist (or a file stands on the way), the error says so and the Name is
+// still where the path leads: what exists, its links followed, then the
+// rest as named (Root is empty when not even that is known).
 func (h *Host) Resolve(p string, follow bool) (Name, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -153,6 +156,10 @@ func (h *Host) create(f found, c *node) error {
 func (h *Host) CreateFile(p string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.createFile(p)
+}
+
+func (h *Host) createFile(p string) error {
 	f, err := h.find(p, true)
 	if err != nil {
 		return err
@@ -188,12 +195,18 @@ func (h *Host) Remove(p string) error {
 	}
 }
 
-// RemoveAll deletes p and everything below it (as os.RemoveAll): a missing
-// path is not an error, a link is removed and never followed, and a
-// mounted volume stops the walk with an error.
+// RemoveAll deletes p and everything below it (as os.RemoveAll of Go 1.20,
+// csi-proxy v1.1.3's build): a missing path is not an error, a link is
+// removed and never followed, and a mounted volume stops the walk with an
+// error. A path ending in a separator and "." is refused before anything
+// (Go's endsWithDot: rmdir cannot remove "."), so pods\. removes nothing;
+// pods\.\ and pods\  are the pod directory to Windows, and go.
 func (h *Host) RemoveAll(p string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if p == "." || len(p) >= 2 && p[len(p)-1] == '.' && isSep(p[len(p)-2]) {
+		return errf(codes.InvalidArgument, "RemoveAll %s: invalid argument", p)
+	}
 	f, err := h.find(p, false)
 	if err != nil {
 		if status.Code(err) == codes.NotFound {
