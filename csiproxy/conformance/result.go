@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	"github.com/fenceproof/fenceproof/rulebook"
 )
 
@@ -12,10 +13,13 @@ import (
 type Result struct {
 	rulebook.Result
 	Served []string `json:"served"`
+	// Seed replays the run (--seed); Profile is what it held the host to.
+	Seed    uint64           `json:"seed"`
+	Profile restrict.Profile `json:"profile"`
 }
 
 func newResult(s *state, base *rulebook.Result) *Result {
-	r := &Result{Result: *base, Served: s.served}
+	r := &Result{Result: *base, Served: s.served, Seed: s.cfg.Seed, Profile: s.cfg.Profile}
 	r.Endpoint = s.cfg.Endpoint
 	if s.setupErr != nil {
 		r.SetupError = s.setupErr.Error()

@@ -121,14 +121,11 @@ func (h *Host) MkdirAll(p string) error {
 }
 
 func (h *Host) mkdirAll(p string) error {
-	if f, err := h.find(p, true); err == nil && f.node != nil {
-		if !f.node.dir {
-			return errf(codes.FailedPrecondition, "%s: exists and is not a directory", p)
-		}
-		return nil
-	} else if err == nil && f.node == nil {
-		return h.create(f, newDir(f.last, nil))
-	} else if status.Code(err) != codes.NotFound || f.name.Where == Device {
+	err := h.mkdir(p)
+	if status.Code(err) != codes.NotFound {
+		return err
+	}
+	if f, _ := h.find(p, true); f.name.Where == Device {
 		return err
 	}
 	n := h.win32(p)
@@ -139,7 +136,25 @@ func (h *Host) mkdirAll(p string) error {
 	if err := h.mkdirAll(parent.String()); err != nil {
 		return err
 	}
-	return h.mkdirAll(n.String())
+	// once: a parent Windows names differently (a middle component with a
+	// trailing space is not the directory made for it) fails as it does
+	// in Windows rather than looping
+	return h.mkdir(n.String())
+}
+
+// mkdir makes p's final component (os.Mkdir, but an existing directory is
+// not an error).
+func (h *Host) mkdir(p string) error {
+	f, err := h.find(p, true)
+	switch {
+	case err != nil:
+		return err
+	case f.node == nil:
+		return h.create(f, newDir(f.last, nil))
+	case !f.node.dir:
+		return errf(codes.FailedPrecondition, "%s: exists and is not a directory", p)
+	}
+	return nil
 }
 
 // create adds c as f's missing final component.

@@ -243,3 +243,14 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestMkdirAllBelowASpaceEndedName pins a hang: a middle component ending
+// in a space names no directory Windows makes for it (the final
+// component's trailing space is dropped, a middle one's is not), so
+// os.MkdirAll fails instead of looping.
+func TestMkdirAllBelowASpaceEndedName(t *testing.T) {
+	h := testHost()
+	if err := h.MkdirAll(testPods + `\abc \x`); err == nil {
+		t.Fatal(`MkdirAll(pods\abc \x) succeeded`)
+	}
+}

@@ -68,14 +68,17 @@ func (f fsHandler) IsSymlink(_ context.Context, r *api.FilesystemIsSymlinkReques
 func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymlinkRequest, _ string) (*api.FilesystemCreateSymlinkResponse, error) {
 	s := f.s
 	source, target := r.SourcePath, r.TargetPath
-	request := requestCheck(target, func() error {
+	source1 := requestCheck(source, func() error {
 		if err := s.ascii("source_path", source); err != nil {
 			return err
 		}
+		return s.v.Check(restrict.KindLinkSource, source, 0)
+	})
+	target1 := requestCheck(target, func() error {
 		if err := s.ascii("target_path", target); err != nil {
 			return err
 		}
-		return s.v.LinkPaths(source, target)
+		return s.v.Check(restrict.KindLinkTarget, target, 0)
 	})
 	through := stateCheck(target, func() error { return s.reached("DIR-002", "target_path", target, false) })
 	sourceState := stateCheck(source, func() error {
@@ -91,7 +94,7 @@ func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymli
 	})
 	resp := &api.FilesystemCreateSymlinkResponse{}
 	if s.faults.Breaks(fault.EffectBeforeCheck) {
-		if err := s.check("CreateSymlink", r, request, through, targetState); err != nil {
+		if err := s.check("CreateSymlink", r, source1, target1, through, targetState); err != nil {
 			return nil, err
 		}
 		if err := s.OS.CreateSymlink(source, target); err != nil {
@@ -99,7 +102,7 @@ func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymli
 		}
 		return resp, s.check("CreateSymlink", r, sourceState)
 	}
-	if err := s.check("CreateSymlink", r, request, through, targetState, sourceState); err != nil {
+	if err := s.check("CreateSymlink", r, source1, target1, through, targetState, sourceState); err != nil {
 		return nil, err
 	}
 	if s.faults.Breaks(fault.NoEffect) {

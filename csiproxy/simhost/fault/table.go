@@ -172,6 +172,7 @@ func rulesProbing(restriction string) []string {
 // alone fails nothing there.
 var backedUp = map[string]map[string]string{
 	"LINK-003": {"*": "os.Symlink refuses an existing path itself (ByWindows)"},
+	"DIR-001":  {"RPC-SMB-NEWSMBGLOBALMAPPING": "a local path at a kubelet directory exists (LINK-003); one outside leads outside (DIR-002)"},
 }
 
 // skipFails is what skipping a restriction fails.
