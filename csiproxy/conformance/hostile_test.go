@@ -128,4 +128,3 @@ func suiteLiterals(t *testing.T, dirs ...string) []string {
 	}
 	return out
 }
-

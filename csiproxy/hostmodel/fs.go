@@ -26,22 +26,22 @@ import (
 
 // Host is the simulated Windows host.
 type Host struct {
-	mu         sync.Mutex
-	roots      map[string]*node // drives ("C:") and remote shares (\\SERVER\SHARE), by Upper
-	node       Node             // this machine's names and addresses, for UNC paths to itself
-	disks      map[uint32]*Disk
-	volumes    map[string]*Volume
-	smb        map[string]*SMBMapping // by lower-cased \\server\share
-	servers    map[string][]string    // reachable SMB servers (lower-case) and their shares
-	portals    map[string]Portal
-	arrays     map[string]bool // reachable iSCSI portal addresses (lower-case)
-	targets    map[string]*Target
-	chap       string
-	services   map[string]*Service
-	serial     string
-	nextDisk   uint32
-	commands   []Command
-	canaries   []string
+	mu       sync.Mutex
+	roots    map[string]*node // drives ("C:") and remote shares (\\SERVER\SHARE), by Upper
+	node     Node             // this machine's names and addresses, for UNC paths to itself
+	disks    map[uint32]*Disk
+	volumes  map[string]*Volume
+	smb      map[string]*SMBMapping // by lower-cased \\server\share
+	servers  map[string][]string    // reachable SMB servers (lower-case) and their shares
+	portals  map[string]Portal
+	arrays   map[string]bool // reachable iSCSI portal addresses (lower-case)
+	targets  map[string]*Target
+	chap     string
+	services map[string]*Service
+	serial   string
+	nextDisk uint32
+	commands []Command
+	canaries []string
 }
 
 func errf(c codes.Code, format string, args ...any) error {
