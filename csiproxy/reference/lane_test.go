@@ -242,3 +242,30 @@ func TestTableRendering(t *testing.T) {
 		}
 	}
 }
+
+// TestKEPProfileFailsTheSevenRules: under the profile kep, csi-proxy
+// v1.1.3's own code fails exactly the rules the KEP's text requires and it
+// breaks: Mkdir, Rmdir, RmdirContents, CreateSymlink, both SMB remote_path
+// RPCs, the mutual CHAP secret's length (TestReferenceLane holds the table
+// to a run).
+func TestKEPProfileFailsTheSevenRules(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "verdicts-"+reference.Version+"-kep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab Table
+	if err := json.Unmarshal(b, &tab); err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, e := range tab.Rules {
+		if e.Verdict == rulebook.VerdictFail {
+			failed = append(failed, e.ID)
+		}
+	}
+	want := []string{"RPC-FS-MKDIR", "RPC-FS-RMDIR", "RPC-FS-RMDIRCONTENTS", "RPC-FS-CREATESYMLINK",
+		"RPC-SMB-NEWSMBGLOBALMAPPING", "RPC-SMB-REMOVESMBGLOBALMAPPING", "RPC-ISCSI-SETMUTUALCHAPSECRET"}
+	if !slices.Equal(failed, want) {
+		t.Errorf("under --profile kep csi-proxy fails %v, want exactly %v", failed, want)
+	}
+}
