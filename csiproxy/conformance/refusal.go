@@ -67,13 +67,15 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 				if !ok || c.Rule == "SYSDISK-001" && !r.Changes {
 					continue
 				}
-				p := s.draw.Probe(c, fl.Kind)
-				if why := s.unsendable(r, c, p); why != "" {
-					skipped[why]++
-					continue
+				for range max(1, c.Draws) {
+					p := s.draw.Probe(c, fl.Kind)
+					if why := s.unsendable(r, c, p); why != "" {
+						skipped[why]++
+						continue
+					}
+					sent++
+					s.probe(ctx, gv, r, fl, rule, p, &f)
 				}
-				sent++
-				s.probe(ctx, gv, r, fl, rule, p, &f)
 			}
 		}
 	}

@@ -41,6 +41,9 @@ type Case struct {
 	// effect (os.Symlink onto an existing path), so a refusal by the
 	// Windows call counts; a check before it could only race it.
 	ByWindows bool
+	// Draws is how many values a probe of the case draws and sends (0:
+	// one), for a case drawn from many spellings a host may check some of.
+	Draws int
 	// KEP is the KEP's rule the case breaks too, where Windows takes the
 	// value (DIR-001: it lands outside the kubelet directories, or at one
 	// of them); under the profile kep the case is probed and reported as
@@ -143,7 +146,7 @@ var Cases = func() []Case {
 		{Rule: "SMB-003", Name: "an administrative share", Kind: KindSMBRemote, Value: `\\{smbserver}\{admin}`},
 		{Rule: "SMB-004", Name: `\\.\ device (the proxy's own pipe)`, Kind: KindSMBRemote, Value: `\\.\pipe\{pipe}`},
 		{Rule: "SMB-004", Name: `\\?\UNC prefix`, Kind: KindSMBRemote, Value: `\\?\UNC\{smbserver}\{smbshare}`},
-		{Rule: "SMB-005", Name: "this machine, by a name or address", Kind: KindSMBRemote, Value: `\\{local}\{smbshare}`},
+		{Rule: "SMB-005", Name: "this machine, by a name or address", Kind: KindSMBRemote, Value: `\\{local}\{smbshare}`, Draws: 3},
 		{Rule: "SMB-005", Name: "this machine, by its loopback address", Kind: KindSMBRemote, Value: `\\{loopback}\{smbshare}{sep}`},
 		{Rule: "ISCSI-001", Name: "no iqn., eui. or naa. prefix", Kind: KindIQN, Value: "{year}-{month}.{authority}:{s}"},
 		{Rule: "ISCSI-001", Name: "month 13", Kind: KindIQN, Value: "{iqn}{year}-13.{authority}:{s}"},
@@ -155,7 +158,7 @@ var Cases = func() []Case {
 		{Rule: "CHAP-001", Name: "shorter than 12 bytes", Kind: KindMutualCHAP, Value: "{chapshort}"},
 		{Rule: "CHAP-001", Name: "longer than 16 bytes", Kind: KindMutualCHAP, Value: "{chaplong}"},
 		{Rule: "CHAP-001", Name: "empty", Kind: KindMutualCHAP, Value: ""},
-		{Rule: "SVC-001", Name: "a Windows service outside the allow-list", Kind: KindService, Value: "{service}"},
+		{Rule: "SVC-001", Name: "a Windows service outside the allow-list", Kind: KindService, Value: "{service}", Draws: 8},
 		{Rule: "SVC-001", Name: "a service that does not exist", Kind: KindService, Value: "{s}"},
 	}...)
 }()
