@@ -4,9 +4,11 @@
 // Win32 path rules make necessary for them to hold (normalisation, device
 // names, 8.3 aliases, case, links), and the ones a privileged proxy needs
 // for the fields the KEP leaves open (volume IDs, the OS disk, service
-// names), each with a stable rule ID. The simulated host enforces requests
-// through it, and the conformance suite derives its refusal probes from
-// the same tables (Rules, RPCs, Cases).
+// names), each with a stable rule ID and its source (the KEP quoted, csi-
+// proxy's behaviour, fenceproof's hardening). The simulated host enforces
+// requests through it, and the conformance suite draws its refusal probes
+// from the same tables (Rules, RPCs, Cases) with a seeded Draw, under a
+// Profile (the KEP's text alone, or everything).
 //
 // The path checks are lexical and accept only canonical paths: a path the
 // Win32 layer would rewrite (a "." component, a trailing dot or space, a

@@ -206,23 +206,19 @@ func (s *Set) each(f func(b *behaviour) bool) bool {
 func (s *Set) Serves(gv string) bool { return !s.each(func(b *behaviour) bool { return b.drop == gv }) }
 
 // Skipped are the restrictions the validator does not enforce.
-func (s *Set) Skipped() map[string]bool {
-	out := map[string]bool{}
-	s.each(func(b *behaviour) bool {
-		if b.skip != "" {
-			out[b.skip] = true
-		}
-		return false
-	})
-	return out
-}
+func (s *Set) Skipped() map[string]bool { return s.named(func(b *behaviour) string { return b.skip }) }
 
 // Interpolated are the environment variables spliced into command lines.
 func (s *Set) Interpolated() map[string]bool {
+	return s.named(func(b *behaviour) string { return b.interpolate })
+}
+
+// named is the set of names one hook of the faults holds.
+func (s *Set) named(name func(b *behaviour) string) map[string]bool {
 	out := map[string]bool{}
 	s.each(func(b *behaviour) bool {
-		if b.interpolate != "" {
-			out[b.interpolate] = true
+		if n := name(b); n != "" {
+			out[n] = true
 		}
 		return false
 	})
