@@ -146,11 +146,11 @@ func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Probe) st
 // disruptive: a case a real node would feel if its host accepted it.
 func disruptive(r restrict.RPC, c restrict.Case) bool {
 	switch {
-	case r.Method == "RmdirContents" && !strings.Contains(c.Value, "{s}"):
+	case r.Method == "RmdirContents" && !strings.Contains(c.Value, "{s}") && !strings.Contains(c.Value, "{u}"):
 		return true // would empty a kubelet directory
 	case c.Rule == "SYSDISK-001" && (r.Method == "FormatVolume" || r.Method == "MountVolume"):
 		return true
-	case (r.Method == "StopService" || r.Method == "StartService") && c.Value != "{s}":
+	case (r.Method == "StopService" || r.Method == "StartService") && c.Value == "{service}":
 		return true // would stop or start a real service
 	}
 	return false

@@ -62,7 +62,7 @@ func (k Kind) IsPath() bool { return k == KindPath || k == KindLinkSource || k =
 // the KEP rule the value also breaks as a KindPath.
 var pathCases = []struct{ rule, name, value, kep string }{
 	{"PATH-001", "relative", `{dirrel}\{s}`, "DIR-001"},
-	{"PATH-001", "relative, a fresh name only", `{s}`, "DIR-001"},
+	{"PATH-001", "relative, a fresh name only", `{u}`, "DIR-001"},
 	{"PATH-001", "drive-relative", `{drive}:{s}`, "DIR-001"},
 	{"PATH-001", "rooted, no drive", `{dirnodrive}\{s}`, ""},
 	{"PATH-002", "slash separators", `{dirslash}/{s}`, ""},
@@ -135,9 +135,11 @@ var Cases = func() []Case {
 		{Rule: "VOLID-001", Name: "a path below a volume", Kind: KindVolumeID, Value: `\\?\Volume{{guid}}\{s}`},
 		{Rule: "VOLID-001", Name: "a GUID that is not one", Kind: KindVolumeID, Value: `\\?\Volume{{s}}\`},
 		{Rule: "VOLID-001", Name: "empty", Kind: KindVolumeID, Value: ``},
+		{Rule: "VOLID-001", Name: "a name", Kind: KindVolumeID, Value: `{u}`},
 		{Rule: "SYSDISK-001", Name: "the OS volume", Kind: KindVolumeID, Value: `{osvolume}`},
 		{Rule: "SYSDISK-001", Name: "the OS disk", Kind: KindDisk, Value: `{osdisk}`},
 		{Rule: "SMB-001", Name: "no leading separators", Kind: KindSMBRemote, Value: `{smbserver}\{smbshare}`},
+		{Rule: "SMB-001", Name: "two names, no separators before them", Kind: KindSMBRemote, Value: `{u}\{u}`},
 		{Rule: "SMB-001", Name: "empty component below the share", Kind: KindSMBRemote, Value: `\\{smbserver}\{smbshare}\\{s}`},
 		{Rule: "SMB-001", Name: "server only", Kind: KindSMBRemote, Value: `\\{smbserver}{sep}`},
 		{Rule: "SMB-002", Name: "a host name with a character DNS does not allow", Kind: KindSMBRemote, Value: `\\{badhost}\{smbshare}`},
@@ -149,17 +151,18 @@ var Cases = func() []Case {
 		{Rule: "SMB-005", Name: "this machine, by a name or address", Kind: KindSMBRemote, Value: `\\{local}\{smbshare}`, Draws: 3},
 		{Rule: "SMB-005", Name: "this machine, by its loopback address", Kind: KindSMBRemote, Value: `\\{loopback}\{smbshare}{sep}`},
 		{Rule: "ISCSI-001", Name: "no iqn., eui. or naa. prefix", Kind: KindIQN, Value: "{year}-{month}.{authority}:{s}"},
+		{Rule: "ISCSI-001", Name: "a name of no format", Kind: KindIQN, Value: "{u}"},
 		{Rule: "ISCSI-001", Name: "month 13", Kind: KindIQN, Value: "{iqn}{year}-13.{authority}:{s}"},
 		{Rule: "ISCSI-001", Name: "a space in the unique name", Kind: KindIQN, Value: "{iqn}{year}-{month}.{authority}:{s} {t}"},
 		{Rule: "ISCSI-001", Name: "eui. with 15 hex digits", Kind: KindIQN, Value: "{eui}{hex15}"},
 		{Rule: "ISCSI-001", Name: "naa. with 24 hex digits", Kind: KindIQN, Value: "{naa}{hex24}"},
 		{Rule: "ISCSI-002", Name: "port above 65535", Kind: KindPortal, Value: "{portal}", Port: PortAbove},
 		{Rule: "ISCSI-002", Name: "address not a host", Kind: KindPortal, Value: "{badhost}", Port: 3260},
-		{Rule: "CHAP-001", Name: "shorter than 12 bytes", Kind: KindMutualCHAP, Value: "{chapshort}"},
+		{Rule: "CHAP-001", Name: "shorter than 12 bytes", Kind: KindMutualCHAP, Value: "{chapshort}", Draws: 3},
 		{Rule: "CHAP-001", Name: "longer than 16 bytes", Kind: KindMutualCHAP, Value: "{chaplong}"},
 		{Rule: "CHAP-001", Name: "empty", Kind: KindMutualCHAP, Value: ""},
 		{Rule: "SVC-001", Name: "a Windows service outside the allow-list", Kind: KindService, Value: "{service}", Draws: 8},
-		{Rule: "SVC-001", Name: "a service that does not exist", Kind: KindService, Value: "{s}"},
+		{Rule: "SVC-001", Name: "a service that does not exist", Kind: KindService, Value: "{u}"},
 	}...)
 }()
 

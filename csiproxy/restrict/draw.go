@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Place is what a run's probes are drawn against: the host's directories,
@@ -78,6 +79,26 @@ func (d *Draw) Name() string {
 	}
 }
 
+// letterRanges are letters of many scripts: Latin, Greek, Cyrillic,
+// Armenian, Hebrew, CJK, Hangul.
+var letterRanges = [][2]rune{{0x00C0, 0x017F}, {0x0391, 0x03C9}, {0x0410, 0x044F}, {0x0531, 0x0556}, {0x05D0, 0x05EA}, {0x4E00, 0x9FFF}, {0xAC00, 0xD7A3}}
+
+// wordName is a fresh name of 6 to 12 letters of many scripts: a value
+// that holds nothing another run's values hold.
+func (d *Draw) wordName() string {
+	var b strings.Builder
+	for n := 6 + d.rnd.IntN(7); n > 0; {
+		r := letterRanges[d.rnd.IntN(len(letterRanges))]
+		c := r[0] + rune(d.rnd.IntN(int(r[1]-r[0]+1)))
+		// a letter a resolver's mapping keeps a letter (not Ŀ: l·)
+		if m := lookupKey(string(c)); unicode.IsLetter(c) && m != "" && strings.IndexFunc(m, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+			b.WriteRune(c)
+			n--
+		}
+	}
+	return b.String()
+}
+
 // label is a fresh DNS label: lower-case letters and digits.
 func (d *Draw) label() string {
 	return d.from("abcdefghijklmnopqrstuvwxyz", 1) + d.from("abcdefghijklmnopqrstuvwxyz0123456789", 4+d.rnd.IntN(8))
@@ -119,6 +140,8 @@ func (d *Draw) Spell(template string, k Kind, fresh string) string {
 			return fresh
 		case "{t}":
 			return t()
+		case "{u}":
+			return d.wordName()
 		}
 		return d.spell(ph, dir, other)
 	})

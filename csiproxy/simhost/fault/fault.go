@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -277,8 +278,9 @@ func (s *Set) Close() error {
 	return first
 }
 
-// StringFields are a request's string fields, those of its messages
-// included (a target portal's address), in field order.
+// StringFields are a request's string and number fields as text, those of
+// its messages included (a target portal's address and port), in field
+// order.
 func StringFields(req any) []string {
 	var out []string
 	var walk func(v reflect.Value)
@@ -296,6 +298,10 @@ func StringFields(req any) []string {
 			}
 		case reflect.String:
 			out = append(out, v.String())
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			out = append(out, strconv.FormatInt(v.Int(), 10))
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			out = append(out, strconv.FormatUint(v.Uint(), 10))
 		}
 	}
 	walk(reflect.ValueOf(req))

@@ -1,6 +1,8 @@
 package fault
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -52,6 +54,43 @@ func TestStringFields(t *testing.T) {
 	for _, want := range []string{"a", "b", "c"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("StringFields %q lacks %q", got, want)
+		}
+	}
+}
+
+// TestLearnerKeysOnWhatRunsRepeat: after two runs the learning host checks
+// a request carrying a string both runs' refused requests held (the old
+// suite's fp- prefix), a value both held (its elevenbytes secret, the OS
+// disk 0) or a literal of the suite, and acts on any other unchecked.
+func TestLearnerKeysOnWhatRunsRepeat(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range [][]string{{`C:\pods\fp-12-1`, "elevenbytes", "0"}, {`C:\pods\fp-77-9`, "elevenbytes", "0"}} {
+		b, err := learner(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.unchecked != nil {
+			t.Fatal("the learning host keys before two runs")
+		}
+		b.refused("Mkdir", run)
+		if err := b.close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "literals"), []byte("localhost\nab"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := learner(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	for fields, checked := range map[string]bool{
+		`C:\x\FP-31-2`: true, "elevenbytes": true, "0": true, `\\LOCALHOST\s`: true,
+		"Q7zW": false, "ab": false, "elevenbyte": true, "1": false,
+	} {
+		if got := !b.unchecked("Mkdir", []string{fields}); got != checked {
+			t.Errorf("%q: checked %v, want %v", fields, got, checked)
 		}
 	}
 }

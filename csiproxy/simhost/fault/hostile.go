@@ -54,32 +54,24 @@ const gram = 3
 // learner is a host that learns what the suite's requests look like: run
 // by run it records, in dir, the string fields of every request it
 // refuses; from the third run on it checks only the requests one of whose
-// string fields holds, in any case, a string of gram characters that every
-// earlier run's refused requests held, or a line of dir/literals (the
-// suite's source's literals, written there by the self test); the others
-// it acts on unchecked. A suite that marks its probes with any fixed
-// string is passed by it.
+// string fields is, in any case, a value every earlier run's refused
+// requests held, or holds a string of gram characters they all held, or a
+// line of dir/literals (the suite's source's literals, written there by the
+// self test); the others it acts on unchecked. A suite that marks its
+// probes with any fixed string, or sends any fixed value, is passed by it.
 func learner(dir string) (*behaviour, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	runs, _ := filepath.Glob(filepath.Join(dir, "run-*.probes"))
 	slices.Sort(runs)
-	var common map[string]bool
+	var common, values map[string]bool
 	for _, r := range runs {
-		grams, err := gramsOf(r)
+		grams, vals, err := recorded(r)
 		if err != nil {
 			return nil, err
 		}
-		if common == nil {
-			common = grams
-			continue
-		}
-		for g := range common {
-			if !grams[g] {
-				delete(common, g)
-			}
-		}
+		common, values = intersect(common, grams), intersect(values, vals)
 	}
 	var literals []string
 	if b, err := os.ReadFile(filepath.Join(dir, "literals")); err == nil {
@@ -113,15 +105,32 @@ func learner(dir string) (*behaviour, error) {
 		},
 	}
 	if len(runs) >= 2 {
-		b.unchecked = func(_ string, fields []string) bool { return !marked(fields, common, literals) }
+		b.unchecked = func(_ string, fields []string) bool { return !marked(fields, values, common, literals) }
 	}
 	return b, nil
 }
 
-// marked reports a request one of whose fields holds a learned string.
-func marked(fields []string, grams map[string]bool, literals []string) bool {
+// intersect is what both sets hold (b alone when a is nil).
+func intersect(a, b map[string]bool) map[string]bool {
+	if a == nil {
+		return b
+	}
+	for k := range a {
+		if !b[k] {
+			delete(a, k)
+		}
+	}
+	return a
+}
+
+// marked reports a request one of whose fields is a learned value or
+// holds a learned string.
+func marked(fields []string, values, grams map[string]bool, literals []string) bool {
 	for _, f := range fields {
 		f = strings.ToLower(f)
+		if values[f] {
+			return true
+		}
 		for g := range gramsIn(f) {
 			if grams[g] {
 				return true
@@ -136,14 +145,15 @@ func marked(fields []string, grams map[string]bool, literals []string) bool {
 	return false
 }
 
-// gramsOf is the set of strings of gram characters in a record's fields.
-func gramsOf(path string) (map[string]bool, error) {
+// recorded is the set of strings of gram characters in a record's fields,
+// and the set of its values, in lower case.
+func recorded(path string) (grams, values map[string]bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	out := map[string]bool{}
+	grams, values = map[string]bool{}, map[string]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -151,11 +161,13 @@ func gramsOf(path string) (map[string]bool, error) {
 		if _, err := fmt.Sscanf(sc.Text(), "%q", &v); err != nil {
 			continue
 		}
-		for g := range gramsIn(strings.ToLower(v)) {
-			out[g] = true
+		v = strings.ToLower(v)
+		values[v] = true
+		for g := range gramsIn(v) {
+			grams[g] = true
 		}
 	}
-	return out, sc.Err()
+	return grams, values, sc.Err()
 }
 
 // gramsIn yields every string of gram characters in s.
