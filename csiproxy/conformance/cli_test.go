@@ -215,3 +215,24 @@ func TestBadFlagsExit2(t *testing.T) {
 		}
 	}
 }
+
+// TestKEPProfile: under --profile kep the faithful simulated host conforms;
+// the refusal rules of the seven RPCs whose fields the KEP restricts run,
+// the others and every rule of another source are skipped with the reason.
+func TestKEPProfile(t *testing.T) {
+	r := sanity(t, "--profile", "kep")
+	if r.Exit != 0 || r.result.Profile != "kep" {
+		t.Fatalf("exit %d, profile %q:\n%s", r.Exit, r.result.Profile, r.Out)
+	}
+	ran := map[string]bool{"RPC-FS-MKDIR": true, "RPC-FS-RMDIR": true, "RPC-FS-RMDIRCONTENTS": true, "RPC-FS-CREATESYMLINK": true,
+		"RPC-SMB-NEWSMBGLOBALMAPPING": true, "RPC-SMB-REMOVESMBGLOBALMAPPING": true, "RPC-ISCSI-SETMUTUALCHAPSECRET": true}
+	for _, rr := range r.result.Rules {
+		kep := slices.Contains(rr.Labels, "source:kep")
+		switch {
+		case strings.HasPrefix(rr.ID, "RPC-") && ran[rr.ID] != (rr.Verdict == rulebook.VerdictPass):
+			t.Errorf("%s: %s under kep", rr.ID, rr.Verdict)
+		case !strings.HasPrefix(rr.ID, "RPC-") && !kep && rr.Verdict != rulebook.VerdictSkip:
+			t.Errorf("%s (not the KEP's): %s under kep, want SKIP", rr.ID, rr.Verdict)
+		}
+	}
+}

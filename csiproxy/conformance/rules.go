@@ -150,7 +150,7 @@ var book, sources = func() (*rulebook.Book, map[string]restrict.Source) {
 	var rules []rulebook.Rule
 	from := map[string]restrict.Source{}
 	for _, r := range all {
-		r.Labels = append(slices.Clone(r.Labels), "source:"+string(r.From))
+		r.Labels = append(slices.Clone(r.Labels), "source:"+strings.ToLower(string(r.From)))
 		rules = append(rules, r.Rule)
 		from[r.ID] = r.From
 	}
