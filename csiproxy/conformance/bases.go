@@ -77,7 +77,7 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 			return
 		}
 		for _, f := range r.Fields {
-			if v := fieldOf(req, f.Name); (f.Kind == restrict.KindPath || f.Kind == restrict.KindLinkTarget) && strings.Contains(v, name) {
+			if v := fieldOf(req, f.Name); (f.Kind == restrict.KindPath || f.Kind == restrict.KindLinkTarget) && s.draw.Issued(v) {
 				s.rmdir(ctx, v)
 			}
 		}

@@ -84,9 +84,10 @@ func (d *Draw) Name() string {
 var letterRanges = [][2]rune{{0x00C0, 0x017F}, {0x0391, 0x03C9}, {0x0410, 0x044F}, {0x0531, 0x0556}, {0x05D0, 0x05EA}, {0x4E00, 0x9FFF}, {0xAC00, 0xD7A3}}
 
 // wordName is a fresh name of 6 to 12 letters of many scripts: a value
-// that holds nothing another run's values hold.
+// that holds nothing another run's values hold. It counts as issued.
 func (d *Draw) wordName() string {
 	var b strings.Builder
+	defer func() { d.issued[b.String()] = true }()
 	for n := 6 + d.rnd.IntN(7); n > 0; {
 		r := letterRanges[d.rnd.IntN(len(letterRanges))]
 		c := r[0] + rune(d.rnd.IntN(int(r[1]-r[0]+1)))
