@@ -28,20 +28,21 @@ func seed(f *testing.F, kinds ...Kind) {
 		for _, c := range list {
 			for _, k := range kinds {
 				if c.Kind == k {
-					for range 3 {
-						p := d.Probe(c, c.Kind)
-						f.Add(p.Value, d.Probe(c, c.Kind).Value)
-					}
+					f.Add(d.Probe(c, c.Kind).Value, d.Probe(c, c.Kind).Value)
 				}
 			}
 		}
 	}
-	// every character where NTFS and Unicode disagree, in a kubelet
-	// directory's name and below it
-	for _, r := range DisagreeWithUnicode() {
-		for _, dir := range []string{DefaultPodPath, DefaultPluginsPath} {
-			at := strings.IndexAny(dir[3:], "iks") + 3
-			f.Add(dir[:at]+string(r)+dir[at+1:]+`\x`, dir+`\`+string(r))
+	// every character where NTFS and Unicode disagree, four at a time
+	// below a kubelet directory, the first of them also in place of a
+	// letter of its name
+	rs := DisagreeWithUnicode()
+	for i, r := range rs {
+		dir := []string{DefaultPodPath, DefaultPluginsPath}[i%2]
+		at := strings.IndexAny(dir[3:], "iks") + 3
+		if i%4 == 0 {
+			below := string(rs[i:min(i+4, len(rs))])
+			f.Add(dir[:at]+string(r)+dir[at+1:]+`\`+below, dir+`\`+below)
 		}
 	}
 }
