@@ -174,7 +174,13 @@ flags:`)
 			return rulebook.ExitUsage
 		}
 		for _, r := range rules {
-			fmt.Printf("%-38s %-6s %s\n", r.ID, r.Level, r.Title)
+			source := ""
+			for _, l := range r.Labels {
+				if v, ok := strings.CutPrefix(l, "source:"); ok {
+					source = v
+				}
+			}
+			fmt.Printf("%-38s %-6s %-10s %s\n", r.ID, r.Level, source, r.Title)
 		}
 		return rulebook.ExitConforms
 	}
