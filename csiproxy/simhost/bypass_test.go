@@ -149,6 +149,10 @@ func TestBypassInputsRefused(t *testing.T) {
 		{`Mkdir two levels through a link leading outside (the issue's pods\<escape-link>\evil\deeper)`, mkdir(escape + `\evil\deeper`), "DIR-002"},
 		{`PathExists of a missing path through a link leading outside`, exists(escape + `\gone\x`), "DIR-002"},
 		{`PathExists of an existing path through a link leading outside`, exists(escape + `\secret`), "DIR-002"},
+		{`IsSymlink of a link leading outside (its answer says whether the target exists)`, func(c clients) error {
+			_, err := c.fs.IsSymlink(ctx, &api.FilesystemIsSymlinkRequest{Path: escape})
+			return err
+		}, "DIR-002"},
 		{`Rmdir C:\VAR\LIB\KUBELET\PODS force (the pod path in upper case)`, rmdir(`C:\VAR\LIB\KUBELET\PODS`), "DIR-001"},
 		{`Rmdir pods\.\ force (wipes the pod directories on csi-proxy)`, rmdir(pods + `\.\`), "PATH-009"},
 		{`Rmdir the kubelet directory itself, force`, rmdir(`C:\var\lib\kubelet`), "DIR-001"},

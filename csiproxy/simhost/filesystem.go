@@ -58,7 +58,9 @@ func (f fsHandler) RmdirContents(_ context.Context, r *api.FilesystemRmdirConten
 }
 
 func (f fsHandler) IsSymlink(_ context.Context, r *api.FilesystemIsSymlinkRequest, _ string) (*api.FilesystemIsSymlinkResponse, error) {
-	if err := f.s.check("IsSymlink", r, f.s.path("path", r.Path, false)...); err != nil {
+	// IsSymlink reads where the link leads (its answer says whether that
+	// exists), so the link's own target must not lead outside either.
+	if err := f.s.check("IsSymlink", r, f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
 	ok, err := f.s.OS.IsSymlink(r.Path)
