@@ -91,6 +91,17 @@ type Config struct {
 	Timeout Duration `json:"timeout,omitempty"`
 }
 
+// optedIn says whether the run was given a rule's opt-in (Rule.OptIn).
+func (c *Config) optedIn(flag string) bool {
+	switch flag {
+	case "--destructive":
+		return c.Destructive
+	case "--restart-command":
+		return c.RestartCommand != ""
+	}
+	return false
+}
+
 // RunBudget is the run's time budget: Timeout, or DefaultTimeout plus the
 // hold.
 func (c *Config) RunBudget() time.Duration {
