@@ -22,7 +22,12 @@ import (
 // suite in one process, the driver in-process or in another process, gRPC
 // over a unix socket between them.
 
-func TestMain(m *testing.M) { clitest.Main(m, "../cmd/fenceproof") }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(fakeEnforcerEnv); spec != "" {
+		os.Exit(fakeEnforcer(spec, os.Args))
+	}
+	clitest.Main(m, "../cmd/fenceproof")
+}
 
 // run is one run of `fenceproof sanity` and its JSON report.
 type run struct {

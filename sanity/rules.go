@@ -187,6 +187,11 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "after the driver restarts (--restart-command), every acknowledged fence is still listed and every acknowledged unfence still holds",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a fence lost on restart lets a fenced node write again)", Source: srcRPCs},
 
+	// Enforcement: what the storage refuses, seen through the enforce command.
+	{ID: "ENFORCE-001", Level: Must, Area: "enforcement", RPCs: []string{"FenceClusterNetwork", "UnfenceClusterNetwork"}, OptIn: "--enforce-command",
+		Title: "what a Fence acknowledged is enforced, and only that: right after the acknowledgement a write from inside a fenced block is refused and one from beside it allowed, and after the Unfence allowed again (a seeded sample of both families and every width class, written through --enforce-command)",
+		Spec:  "The new extension will define a procedure that allows SP to block access to any client using corresponding CIDR blocks.", Source: srcGoals},
+
 	// Run hygiene: checked last, over everything the run did.
 	{ID: "TIME-001", Level: Must, Area: "deadline", Always: true,
 		Title: "every RPC answers within the RPC deadline",

@@ -59,6 +59,7 @@ func GinkgoTest(cfg *Config) *State {
 		})
 		describeRunWide(s)
 		describeDurability(s)
+		describeEnforcement(s)
 		describeHygiene(s)
 	})
 	return s

@@ -139,7 +139,10 @@ func startReference(ctx context.Context, cfg *sanity.Config, backend string, fau
 	}
 	netns, stopNetNS := "", func() {}
 	if backend == "nftables" {
-		netns = "new"
+		if netns, stopNetNS, err = enforcingNetNS(cfg); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	d, err := newReference(ctx, cfg, backend, netns, faults, reportsDir, dir)
 	if err != nil {

@@ -1,0 +1,15 @@
+//go:build unix
+
+package sanity
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup runs cmd in a process group of its own and makes its cancel
+// kill the whole group, so that what the command started goes with it.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+}
