@@ -46,7 +46,8 @@ func (c *Cluster) WriterAt(ctx context.Context, addr netip.Addr) (string, func()
 		{"-n", ns, "route", "add", sub.String(), "dev", "eth0", "scope", "link"},
 		{"-n", c.st.NetNS, "link", "set", veth, "master", bridge},
 		{"-n", c.st.NetNS, "link", "set", veth, "up"},
-		{"-n", c.st.NetNS, "route", "add", host, "dev", bridge, "scope", "link"},
+		// replace: a probe killed before its cleanup may have left one
+		{"-n", c.st.NetNS, "route", "replace", host, "dev", bridge, "scope", "link"},
 	} {
 		if _, err := run(ctx, "", "ip", args...); err != nil {
 			remove()

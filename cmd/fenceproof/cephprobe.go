@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/fenceproof/fenceproof/ceph/cluster"
@@ -30,7 +32,8 @@ func runCephWriteProbe(args []string) int {
 	fs := flag.NewFlagSet("ceph-write-probe", flag.ContinueOnError)
 	dir := fs.String("dir", defaultCephDir, "the cluster's private directory")
 	name := fs.String("client", "", "a client of the cluster with writer caps (fenceproof ceph client NAME)")
-	opTimeout := fs.Duration("op-timeout", 5*time.Second, "a write without an answer this long is refused")
+	opTimeout := fs.Duration("op-timeout", 5*time.Second, "a connection or write without an answer this long is refused")
+	limit := fs.Duration("limit", 25*time.Second, "the probe gives up (an error, exit 2) and cleans up after this long")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -60,38 +63,56 @@ func runCephWriteProbe(args []string) int {
 	if ci == nil {
 		return fail("no client %q in %s", *name, *dir)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// The probe ends by itself, its namespace removed, before the suite's
+	// --enforce-timeout (30 s) kills it, and on SIGTERM.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *limit)
 	defer cancel()
 	ns, remove, err := c.WriterAt(ctx, addr.Unmap())
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer remove()
+	type result struct {
+		code int
+		out  string
+	}
+	done := make(chan result, 1)
+	go func() { code, out := writeFrom(c, ci, ns, addr, *opTimeout); done <- result{code, out} }()
+	select {
+	case r := <-done:
+		fmt.Print(r.out)
+		return r.code
+	case <-ctx.Done():
+		return fail("no answer from the cluster within %s (or stopped): %v", *limit, context.Cause(ctx))
+	}
+}
+
+// writeFrom connects from the namespace ns and appends one line; it
+// returns the exit status and what to print.
+func writeFrom(c *cluster.Cluster, ci *cluster.ClientInfo, ns string, addr netip.Addr, opTimeout time.Duration) (int, string) {
 	conn, err := librados.Dial(librados.Options{Conf: ci.Conf, User: ci.Name, Keyring: ci.Keyring, NetNS: ns,
-		MonTimeout: 10 * time.Second, OSDTimeout: *opTimeout,
+		MonTimeout: 10 * time.Second, OSDTimeout: opTimeout,
 		Config: map[string]string{"client_mount_timeout": fmt.Sprint(int(opTimeout.Seconds()))}})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "connecting from %s: %v\n", addr, err)
 		if _, reason := writer.Classify(err); reason == "EBLOCKLISTED (-108)" || reason == "timeout (-110)" {
-			fmt.Printf("connecting: %s\nrefused\n", reason)
-			return 1
+			return 1, fmt.Sprintf("connecting: %s\nrefused\n", reason)
 		}
-		return fail("connecting from %s: %v", addr, err)
+		return 2, fmt.Sprintf("connecting from %s: %v\n", addr, err)
 	}
 	defer conn.Shutdown()
 	p, err := conn.Pool(c.Pool())
 	if err != nil {
-		return fail("%v", err)
+		return 2, err.Error() + "\n"
 	}
 	defer p.Close()
 	outcome, reason := writer.Classify(p.Append(writer.AuditObject("write-probe"), fmt.Appendf(nil, "write from %s\n", addr)))
 	switch {
 	case outcome == rswriter.OutcomeOK:
-		fmt.Println("allowed")
-		return 0
+		return 0, "allowed\n"
 	case outcome == rswriter.OutcomeRefused || reason == "timeout (-110)":
-		fmt.Printf("%s\nrefused\n", reason)
-		return 1
+		return 1, reason + "\nrefused\n"
 	}
-	return fail("the write from %s failed: %s", addr, reason)
+	return 2, fmt.Sprintf("the write from %s failed: %s\n", addr, reason)
 }
