@@ -38,8 +38,9 @@ func newResult(s *state, base *rulebook.Result) *Result {
 	return r
 }
 
-// WriteReports writes csiproxy.json, csiproxy.md and csiproxy.html into
-// dir and returns their paths.
-func (r *Result) WriteReports(dir string) ([]string, error) {
-	return rulebook.WriteReports(dir, "csiproxy", r)
+// WriteReports writes the JUnit report (at junit, or
+// dir/csiproxy-junit.xml when junit is ""), csiproxy.json, csiproxy.md and
+// csiproxy.html into dir and returns their paths.
+func (r *Result) WriteReports(dir, junit string) ([]string, error) {
+	return rulebook.WriteReports(dir, "csiproxy", r, junit)
 }
