@@ -19,14 +19,8 @@ import (
 func describeDurability(s *State) {
 	Describe("Durability", func() {
 		s.it("RESTART-001", func(ctx context.Context) {
-			if s.cfg.RestartCommand == "" {
-				optIn("no --restart-command: give the command that restarts your driver (e.g. 'kubectl -n storage rollout restart deploy/csi-controller && kubectl -n storage rollout status deploy/csi-controller') to check fences survive a restart")
-			}
 			s.checkRestart(ctx)
 		})
-		// Last of the rules that read the fences: the sentinels are read
-		// at the end of the run.
-		s.it("EXPIRE-001", s.checkExpiry)
 	})
 }
 

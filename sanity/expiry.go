@@ -21,6 +21,12 @@ import (
 // the set while the driver rebuilds it). The watch lasts what the hold
 // leaves, and at least a quarter of --hold.
 
+// describeExpiry registers EXPIRE-001 last of the rules that read the
+// fences: the sentinels are read at the end of the run.
+func describeExpiry(s *State) {
+	Describe("Expiry", func() { s.it("EXPIRE-001", s.checkExpiry) })
+}
+
 // ExpiryMinimum is the default hold (--hold): the sentinels are at least
 // this old when EXPIRE-001 last reads them, at the end of the run, even
 // when the rules take less; a fence that lapses within it fails.

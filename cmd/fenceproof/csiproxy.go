@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	"github.com/fenceproof/fenceproof/csiproxy/simhost"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 	"github.com/fenceproof/fenceproof/rulebook"
 )
 
@@ -38,19 +41,11 @@ func (f *csiproxySimFlags) register(fs *flag.FlagSet, prefix string) {
 		fs.StringVar(&f.pods, "kubelet-pod-path", restrict.DefaultPodPath, "the KEP's kubelet-pod-path")
 	}
 	fs.BoolVar(&f.ipsec, prefix+"ipsec", false, "the simulated initiator uses IPsec (mutual CHAP secrets of 1-16 bytes)")
-	var names []string
-	for _, k := range simhost.Kinds {
-		n := k.Name
-		if k.Arg != "" {
-			n += "=" + k.Arg
-		}
-		names = append(names, n)
-	}
-	fs.Var(&f.faults, prefix+"fault", "inject a fault into the simulated host (repeatable): "+strings.Join(names, ", "))
+	fs.Var(&f.faults, prefix+"fault", "inject a fault into the simulated host (repeatable):"+fault.Usage())
 }
 
 func (f *csiproxySimFlags) config(log *slog.Logger) (simhost.Config, error) {
-	faults, err := simhost.ParseFaults(f.faults)
+	faults, err := fault.Parse(f.faults)
 	if err != nil {
 		return simhost.Config{}, err
 	}
@@ -145,8 +140,14 @@ func runCSIProxySanity(args []string) int {
 		verbose    = fs.Bool("v", false, "print every spec")
 		noColor    = fs.Bool("no-color", false, "no ANSI colours")
 		listRules  = fs.Bool("list-rules", false, "print every rule the label filter selects and exit")
+		seed       = fs.Uint64("seed", cfg.Seed, "seed of every name, case, separator and spelling the probes draw (default: the clock's, printed; replay a run with its seed)")
+		profile    = fs.String("profile", string(restrict.Hardened), "rules the host is held to: hardened (every rule) or kep (the KEP's text alone)")
+		nodeNames  listFlag
+		nodeAddrs  listFlag
 		sf         csiproxySimFlags
 	)
+	fs.Var(&nodeNames, "node-name", "a name of the node csi-proxy runs on, short or fully qualified (repeatable; SMB-005: a mapping to the node itself); default on Windows: its host name")
+	fs.Var(&nodeAddrs, "node-address", "an IP address of the node (repeatable; SMB-005); default on Windows: its interfaces' addresses")
 	fs.Var(&workDirs, "working-dir", "csi-proxy v1's --working-dir (repeatable): the host accepts paths below it, so no refusal case landing there is sent")
 	sf.register(fs, "sim-")
 	fs.StringVar(&cfg.PluginsPath, "kubelet-csi-plugins-path", cfg.PluginsPath, "the KEP's kubelet-csi-plugins-path (overrides --kubelet-path)")
@@ -172,7 +173,13 @@ flags:`)
 			return rulebook.ExitUsage
 		}
 		for _, r := range rules {
-			fmt.Printf("%-38s %-6s %s\n", r.ID, r.Level, r.Title)
+			source := ""
+			for _, l := range r.Labels {
+				if v, ok := strings.CutPrefix(l, "source:"); ok {
+					source = v
+				}
+			}
+			fmt.Printf("%-38s %-6s %-10s %s\n", r.ID, r.Level, source, r.Title)
 		}
 		return rulebook.ExitConforms
 	}
@@ -191,6 +198,16 @@ flags:`)
 			cfg.PodPath = pods
 		}
 	}
+	prof, err := restrict.ParseProfile(*profile)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: --profile: %v\n", err)
+		return rulebook.ExitUsage
+	}
+	cfg.Seed, cfg.Profile = *seed, prof
+	cfg.NodeNames, cfg.NodeAddresses = nodeNames, nodeAddrs
+	if len(cfg.NodeNames)+len(cfg.NodeAddresses) == 0 {
+		cfg.NodeNames, cfg.NodeAddresses = thisNode()
+	}
 	sf.plugins, sf.pods = cfg.PluginsPath, cfg.PodPath
 	cfg.Endpoint, cfg.EscapeLink, cfg.InsideLink, cfg.ScratchDisk, cfg.SMBShare, cfg.ISCSIPortal, cfg.RPCTimeout, cfg.Disruptive =
 		*endpointF, *escape, *inside, *scratch, *smbShare, *portal, *timeout, *disruptive
@@ -198,6 +215,7 @@ flags:`)
 	cfg.SMBUser, cfg.SMBPassword = os.Getenv("CSIPROXY_SMB_USER"), os.Getenv("CSIPROXY_SMB_PASSWORD")
 	if cfg.Endpoint == "" {
 		simCfg, err := sf.config(slog.New(slog.DiscardHandler))
+		simulatedNode(&cfg, &simCfg)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: %v\n", err)
 			return 2
@@ -215,42 +233,47 @@ flags:`)
 		}
 		defer sim.Stop()
 		cfg.Endpoint = "unix://" + dir
-		simulatedNode(&cfg)
 		fmt.Printf("csiproxy-sanity: simulated host on %s (faults: %s)\n", dir, strings.Join(sf.faults, ",")+map[bool]string{true: "none"}[len(sf.faults) == 0])
 	} else if len(sf.faults) > 0 {
 		fmt.Fprintln(os.Stderr, "fenceproof csiproxy-sanity: --sim-fault applies to the simulated host only; drop --endpoint")
 		return 2
 	}
+	fmt.Printf("csiproxy-sanity: seed %d, profile %s (replay: --seed %d)\n", cfg.Seed, cfg.Profile, cfg.Seed)
 	start := time.Now()
 	res, err := conformance.Run(cfg, conformance.RunOptions{
-		LabelFilter: *labels, JUnitPath: filepath.Join(*reports, "csiproxy-junit.xml"), Verbose: *verbose,
+		LabelFilter: *labels, Verbose: *verbose,
 		NoColor: *noColor || !isTerminal(os.Stdout), Strict: *strict,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: %v\n", err)
 		return rulebook.ExitUsage
 	}
-	paths, err := res.WriteReports(*reports)
+	paths, err := res.WriteReports(*reports, "")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: reports: %v\n", err)
 		return rulebook.ExitNotConform
 	}
 	fmt.Printf("\ncsiproxy-sanity: %s against %s (%s)\n", res.Summary(), res.Endpoint, time.Since(start).Round(time.Millisecond))
-	res.WriteAttention(os.Stdout)
-	fmt.Printf("reports: %s %v\nverdict: %s\n", filepath.Join(*reports, "csiproxy-junit.xml"), paths, res.Verdict)
+	res.WriteVerdicts(os.Stdout)
+	paths = append(paths, writeReportIndex(*reports)...)
+	fmt.Printf("reports: %s\nverdict: %s\n", strings.Join(paths, " "), res.Verdict)
 	return res.Verdict.ExitCode()
 }
 
 // simulatedNode fills what the suite was not told with what the standard
-// simulated node (hostmodel.Standard) offers: its links, a scratch disk,
-// its share and its portal.
-func simulatedNode(cfg *conformance.Config) {
+// simulated node (hostmodel.Standard) offers: its links (named afresh from
+// the run's seed), a scratch disk, its share, its portal, its names and
+// addresses.
+func simulatedNode(cfg *conformance.Config, sim *simhost.Config) {
+	names := restrict.NewDraw(cfg.Seed^0x5eed, restrict.Place{})
 	if cfg.EscapeLink == "" {
-		cfg.EscapeLink = hostmodel.EscapeLink
+		cfg.EscapeLink = names.Name()
 	}
 	if cfg.InsideLink == "" {
-		cfg.InsideLink = hostmodel.InsideLink
+		cfg.InsideLink = names.Name()
 	}
+	sim.EscapeLink, sim.InsideLink = cfg.EscapeLink, cfg.InsideLink
+	cfg.NodeNames, cfg.NodeAddresses = hostmodel.DefaultNode.Names, hostmodel.DefaultNode.Addresses
 	if cfg.ScratchDisk < 0 {
 		cfg.ScratchDisk = 1
 	}
@@ -260,4 +283,23 @@ func simulatedNode(cfg *conformance.Config) {
 	if cfg.ISCSIPortal == "" {
 		cfg.ISCSIPortal = hostmodel.DefaultPortal
 	}
+}
+
+// thisNode is the names and addresses of the machine the suite runs on,
+// when that is the Windows node csi-proxy runs on; none elsewhere.
+func thisNode() (names, addrs []string) {
+	if runtime.GOOS != "windows" {
+		return nil, nil
+	}
+	if h, err := os.Hostname(); err == nil {
+		names = append(names, h)
+	}
+	if as, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range as {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				addrs = append(addrs, p.Addr().String())
+			}
+		}
+	}
+	return names, addrs
 }

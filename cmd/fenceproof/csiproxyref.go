@@ -22,6 +22,8 @@ func runCSIProxyReference(args []string) int {
 	fs := flag.NewFlagSet("csiproxy-reference", flag.ContinueOnError)
 	dir := fs.String("dir", "", "directory for the unix sockets, one per API group and version, named like csi-proxy's pipes (required)")
 	kubelet := fs.String("kubelet-path", reference.DefaultKubeletPath, "csi-proxy's --kubelet-path")
+	escape := fs.String("escape-link", hostmodel.EscapeLink, "name of the node's link below both kubelet directories that leads outside them")
+	inside := fs.String("inside-link", hostmodel.InsideLink, "name of the node's link below the pod path that leads to a directory below it")
 	verbose := fs.Bool("v", false, "csi-proxy's klog output on standard error")
 	var workDirs listFlag
 	fs.Var(&workDirs, "working-dir", "csi-proxy's --working-dir (repeatable)")
@@ -47,7 +49,7 @@ flags:
 		return 2
 	}
 	plugins, pods := kubeletPaths(*kubelet)
-	h := hostmodel.New(hostmodel.Standard(plugins, pods))
+	h := hostmodel.New(hostmodel.Standard(plugins, pods, *escape, *inside))
 	var log io.Writer
 	if *verbose {
 		log = os.Stderr

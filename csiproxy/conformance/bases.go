@@ -63,11 +63,12 @@ func nop(context.Context, any) {}
 func noop(context.Context) {}
 
 // base builds the request the probe of field then changes; it makes on the
-// host only what the other fields need.
-func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c restrict.Case, field string, p restrict.Place) base {
+// host only what the other fields need. name is the probe's fresh name,
+// which the other fields name too.
+func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c restrict.Case, field, name string) base {
 	cl := s.client(gv)
 	req := newRequest(cl, r.Method)
-	fresh := p.Pods + `\` + p.Fresh
+	fresh := s.cfg.PodPath + `\` + name
 	// rm removes what an accepted request of a changing RPC made: only a
 	// path naming the fresh entry (never a kubelet directory itself, which
 	// a host that accepted it would delete).
@@ -76,7 +77,7 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 			return
 		}
 		for _, f := range r.Fields {
-			if v := fieldOf(req, f.Name); (f.Kind == restrict.KindPath || f.Kind == restrict.KindLinkTarget) && strings.Contains(v, p.Fresh) {
+			if v := fieldOf(req, f.Name); (f.Kind == restrict.KindPath || f.Kind == restrict.KindLinkTarget) && s.draw.Issued(v) {
 				s.rmdir(ctx, v)
 			}
 		}
@@ -90,7 +91,7 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 			*req.(*api.FilesystemRmdirRequest) = api.FilesystemRmdirRequest{Path: fresh, Force: strings.Contains(c.Value, "{s}")}
 			return base{req, nop, noop}
 		case "CreateSymlink":
-			src := p.Plugins + `\` + p.Fresh + "-src"
+			src := s.cfg.PluginsPath + `\` + name + "-src"
 			done := noop
 			if field != "SourcePath" {
 				_ = s.mkdir(ctx, src)
@@ -139,7 +140,7 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 				rem = `\\` + parts[0] + `\` + parts[1]
 			}
 			_, _ = g.RemoveSmbGlobalMapping(ctx, &api.SmbRemoveSmbGlobalMappingRequest{RemotePath: rem})
-			if l := fieldOf(req, "LocalPath"); strings.Contains(l, p.Fresh) {
+			if l := fieldOf(req, "LocalPath"); strings.Contains(l, name) {
 				s.unlink(ctx, l)
 			}
 		}

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/fenceproof/fenceproof/csiproxy/api"
-	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 )
 
 // client is the version-neutral client of one served group version.
@@ -96,11 +94,11 @@ func (s *state) mkdir(ctx context.Context, p string) error {
 	return err
 }
 
-// rmdir removes, forced, only what the suite named (fp-<run>-N, or a
-// canary of the run): a host that accepts anything must not be asked to
-// delete anything else.
+// rmdir removes, forced, only what the suite named (a path holding a
+// fresh name the run drew): a host that accepts anything must not be
+// asked to delete anything else.
 func (s *state) rmdir(ctx context.Context, p string) {
-	if !strings.Contains(p, "fp-"+s.cfg.RunID+"-") && !strings.Contains(p, hostmodel.CanaryMarker+s.cfg.RunID+"-") {
+	if !s.draw.Issued(p) {
 		return
 	}
 	if fs := s.fs(); fs != nil {

@@ -2,16 +2,18 @@ package conformance_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fenceproof/fenceproof/csiproxy/conformance"
-	"github.com/fenceproof/fenceproof/csiproxy/simhost"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 	"github.com/fenceproof/fenceproof/rulebook"
 	"github.com/fenceproof/fenceproof/rulebook/clitest"
 )
@@ -67,18 +69,30 @@ func TestSimulatedHostConforms(t *testing.T) {
 	if strings.Contains(r.Out, "sim-password") {
 		t.Errorf("a password appears in the output")
 	}
+	seed := regexp.MustCompile(`seed (\d+), profile hardened \(replay: --seed (\d+)\)`).FindStringSubmatch(r.Out)
+	if seed == nil || seed[1] != seed[2] {
+		t.Fatalf("no seed printed:\n%s", r.Out)
+	}
+	if fmt.Sprint(r.result.Seed) != seed[1] || r.result.Profile != "hardened" {
+		t.Errorf("csiproxy.json holds seed %d, profile %q; the run printed seed %s", r.result.Seed, r.result.Profile, seed[1])
+	}
+	for _, f := range []string{"csiproxy.md", "csiproxy.html"} {
+		if b, _ := os.ReadFile(filepath.Join(r.Dir, f)); !bytes.Contains(b, []byte("--seed "+seed[1])) {
+			t.Errorf("%s does not hold the seed %s", f, seed[1])
+		}
+	}
 }
 
-// selfTestSpecs are the faults the self test runs: every spec of simhost's
-// table, except that of the dropped versions it runs those whose loss
+// selfTestSpecs are the faults the self test runs: every exact spec of the
+// simulated host's table, except that of the dropped versions it runs those whose loss
 // fails a rule and one whose loss fails none (the others differ only in
 // which beta is gone).
 func selfTestSpecs() []string {
 	var out []string
 	harmless := false
-	for _, spec := range simhost.Specs() {
+	for _, spec := range fault.Specs() {
 		if strings.HasPrefix(spec, "drop=") {
-			f, _ := simhost.ExpectedFailures(spec)
+			f, _ := fault.ExpectedFailures(spec)
 			if len(f) == 0 && harmless {
 				continue
 			}
@@ -89,7 +103,7 @@ func selfTestSpecs() []string {
 	return out
 }
 
-// TestEveryFaultFailsExactlyItsRules: every fault of simhost's table (each
+// TestEveryFaultFailsExactlyItsRules: every exact fault of the table (each
 // argument of each kind: every restriction skipped, every RPC without its
 // checks, every injectable field interpolated, every broken behaviour, the
 // plain faults, and the dropped versions of selfTestSpecs) makes the suite
@@ -99,7 +113,7 @@ func TestEveryFaultFailsExactlyItsRules(t *testing.T) {
 	for _, spec := range selfTestSpecs() {
 		t.Run(spec, func(t *testing.T) {
 			t.Parallel()
-			want, err := simhost.ExpectedFailures(spec)
+			want, err := fault.ExpectedFailures(spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,11 +131,11 @@ func TestEveryFaultFailsExactlyItsRules(t *testing.T) {
 }
 
 // TestEveryRuleHasAFault: every MUST rule of the suite is failed, alone,
-// by some fault of the simulated host's table.
+// by some exact fault of the simulated host's table.
 func TestEveryRuleHasAFault(t *testing.T) {
 	alone := map[string]bool{}
-	for _, spec := range simhost.Specs() {
-		if f, _ := simhost.ExpectedFailures(spec); len(f) == 1 {
+	for _, spec := range fault.Specs() {
+		if f, _ := fault.ExpectedFailures(spec); len(f) == 1 {
 			alone[f[0]] = true
 		}
 	}
@@ -198,6 +212,27 @@ func TestBadFlagsExit2(t *testing.T) {
 	} {
 		if r := sanity(t, args...); r.Exit != 2 {
 			t.Errorf("%v: exit %d, want 2:\n%s", args, r.Exit, r.Out)
+		}
+	}
+}
+
+// TestKEPProfile: under --profile kep the faithful simulated host conforms;
+// the refusal rules of the seven RPCs whose fields the KEP restricts run,
+// the others and every rule of another source are skipped with the reason.
+func TestKEPProfile(t *testing.T) {
+	r := sanity(t, "--profile", "kep")
+	if r.Exit != 0 || r.result.Profile != "kep" {
+		t.Fatalf("exit %d, profile %q:\n%s", r.Exit, r.result.Profile, r.Out)
+	}
+	ran := map[string]bool{"RPC-FS-MKDIR": true, "RPC-FS-RMDIR": true, "RPC-FS-RMDIRCONTENTS": true, "RPC-FS-CREATESYMLINK": true,
+		"RPC-SMB-NEWSMBGLOBALMAPPING": true, "RPC-SMB-REMOVESMBGLOBALMAPPING": true, "RPC-ISCSI-SETMUTUALCHAPSECRET": true}
+	for _, rr := range r.result.Rules {
+		kep := slices.Contains(rr.Labels, "source:kep")
+		switch {
+		case strings.HasPrefix(rr.ID, "RPC-") && ran[rr.ID] != (rr.Verdict == rulebook.VerdictPass):
+			t.Errorf("%s: %s under kep", rr.ID, rr.Verdict)
+		case !strings.HasPrefix(rr.ID, "RPC-") && !kep && rr.Verdict != rulebook.VerdictSkip:
+			t.Errorf("%s (not the KEP's): %s under kep, want SKIP", rr.ID, rr.Verdict)
 		}
 	}
 }

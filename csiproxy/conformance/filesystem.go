@@ -131,23 +131,31 @@ func fsSpecs(s *state) {
 		for _, gv := range s.needFS() {
 			c := api.NewFilesystemClient(s.conns[gv.PipeBase()], gv.Version)
 			for _, v := range restrict.Valid {
-				s.sendValid(ctx, gv, c, v, &f)
+				if v.Kind.IsPath() {
+					s.sendValid(ctx, gv, c, v, &f)
+				}
 			}
 			if s.cfg.InsideLink != "" {
 				s.sendValid(ctx, gv, c, restrict.Case{Name: "through a link that stays inside the pod path", Kind: restrict.KindPath,
-					Value: `{pods}\` + s.cfg.InsideLink + `\{s}`}, &f)
+					Value: `{dir}\` + s.cfg.InsideLink + `\{s}`}, &f)
 			}
 		}
 		f.check()
 	})
 }
 
-// sendValid sends one valid path value and expects success.
+// sendValid sends one valid path value, drawn, and expects success.
 func (s *state) sendValid(ctx context.Context, gv api.GroupVersion, c api.FilesystemClient, v restrict.Case, f *failures) {
 	cctx, cancel := s.call(ctx)
 	defer cancel()
-	p := s.place()
-	val := restrict.Expand(v.Value, v.Kind, p)
+	p := s.draw.Probe(v, v.Kind)
+	val := p.Value
+	top := func(k restrict.Kind) string {
+		if k == restrict.KindLinkSource {
+			return s.cfg.PluginsPath + `\` + p.Fresh
+		}
+		return s.cfg.PodPath + `\` + p.Fresh
+	}
 	switch v.Kind {
 	case restrict.KindPath:
 		if err := mkdir(cctx, c, val); err != nil {
@@ -155,10 +163,10 @@ func (s *state) sendValid(ctx context.Context, gv api.GroupVersion, c api.Filesy
 		} else if ok, err := pathExists(cctx, c, val); err != nil || !ok {
 			f.add("filesystem %s %s: PathExists %q after Mkdir: %v %v", gv.Version, v.Name, val, ok, err)
 		}
-		_ = rmdir(cctx, c, restrict.Expand(`{dir}\{s}`, v.Kind, p), true)
+		_ = rmdir(cctx, c, top(v.Kind), true)
 	case restrict.KindLinkSource, restrict.KindLinkTarget:
-		src := restrict.Expand(`{dir}\{s}`, restrict.KindLinkSource, p) + "-src"
-		tgt := restrict.Expand(`{dir}\{s}`, restrict.KindLinkTarget, p)
+		src := top(restrict.KindLinkSource) + "-src"
+		tgt := top(restrict.KindLinkTarget)
 		if v.Kind == restrict.KindLinkSource {
 			src = val
 		} else {

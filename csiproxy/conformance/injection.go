@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fenceproof/fenceproof/csiproxy/api"
-	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	"github.com/fenceproof/fenceproof/rulebook"
 )
@@ -15,8 +14,11 @@ import (
 // context a field may be spliced into, and whether it is also a valid
 // path component (so it reaches a host that checks paths).
 type payload struct {
-	name     string
-	text     string // %s is the canary directory, rooted on the drive (no ':')
+	name string
+	// text: {w} is a fresh word, {mkdir} a command that makes a directory
+	// (drawn: New-Item or ni with -ItemType or -Type, md, mkdir, in any
+	// case), {dir} the canary directory, rooted on the drive (no ':').
+	text     string
 	pathSafe bool
 }
 
@@ -24,13 +26,23 @@ type payload struct {
 // formats it into a script (unquoted, "...", '...', $(...), typographic
 // quotes, a new statement line) and a shell pipe.
 var payloads = []payload{
-	{"unquoted statement", `x; New-Item -ItemType Directory '%s';#`, true},
-	{"out of double quotes", `x"; New-Item -ItemType Directory '%s';"`, false},
-	{"out of single quotes", `x'; New-Item -ItemType Directory '%s';'`, true},
-	{"subexpression", `$(New-Item -ItemType Directory '%s')`, true},
-	{"out of typographic quotes", "x\u2019; New-Item -ItemType Directory '%s';\u2019", true},
-	{"new line", "x\nNew-Item -ItemType Directory '%s'", false},
-	{"shell pipe", `x | md %s`, false},
+	{"unquoted statement", `{w}; {mkdir} '{dir}';#`, true},
+	{"out of double quotes", `{w}"; {mkdir} '{dir}';"`, false},
+	{"out of single quotes", `{w}'; {mkdir} '{dir}';'`, true},
+	{"subexpression", `$({mkdir} '{dir}')`, true},
+	{"out of typographic quotes", "{w}\u2019; {mkdir} '{dir}';\u2019", true},
+	{"new line", "{w}\n{mkdir} '{dir}'", false},
+	{"shell pipe", `{w} | md {dir}`, false},
+}
+
+// mkdirCommands are the commands a payload makes its directory with.
+var mkdirCommands = []string{"New-Item -ItemType Directory", "New-Item -Type Directory -Path", "ni -ItemType Directory",
+	"ni -it directory -p", "md", "mkdir"}
+
+// spell draws a payload's text for the canary directory dir.
+func (s *state) spell(pl payload, dir string) string {
+	cmd := s.draw.Case(s.draw.Pick(mkdirCommands...))
+	return strings.NewReplacer("{w}", s.name(), "{mkdir}", cmd, "{dir}", rootedOnDrive(dir)).Replace(pl.text)
 }
 
 // canary is one payload sent, and the directory it makes if it runs.
@@ -100,14 +112,13 @@ func (s *state) inject(ctx context.Context, gv api.GroupVersion, r restrict.RPC,
 	}
 	cctx, cancel := s.call(ctx)
 	defer cancel()
-	p := s.place()
-	b := s.base(cctx, gv, r, restrict.Case{Value: "{s}"}, fl.Name, p)
+	fresh := s.name()
+	b := s.base(cctx, gv, r, restrict.Case{Value: "{s}"}, fl.Name, fresh)
 	defer b.done(cctx)
-	name := hostmodel.CanaryMarker + s.cfg.RunID + "-" + fmt.Sprint(s.n.Add(1))
-	dir := s.cfg.PodPath + `\` + name
-	value := fmt.Sprintf(pl.text, rootedOnDrive(dir))
+	dir := s.cfg.PodPath + `\` + s.name()
+	value := s.spell(pl, dir)
 	if isPath {
-		value = restrict.Expand(`{dir}\{s}`, fl.Kind, p) + value
+		value = s.draw.Spell(`{dir}\{s}`, fl.Kind, fresh) + value
 	}
 	if err := setField(b.req, fl.Name, value, 0); err != nil {
 		return canary{}, false

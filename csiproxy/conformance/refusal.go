@@ -51,6 +51,9 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 	if len(vs) == 0 {
 		rulebook.NotSupported("no served version has %s %s", r.Group, r.Method)
 	}
+	if !s.probed(r) {
+		rulebook.Skip("profile %s: the KEP restricts no field of %s", s.cfg.Profile, r.Method)
+	}
 	if why := s.needs(r); why != "" {
 		rulebook.Skip("%s", why)
 	}
@@ -59,20 +62,20 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 	sent := 0
 	for _, gv := range vs {
 		for _, fl := range r.Fields {
-			if fl.Kind == restrict.KindFree {
-				continue
-			}
 			for _, c := range restrict.CasesOf(fl.Kind) {
-				if c.Rule == "SYSDISK-001" && !r.Changes {
+				rule, ok := s.cfg.Profile.RuleOf(c, r, fl)
+				if !ok || c.Rule == "SYSDISK-001" && !r.Changes {
 					continue
 				}
-				p := s.place()
-				if why := s.unsendable(r, c, p); why != "" {
-					skipped[why]++
-					continue
+				for range max(1, c.Draws) {
+					p := s.draw.Probe(c, fl.Kind)
+					if why := s.unsendable(r, c, p); why != "" {
+						skipped[why]++
+						continue
+					}
+					sent++
+					s.probe(ctx, gv, r, fl, rule, p, &f)
 				}
-				sent++
-				s.probe(ctx, gv, r, fl, c, p, &f)
 			}
 		}
 	}
@@ -81,8 +84,20 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 		notes = append(notes, fmt.Sprintf("%d not sent: %s", n, why))
 	}
 	sort.Strings(notes)
-	rulebook.Note("%d cases sent on %s%s", sent, versionList(vs), strings.Join(append([]string{""}, notes...), "; "))
+	rulebook.Note("%d cases sent on %s (profile %s)%s", sent, versionList(vs), s.cfg.Profile, strings.Join(append([]string{""}, notes...), "; "))
 	f.check()
+}
+
+// probed reports whether the profile probes some field of the RPC.
+func (s *state) probed(r restrict.RPC) bool {
+	for _, fl := range r.Fields {
+		for _, c := range restrict.CasesOf(fl.Kind) {
+			if _, ok := s.cfg.Profile.RuleOf(c, r, fl); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func versionList(vs []api.GroupVersion) string {
@@ -109,7 +124,7 @@ func (s *state) needs(r restrict.RPC) string {
 }
 
 // unsendable says why a case is not sent, "" when it is.
-func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Place) string {
+func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Probe) string {
 	switch {
 	case strings.Contains(c.Value, "{escape}") && s.cfg.EscapeLink == "":
 		return "no --escape-link (a link leading outside the kubelet directories)"
@@ -118,13 +133,9 @@ func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Place) st
 	case !s.recorded && !s.cfg.Disruptive && disruptive(r, c):
 		return "disruptive on a real node if accepted (--disruptive-probes sends it)"
 	}
-	for _, k := range []restrict.Kind{restrict.KindPath, restrict.KindLinkSource, restrict.KindLinkTarget} {
-		if c.Kind != k {
-			continue
-		}
-		v := restrict.Expand(c.Value, k, p)
+	if c.Kind.IsPath() {
 		for _, w := range s.cfg.WorkingDirs {
-			if restrict.AtOrUnder(w, v) {
+			if restrict.AtOrUnder(w, p.Value) {
 				return "lands below a --working-dir, which the host accepts"
 			}
 		}
@@ -135,25 +146,27 @@ func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Place) st
 // disruptive: a case a real node would feel if its host accepted it.
 func disruptive(r restrict.RPC, c restrict.Case) bool {
 	switch {
-	case r.Method == "RmdirContents" && !strings.Contains(c.Value, "{s}"):
+	case r.Method == "RmdirContents" && !strings.Contains(c.Value, "{s}") && !strings.Contains(c.Value, "{u}"):
 		return true // would empty a kubelet directory
 	case c.Rule == "SYSDISK-001" && (r.Method == "FormatVolume" || r.Method == "MountVolume"):
 		return true
-	case r.Method == "StopService" && !strings.Contains(c.Value, "{s}"):
-		return true // would stop a running service
+	case (r.Method == "StopService" || r.Method == "StartService") && c.Value == "{service}":
+		return true // would stop or start a real service
 	}
 	return false
 }
 
-// probe sends one case and records a failure unless the host refused it
-// before making any Windows call (when its record says).
-func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, fl restrict.Field, c restrict.Case, p restrict.Place, f *failures) {
+// probe sends one drawn case and records a failure unless the host
+// refused it before making any Windows call (when its record says, and the
+// profile is hardened: the KEP does not say when a refusal comes). rule is
+// what the case is probed as under the profile.
+func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, fl restrict.Field, rule string, p restrict.Probe, f *failures) {
 	cctx, cancel := s.call(ctx)
 	defer cancel()
-	b := s.base(cctx, gv, r, c, fl.Name, p)
+	c, value := p.Case, p.Value
+	b := s.base(cctx, gv, r, c, fl.Name, p.Fresh)
 	defer b.done(cctx)
-	value := restrict.Expand(c.Value, fl.Kind, p)
-	what := fmt.Sprintf("%s %s %s %s=%q (%s, %s)", gv.Group, gv.Version, r.Method, fl.Name, value, c.Rule, c.Name)
+	what := fmt.Sprintf("%s %s %s %s=%q (%s, %s)", gv.Group, gv.Version, r.Method, fl.Name, value, rule, c.Name)
 	if c.Make == restrict.MakeDir {
 		if err := s.mkdir(cctx, value); err != nil {
 			f.add("%s: setup Mkdir: %v", what, err)
@@ -161,7 +174,7 @@ func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, 
 		}
 		defer s.rmdir(cctx, value)
 	}
-	if err := setField(b.req, fl.Name, value, c.Port); err != nil {
+	if err := setField(b.req, fl.Name, value, p.Port); err != nil {
 		f.add("%s: %v", what, err)
 		return
 	}
@@ -171,7 +184,7 @@ func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, 
 	case err == nil:
 		f.add("%s: accepted", what)
 		b.undo(cctx, b.req)
-	case s.recorded && len(calls.Names) > 0 && !c.ByWindows:
+	case s.recorded && s.cfg.Profile == restrict.Hardened && len(calls.Names) > 0 && !c.ByWindows:
 		f.add("%s: let through to Windows (%s), which failed: %v", what, strings.Join(calls.Names, ", "), status.Convert(err).Message())
 	case status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded:
 		f.add("%s: failed on the network (%s), not refused", what, status.Code(err))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -61,17 +60,30 @@ type Config struct {
 	IgnoreRecord bool
 	// RPCTimeout bounds every call.
 	RPCTimeout time.Duration
-	// RunID names what the suite creates (fp-<RunID>-N).
-	RunID string
+	// Seed is the run's seed: every name, case, separator and spelling of
+	// every probe is drawn from it (restrict.Draw), so a run replays with
+	// it and no two runs share a fixed marker.
+	Seed uint64
+	// Profile is the rules the host is held to: the KEP's text alone, or
+	// everything (hardened, the default).
+	Profile restrict.Profile
+	// NodeNames are the node's names (short and fully qualified) and
+	// NodeAddresses its IP addresses: an SMB mapping to any spelling of
+	// them maps the node itself (SMB-005).
+	NodeNames, NodeAddresses []string
 }
 
-// Defaults are csi-proxy's default paths, no destructive resources.
+// Defaults are csi-proxy's default paths, no destructive resources, the
+// hardened profile, a seed from the clock.
 func Defaults() Config {
 	return Config{
 		PluginsPath: restrict.DefaultPluginsPath, PodPath: restrict.DefaultPodPath,
-		ScratchDisk: -1, RPCTimeout: 10 * time.Second, RunID: fmt.Sprint(time.Now().Unix() % 100000),
+		ScratchDisk: -1, RPCTimeout: 10 * time.Second, Seed: NewSeed(), Profile: restrict.Hardened,
 	}
 }
+
+// NewSeed is a seed from the clock.
+func NewSeed() uint64 { return uint64(time.Now().UnixNano()) }
 
 // state is shared by the specs of one run.
 type state struct {
@@ -94,12 +106,21 @@ type state struct {
 	osDisk   string
 	osVolume string
 	iqn      string
-	n        atomic.Int64
+	// draw is the run's seeded source of names and probes.
+	draw     *restrict.Draw
 	refusals []refusal
 }
 
 func newState(cfg Config, strict bool) *state {
-	s := &state{cfg: cfg}
+	if cfg.Profile == "" {
+		cfg.Profile = restrict.Hardened
+	}
+	server, share, _ := strings.Cut(strings.TrimPrefix(cfg.SMBShare, `\\`), `\`)
+	s := &state{cfg: cfg, draw: restrict.NewDraw(cfg.Seed, restrict.Place{
+		Plugins: cfg.PluginsPath, Pods: cfg.PodPath, Escape: cfg.EscapeLink,
+		SMBServer: server, SMBShare: share, Portal: cfg.ISCSIPortal,
+		NodeNames: cfg.NodeNames, NodeAddresses: cfg.NodeAddresses,
+	})}
 	s.suite = book.Suite(rulebook.SuiteOptions{Strict: strict, Before: s.mustBeReady})
 	return s
 }
@@ -111,23 +132,22 @@ func (s *state) mustBeReady() {
 	}
 }
 
-// it registers the body of rule id as one spec.
-func (s *state) it(id string, body func(ctx context.Context)) { s.suite.It(id, body) }
+// it registers the body of rule id as one spec; a rule whose source the
+// profile does not hold a host to is not run.
+func (s *state) it(id string, body func(ctx context.Context)) {
+	s.suite.It(id, func(ctx context.Context) {
+		if from := sourceOf(id); !s.cfg.Profile.Holds(from) {
+			rulebook.Skip("profile %s holds a host to the KEP's text; this rule's source is %s", s.cfg.Profile, from)
+		}
+		body(ctx)
+	})
+}
 
-func (s *state) name() string { return fmt.Sprintf("fp-%s-%d", s.cfg.RunID, s.n.Add(1)) }
+// name is a fresh name, drawn.
+func (s *state) name() string { return s.draw.Name() }
 
 func (s *state) call(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.cfg.RPCTimeout)
-}
-
-// place is what a case's placeholders expand to, with a fresh name.
-func (s *state) place() restrict.Place {
-	server, share, _ := strings.Cut(strings.TrimPrefix(s.cfg.SMBShare, `\\`), `\`)
-	return restrict.Place{
-		Plugins: s.cfg.PluginsPath, Pods: s.cfg.PodPath, Escape: s.cfg.EscapeLink,
-		OSDisk: s.osDisk, OSVolume: s.osVolume, SMBServer: server, SMBShare: share,
-		Portal: s.cfg.ISCSIPortal, Fresh: s.name(),
-	}
 }
 
 // failures collects per-case failures so a rule reports every failing
@@ -168,6 +188,7 @@ func (s *state) setup(ctx context.Context) error {
 	}
 	slices.SortStableFunc(s.versions, func(a, b api.GroupVersion) int { return strings.Compare(a.Group, b.Group) })
 	s.findOSDisk(dctx)
+	s.draw.OSDisk, s.draw.OSVolume = s.osDisk, s.osVolume
 	s.recorded = !s.cfg.IgnoreRecord && s.reports(dctx)
 	return nil
 }
@@ -182,13 +203,19 @@ func (s *state) reports(ctx context.Context) bool {
 	return false
 }
 
-// findOSDisk asks the host which volume holds a path below the pod path
-// (volume v2alpha1's GetClosestVolumeIDFromTargetPath) and which disk it
-// is on; the SYSDISK-001 cases are skipped when no served version tells.
+// findOSDisk asks the host which volume holds a directory it makes below
+// the pod path (volume v2alpha1's GetClosestVolumeIDFromTargetPath, which
+// wants a path that exists) and which disk it is on; the SYSDISK-001
+// cases are skipped when no served version tells.
 func (s *state) findOSDisk(ctx context.Context) {
+	dir := s.cfg.PodPath + `\` + s.name()
+	if s.mkdir(ctx, dir) != nil {
+		return
+	}
+	defer s.rmdir(ctx, dir)
 	for _, gv := range s.of("volume", "GetClosestVolumeIDFromTargetPath") {
 		v := api.NewVolumeClient(s.conns[gv.PipeBase()], gv.Version)
-		r, err := v.GetClosestVolumeIDFromTargetPath(ctx, &api.VolumeGetClosestVolumeIDFromTargetPathRequest{TargetPath: s.cfg.PodPath + `\` + s.name()})
+		r, err := v.GetClosestVolumeIDFromTargetPath(ctx, &api.VolumeGetClosestVolumeIDFromTargetPathRequest{TargetPath: dir})
 		if err != nil || r.VolumeId == "" {
 			continue
 		}
@@ -237,7 +264,6 @@ func register(s *state) {
 // RunOptions are the settings of a command-line run.
 type RunOptions struct {
 	LabelFilter string
-	JUnitPath   string
 	Verbose     bool
 	NoColor     bool
 	// Strict makes SHOULD rules fail the run instead of warning.
@@ -254,7 +280,7 @@ func Run(cfg Config, opts RunOptions) (*Result, error) {
 	var _ = Describe("", func() { register(s) })
 	base, err := s.suite.Run(rulebook.RunOptions{
 		Selection: rulebook.Selection{LabelFilter: opts.LabelFilter},
-		JUnitPath: opts.JUnitPath, Verbose: opts.Verbose, NoColor: opts.NoColor,
+		Verbose:   opts.Verbose, NoColor: opts.NoColor,
 	})
 	if err != nil {
 		return nil, err

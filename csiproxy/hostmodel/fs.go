@@ -26,22 +26,22 @@ import (
 
 // Host is the simulated Windows host.
 type Host struct {
-	mu         sync.Mutex
-	roots      map[string]*node // drives ("C:") and remote shares (\\SERVER\SHARE), by Upper
-	localNames []string         // this machine's names, for UNC paths to itself
-	disks      map[uint32]*Disk
-	volumes    map[string]*Volume
-	smb        map[string]*SMBMapping // by lower-cased \\server\share
-	servers    map[string][]string    // reachable SMB servers (lower-case) and their shares
-	portals    map[string]Portal
-	arrays     map[string]bool // reachable iSCSI portal addresses (lower-case)
-	targets    map[string]*Target
-	chap       string
-	services   map[string]*Service
-	serial     string
-	nextDisk   uint32
-	commands   []Command
-	canaries   []string
+	mu       sync.Mutex
+	roots    map[string]*node // drives ("C:") and remote shares (\\SERVER\SHARE), by Upper
+	node     Node             // this machine's names and addresses, for UNC paths to itself
+	disks    map[uint32]*Disk
+	volumes  map[string]*Volume
+	smb      map[string]*SMBMapping // by lower-cased \\server\share
+	servers  map[string][]string    // reachable SMB servers (lower-case) and their shares
+	portals  map[string]Portal
+	arrays   map[string]bool // reachable iSCSI portal addresses (lower-case)
+	targets  map[string]*Target
+	chap     string
+	services map[string]*Service
+	serial   string
+	nextDisk uint32
+	commands []Command
+	canaries []string
 }
 
 func errf(c codes.Code, format string, args ...any) error {
@@ -97,7 +97,10 @@ func (h *Host) Stat(p string) (Info, error) {
 
 // Resolve is where p leads with every link on the way followed, and the
 // final component's link too if follow is set: the question a host asks
-// before acting on a path a client named.
+// before acting on a path a client named. Where part of the path does not
+// exist (or a file stands on the way), the error says so and the Name is
+// still where the path leads: what exists, its links followed, then the
+// rest as named (Root is empty when not even that is known).
 func (h *Host) Resolve(p string, follow bool) (Name, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -118,14 +121,11 @@ func (h *Host) MkdirAll(p string) error {
 }
 
 func (h *Host) mkdirAll(p string) error {
-	if f, err := h.find(p, true); err == nil && f.node != nil {
-		if !f.node.dir {
-			return errf(codes.FailedPrecondition, "%s: exists and is not a directory", p)
-		}
-		return nil
-	} else if err == nil && f.node == nil {
-		return h.create(f, newDir(f.last, nil))
-	} else if status.Code(err) != codes.NotFound || f.name.Where == Device {
+	err := h.mkdir(p)
+	if status.Code(err) != codes.NotFound {
+		return err
+	}
+	if f, _ := h.find(p, true); f.name.Where == Device {
 		return err
 	}
 	n := h.win32(p)
@@ -136,7 +136,25 @@ func (h *Host) mkdirAll(p string) error {
 	if err := h.mkdirAll(parent.String()); err != nil {
 		return err
 	}
-	return h.mkdirAll(n.String())
+	// once: a parent Windows names differently (a middle component with a
+	// trailing space is not the directory made for it) fails as it does
+	// in Windows rather than looping
+	return h.mkdir(n.String())
+}
+
+// mkdir makes p's final component (os.Mkdir, but an existing directory is
+// not an error).
+func (h *Host) mkdir(p string) error {
+	f, err := h.find(p, true)
+	switch {
+	case err != nil:
+		return err
+	case f.node == nil:
+		return h.create(f, newDir(f.last, nil))
+	case !f.node.dir:
+		return errf(codes.FailedPrecondition, "%s: exists and is not a directory", p)
+	}
+	return nil
 }
 
 // create adds c as f's missing final component.
@@ -153,6 +171,10 @@ func (h *Host) create(f found, c *node) error {
 func (h *Host) CreateFile(p string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.createFile(p)
+}
+
+func (h *Host) createFile(p string) error {
 	f, err := h.find(p, true)
 	if err != nil {
 		return err
@@ -188,12 +210,18 @@ func (h *Host) Remove(p string) error {
 	}
 }
 
-// RemoveAll deletes p and everything below it (as os.RemoveAll): a missing
-// path is not an error, a link is removed and never followed, and a
-// mounted volume stops the walk with an error.
+// RemoveAll deletes p and everything below it (as os.RemoveAll of Go 1.20,
+// csi-proxy v1.1.3's build): a missing path is not an error, a link is
+// removed and never followed, and a mounted volume stops the walk with an
+// error. A path ending in a separator and "." is refused before anything
+// (Go's endsWithDot: rmdir cannot remove "."), so pods\. removes nothing;
+// pods\.\ and pods\  are the pod directory to Windows, and go.
 func (h *Host) RemoveAll(p string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if p == "." || len(p) >= 2 && p[len(p)-1] == '.' && isSep(p[len(p)-2]) {
+		return errf(codes.InvalidArgument, "RemoveAll %s: invalid argument", p)
+	}
 	f, err := h.find(p, false)
 	if err != nil {
 		if status.Code(err) == codes.NotFound {

@@ -15,7 +15,7 @@ const (
 )
 
 func testHost() *Host {
-	c := Standard(testPlugins, testPods)
+	c := Standard(testPlugins, testPods, EscapeLink, InsideLink)
 	c.Links = nil
 	return New(c)
 }
@@ -83,14 +83,48 @@ func TestRemoveAllThroughLinks(t *testing.T) {
 }
 
 // TestRemoveAllDotDeletesPods pins the damage the bypass does: Win32
-// normalisation takes pods\. to pods itself.
+// normalisation takes pods\.\, pods\  and pods\.  to pods itself, and
+// os.RemoveAll (Go 1.20, csi-proxy v1.1.3's build) goes ahead.
 func TestRemoveAllDotDeletesPods(t *testing.T) {
-	for _, p := range []string{`\.`, `\ `, `\. `, `\.\.\`} {
+	for _, p := range []string{`\ `, `\. `, `\.\.\`, `\.\`, ``, `\`} {
 		h := testHost()
 		must(t, h.MkdirAll(testPods+`\uid1\volumes`))
 		must(t, h.RemoveAll(testPods+p))
 		if h.Exists(testPods + `\uid1`) {
 			t.Errorf("RemoveAll(pods%s) left the pod directories", p)
+		}
+	}
+}
+
+// TestRemoveAllRefusesPodsDot pins what the reference table claimed
+// wrongly: os.RemoveAll refuses a path ending in a separator and "."
+// before it removes anything (Go's endsWithDot), so pods\. with force
+// wipes nothing.
+func TestRemoveAllRefusesPodsDot(t *testing.T) {
+	for _, p := range []string{`\.`, `/.`, `\x\..\.`} {
+		h := testHost()
+		must(t, h.MkdirAll(testPods+`\uid1\volumes`))
+		if err := h.RemoveAll(testPods + p); err == nil {
+			t.Errorf("RemoveAll(pods%s) accepted", p)
+		}
+		if !h.Exists(testPods + `\uid1\volumes`) {
+			t.Errorf("RemoveAll(pods%s) removed the pod directories", p)
+		}
+	}
+}
+
+// TestWindowsRefusesInvalidNames pins the host model's lapse: a name
+// Windows cannot create (a control character, < > " | ? *, NUL in the
+// path) was made.
+func TestWindowsRefusesInvalidNames(t *testing.T) {
+	h := testHost()
+	for _, name := range []string{"a\tb", "a<b", `a"b`, "a|b", "a?b", "a*b", "a>b", "a\x00b", "a\x1fb"} {
+		p := testPods + `\` + name
+		if err := h.MkdirAll(p); err == nil {
+			t.Errorf("MkdirAll(%q) made it", p)
+		}
+		if h.Exists(p) {
+			t.Errorf("%q exists", p)
 		}
 	}
 }
@@ -207,5 +241,16 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMkdirAllBelowASpaceEndedName pins a hang: a middle component ending
+// in a space names no directory Windows makes for it (the final
+// component's trailing space is dropped, a middle one's is not), so
+// os.MkdirAll fails instead of looping.
+func TestMkdirAllBelowASpaceEndedName(t *testing.T) {
+	h := testHost()
+	if err := h.MkdirAll(testPods + `\abc \x`); err == nil {
+		t.Fatal(`MkdirAll(pods\abc \x) succeeded`)
 	}
 }

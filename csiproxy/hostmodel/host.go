@@ -12,8 +12,9 @@ type Config struct {
 	// Links are symbolic links made at start (link path: target); a
 	// local target directory is made too.
 	Links map[string]string
-	// Name is this machine's name (UNC paths to it are local).
-	Name string
+	// Node is this machine's names and addresses (UNC paths to it are
+	// local).
+	Node Node
 	// SMBShares are the reachable file servers' shares, \\server\share.
 	SMBShares []string
 	// ISCSIPortals are the reachable iSCSI portal addresses.
@@ -22,14 +23,18 @@ type Config struct {
 
 // Names and places of the standard node.
 const (
-	// DefaultName is the machine name of a simulated host.
-	DefaultName = "FENCEPROOF-NODE"
-	// EscapeLink is the name of a link below each kubelet directory that
-	// leads outside them, to EscapeTarget.
+	// DefaultName, DefaultFQDN and DefaultAddress4/6 are the names and
+	// addresses of a simulated host.
+	DefaultName     = "FENCEPROOF-NODE"
+	DefaultFQDN     = "fenceproof-node.cluster.example"
+	DefaultAddress4 = "10.20.30.40"
+	DefaultAddress6 = "fd00:20:30::40"
+	// EscapeLink is the default name of a link below each kubelet
+	// directory that leads outside them, to EscapeTarget.
 	EscapeLink   = "fenceproof-escape"
 	EscapeTarget = `C:\Windows\Temp\fenceproof`
-	// InsideLink is the name of a link below the pod path that leads to a
-	// directory below the pod path, InsideTarget.
+	// InsideLink is the default name of a link below the pod path that
+	// leads to a directory below the pod path, InsideTarget.
 	InsideLink   = "fenceproof-inside"
 	InsideTarget = "fenceproof-inside-target"
 	// DefaultSMBShare and DefaultPortal are the reachable share and portal.
@@ -37,16 +42,20 @@ const (
 	DefaultPortal   = "192.0.2.10"
 )
 
+// DefaultNode is a simulated host's names and addresses.
+var DefaultNode = Node{Names: []string{DefaultName, DefaultFQDN}, Addresses: []string{DefaultAddress4, DefaultAddress6}}
+
 // Standard is the node both lanes run on: the kubelet directories, an
-// escape link below each (leading to C:\Windows\Temp\fenceproof), an inside
-// link below the pod path, one reachable SMB share and one iSCSI portal.
-func Standard(pluginsPath, podPath string) Config {
+// escape link below each named escape (leading to C:\Windows\Temp\fenceproof),
+// an inside link below the pod path named inside, one reachable SMB share
+// and one iSCSI portal.
+func Standard(pluginsPath, podPath, escape, inside string) Config {
 	return Config{
-		PluginsPath: pluginsPath, PodPath: podPath, Name: DefaultName,
+		PluginsPath: pluginsPath, PodPath: podPath, Node: DefaultNode,
 		Links: map[string]string{
-			pluginsPath + `\` + EscapeLink: EscapeTarget,
-			podPath + `\` + EscapeLink:     EscapeTarget,
-			podPath + `\` + InsideLink:     podPath + `\` + InsideTarget,
+			pluginsPath + `\` + escape: EscapeTarget,
+			podPath + `\` + escape:     EscapeTarget,
+			podPath + `\` + inside:     podPath + `\` + InsideTarget,
 		},
 		SMBShares: []string{DefaultSMBShare}, ISCSIPortals: []string{DefaultPortal},
 	}
@@ -58,14 +67,14 @@ func Standard(pluginsPath, podPath string) Config {
 // links, administrative shares of C:, the iSCSI initiator, SMB client and a
 // few other services.
 func New(cfg Config) *Host {
-	if cfg.Name == "" {
-		cfg.Name = DefaultName
+	if len(cfg.Node.Names) == 0 {
+		cfg.Node = DefaultNode
 	}
 	h := &Host{
 		roots: map[string]*node{}, disks: map[uint32]*Disk{}, volumes: map[string]*Volume{},
 		smb: map[string]*SMBMapping{}, servers: map[string][]string{}, portals: map[string]Portal{},
 		arrays: map[string]bool{}, targets: map[string]*Target{}, services: map[string]*Service{},
-		serial: "FENCEPROOF-SIM-0001", localNames: []string{cfg.Name},
+		serial: "FENCEPROOF-SIM-0001", node: cfg.Node,
 	}
 	h.roots["C:"] = newDir("C:", nil)
 	for _, d := range []string{`C:\Windows\System32`, `C:\Windows\Temp`, cfg.PluginsPath, cfg.PodPath} {
@@ -76,7 +85,7 @@ func New(cfg Config) *Host {
 	osDisk := h.addDisk(128<<30, "0")
 	osDisk.System, osDisk.Initialized, osDisk.Partitioned = true, true, true
 	osVol := `\\?\Volume{f3e9c0de-0000-4000-8000-000000000000}\`
-	h.volumes[osVol] = &Volume{ID: osVol, Disk: 0, SizeBytes: osDisk.SizeBytes, UsedBytes: 20 << 30, Formatted: true, System: true, Mounts: []string{`C:\`}}
+	h.volumes[volumeKey(osVol)] = &Volume{ID: osVol, Disk: 0, SizeBytes: osDisk.SizeBytes, UsedBytes: 20 << 30, Formatted: true, System: true, Mounts: []string{`C:\`}}
 	osDisk.Volumes = []string{osVol}
 	h.roots["C:"].mount = osVol
 	h.addDisk(10<<30, "1")

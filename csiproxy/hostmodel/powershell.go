@@ -46,25 +46,30 @@ func (h *Host) CommandCount() int {
 	return len(h.commands)
 }
 
-// CanaryMarker names a directory an injection payload asks the host to
-// make. A payload that runs leaves the directory behind; one that stays
-// data (an environment variable's value, a string literal) does not.
-const CanaryMarker = "fp-canary-"
-
-// PowerShell records a command line and runs the injection canaries its
-// script carries: every statement whose command is New-Item, ni, mkdir or
-// md and one of whose arguments names a path containing CanaryMarker makes
-// that directory. Nothing else in the script runs: what the command does
-// to the host is the caller's to perform. Environment values never run
-// (PowerShell reads $Env:x as data). It returns the canaries made.
+// PowerShell records a command line and runs the statements of its script
+// that make a directory or a file: every statement whose command is
+// New-Item, ni, mkdir or md and whose path is written in the script (not
+// read from a variable such as $Env:x) makes that entry. csi-proxy's own
+// scripts never do (its one New-Item takes its path from $Env:), so an
+// entry made here is an injected statement that ran: the injection
+// canaries are any fresh name, recognisable by nothing. Nothing else in
+// the script runs: what a command does to the host is the caller's to
+// perform. Environment values never run (PowerShell reads $Env:x as
+// data). It returns the entries made.
 func (h *Host) PowerShell(script string, env ...string) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.commands = append(h.commands, Command{Op: "powershell", Script: script, Env: append([]string(nil), env...)})
 	var made []string
 	for _, st := range Statements(script) {
-		if p, ok := canaryPath(st); ok {
-			if h.mkdirAll(p) == nil {
+		if p, dir, ok := newItem(st); ok {
+			var err error
+			if dir {
+				err = h.mkdirAll(p)
+			} else {
+				err = h.createFile(p)
+			}
+			if err == nil {
 				made = append(made, p)
 				h.canaries = append(h.canaries, p)
 			}
@@ -91,21 +96,70 @@ func (h *Host) Canaries() []string {
 	return append([]string(nil), h.canaries...)
 }
 
-func canaryPath(st []string) (string, bool) {
+// newItem reads a statement that makes an entry: New-Item (alias ni) with
+// its path given by -Path or -LiteralPath (or a prefix of either) or as
+// the first positional argument, a directory when -ItemType (-Type) says
+// Directory, a file when it says File or nothing; mkdir and md make a
+// directory. A link (-ItemType SymbolicLink, Junction, HardLink) or a path
+// read from a variable is not one.
+func newItem(st []string) (path string, dir, ok bool) {
 	if len(st) < 2 {
-		return "", false
+		return "", false, false
 	}
-	switch strings.ToLower(st[0]) {
-	case "new-item", "ni", "mkdir", "md":
+	cmd := strings.ToLower(st[0])
+	switch cmd {
+	case "new-item", "ni":
+	case "mkdir", "md":
+		dir = true
 	default:
-		return "", false
+		return "", false, false
 	}
-	for i, a := range st[1:] {
-		if strings.Contains(a, CanaryMarker) && (i == 0 || !strings.EqualFold(st[i], "-ItemType")) {
-			return a, true
+	itemType := ""
+	for i := 1; i < len(st); i++ {
+		a := st[i]
+		name, isParam := paramName(a)
+		switch {
+		case !isParam:
+			if path == "" {
+				path = a
+			}
+		case prefixOf(name, "itemtype", 1) || name == "type":
+			if i+1 < len(st) {
+				itemType, i = strings.ToLower(st[i+1]), i+1
+			}
+		case prefixOf(name, "path", 1) || prefixOf(name, "literalpath", 1):
+			if i+1 < len(st) {
+				path, i = st[i+1], i+1
+			}
+		case prefixOf(name, "value", 1) || prefixOf(name, "name", 1) || prefixOf(name, "target", 2) || prefixOf(name, "credential", 1):
+			i++ // a parameter with a value
 		}
 	}
-	return "", false
+	switch {
+	case path == "" || strings.HasPrefix(path, "$"):
+		return "", false, false
+	case itemType == "" || strings.HasPrefix("file", itemType):
+	case strings.HasPrefix("directory", itemType):
+		dir = true
+	default:
+		return "", false, false
+	}
+	return path, dir, true
+}
+
+// paramName is a -Parameter's name in lower case.
+func paramName(a string) (string, bool) {
+	if len(a) < 2 || a[0] != '-' {
+		return "", false
+	}
+	name, _, _ := strings.Cut(strings.ToLower(a[1:]), ":")
+	return name, true
+}
+
+// prefixOf reports whether name abbreviates full (PowerShell takes any
+// unambiguous prefix of a parameter's name), at least min characters.
+func prefixOf(name, full string, min int) bool {
+	return len(name) >= min && strings.HasPrefix(full, name)
 }
 
 // Quote characters PowerShell accepts besides the ASCII ones.

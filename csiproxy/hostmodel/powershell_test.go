@@ -5,7 +5,9 @@ import (
 	"testing"
 )
 
-const canary = `C:\var\lib\kubelet\pods\fp-canary-1`
+// canary is any fresh name: the model runs every statement that makes an
+// entry, whatever it is called.
+const canary = `C:\var\lib\kubelet\pods\Qx7-any_name`
 
 // TestCanaries: a payload spliced into the script text runs in every
 // quoting context it can break out of; the same payload in an
@@ -33,6 +35,11 @@ func TestCanaries(t *testing.T) {
 		{"comment", `Get-Item x # ` + ni, false},
 		{"backtick-escaped quote", "Get-Volume -UniqueId \"x`\"; " + ni + "\"", false},
 		{"script block", `Where-Object { ` + ni + ` }`, true},
+		{"ni, -Type abbreviated, any case", `x; nI -tYpE dIrEcToRy -p '` + canary + `'`, true},
+		{"mkdir with a positional path", `x; MKDIR ` + canary, true},
+		{"New-Item of a file", `x; New-Item '` + canary + `'`, true},
+		{"csi-proxy's own link, its path from the environment", `New-Item -ItemType SymbolicLink $Env:smblocalPath -Target $Env:smbremotepath`, false},
+		{"a link written in the script", `x; New-Item -ItemType SymbolicLink '` + canary + `' -Target C:\Windows`, false},
 	} {
 		h := testHost()
 		made := h.PowerShell(c.script, "volumeID=x; "+ni)

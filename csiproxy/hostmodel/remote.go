@@ -42,7 +42,7 @@ type Service struct {
 // is a network failure (UNAVAILABLE), an unknown share on a known one
 // NOT_FOUND. This machine's administrative shares answer too.
 func (h *Host) reach(server, share string) error {
-	if IsLocalHost(server, h.localNames) {
+	if h.node.IsLocalHost(server) {
 		if s := Upper(share); (len(s) == 2 && s[1] == '$') || s == "ADMIN$" || s == "IPC$" {
 			return nil
 		}
@@ -78,7 +78,7 @@ func (h *Host) MapSMB(remote, user, password string) error {
 		return errf(codes.AlreadyExists, "%s: the local device name is already in use", remote)
 	}
 	h.smb[key] = &SMBMapping{Remote: key, user: user, password: password}
-	if IsLocalHost(server, h.localNames) && h.roots[Upper(key)] == nil {
+	if h.node.IsLocalHost(server) && h.roots[Upper(key)] == nil {
 		h.roots[Upper(key)] = newDir(`\\`+server+`\`+share, nil)
 	}
 	return nil
@@ -202,10 +202,10 @@ func (h *Host) Disconnect(p Portal, iqn string) error {
 	}
 	if d := h.disks[t.Disk]; d != nil {
 		for _, v := range d.Volumes {
-			if len(h.volumes[v].Mounts) > 0 {
+			if len(h.volumes[volumeKey(v)].Mounts) > 0 {
 				return errf(codes.FailedPrecondition, "volume %s of the target is mounted", v)
 			}
-			delete(h.volumes, v)
+			delete(h.volumes, volumeKey(v))
 		}
 	}
 	delete(h.disks, t.Disk)

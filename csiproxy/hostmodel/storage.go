@@ -119,7 +119,7 @@ func (h *Host) CreatePartition(n uint32) error {
 		return errf(codes.FailedPrecondition, "disk %d has no free space", n)
 	}
 	id := fmt.Sprintf(`\\?\Volume{f3e9c0de-0000-4000-8000-%012x}\`, n)
-	h.volumes[id] = &Volume{ID: id, Disk: n, SizeBytes: d.SizeBytes - 16<<20}
+	h.volumes[volumeKey(id)] = &Volume{ID: id, Disk: n, SizeBytes: d.SizeBytes - 16<<20}
 	d.Partitioned = true
 	d.Volumes = append(d.Volumes, id)
 	return nil
@@ -153,7 +153,7 @@ func (h *Host) SetDiskOnline(n uint32, online bool) error {
 }
 
 func (h *Host) volume(id string) (*Volume, error) {
-	v := h.volumes[id]
+	v := h.volumes[volumeKey(id)]
 	if v == nil {
 		return nil, errf(codes.NotFound, "volume %s does not exist", id)
 	}
@@ -205,12 +205,12 @@ func (h *Host) MountVolume(id, target string) error {
 	switch n := f.node; {
 	case n == nil:
 		return errf(codes.NotFound, "%s does not exist", target)
-	case n.mount == id:
+	case n.mount == v.ID:
 		return nil
 	case !n.dir || n.link != "" || n.mount != "" || !n.empty():
 		return errf(codes.FailedPrecondition, "%s is not an empty directory", n.path())
 	default:
-		n.mount = id
+		n.mount = v.ID
 		v.Mounts = append(v.Mounts, n.path())
 		return nil
 	}
@@ -230,7 +230,7 @@ func (h *Host) UnmountVolume(id, target string) error {
 		return err
 	}
 	n := f.node
-	if n == nil || n.mount != id {
+	if n == nil || n.mount != v.ID {
 		return errf(codes.NotFound, "volume %s is not mounted at %s", id, target)
 	}
 	n.mount = ""
@@ -313,4 +313,16 @@ func (h *Host) WriteVolumeCache(id string) error {
 	}
 	v.Flushes++
 	return nil
+}
+
+// volumeKey is how the volume manager finds a volume by a volume GUID path:
+// by its GUID, whatever the prefix (\\?\ or \\.\), the case of its hex
+// digits or a final separator; any other ID as it is.
+func volumeKey(id string) string {
+	open, close := strings.IndexByte(id, '{'), strings.LastIndexByte(id, '}')
+	if open < 0 || close < open || len(id) < 4 || !strings.EqualFold(id[:open], `\\?\Volume`) && !strings.EqualFold(id[:open], `\\.\Volume`) ||
+		strings.TrimSuffix(id[close+1:], `\`) != "" {
+		return id
+	}
+	return `\\?\Volume{` + strings.ToLower(id[open+1:close]) + `}\`
 }

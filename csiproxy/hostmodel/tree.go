@@ -151,14 +151,22 @@ type found struct {
 }
 
 // win32 normalises p the way this host's Win32 layer does.
-func (h *Host) win32(p string) Name { return Win32(p, ServiceCWD, h.localNames) }
+func (h *Host) win32(p string) Name { return Win32(p, ServiceCWD, h.node) }
 
 // find resolves p: every link on the way is followed, and the final
 // component's too if follow is set. A missing final component is not an
-// error (found.node is nil); a missing directory on the way is.
+// error (found.node is nil); a missing directory on the way is, and
+// found.name is then still where the path leads: the existing part with
+// its links followed, the rest as named.
 func (h *Host) find(p string, follow bool) (found, error) {
+	if strings.ContainsRune(p, 0) {
+		return found{}, errf(codes.InvalidArgument, "%q: invalid argument (NUL in a path)", p)
+	}
 	n := h.win32(p)
 	for hops := 0; ; hops++ {
+		if err := validNames(n); err != nil {
+			return found{name: n}, errf(codes.InvalidArgument, "%s: %v", p, err)
+		}
 		if hops > maxLinkHops {
 			return found{}, errf(codes.FailedPrecondition, "%s: too many levels of symbolic links", p)
 		}
@@ -169,15 +177,20 @@ func (h *Host) find(p string, follow bool) (found, error) {
 		}
 		cur, done := root, []string{}
 		next := Name{}
+		// where the path leads when a component on the way is missing or
+		// not a directory: what exists, then the rest as named
+		rest := func(i int) found {
+			return found{name: Name{Where: n.Where, Root: n.Root, Parts: append(append([]string(nil), done...), n.Parts[i:]...)}}
+		}
 		for i, part := range n.Parts {
 			if !cur.dir {
-				return found{name: n}, errf(codes.FailedPrecondition, "%s: %s is not a directory", p, cur.path())
+				return rest(i), errf(codes.FailedPrecondition, "%s: %s is not a directory", p, cur.path())
 			}
 			c := cur.lookup(part)
 			last := i == len(n.Parts)-1
 			if c == nil {
 				if !last {
-					return found{name: n}, errf(codes.NotFound, "%s: the system cannot find the path specified (%s)", p, cur.path()+`\`+part)
+					return rest(i), errf(codes.NotFound, "%s: the system cannot find the path specified (%s)", p, cur.path()+`\`+part)
 				}
 				return found{parent: cur, last: part, name: Name{Where: n.Where, Root: n.Root, Parts: append(done, part)}}, nil
 			}
@@ -202,6 +215,21 @@ func (h *Host) find(p string, follow bool) (found, error) {
 	}
 }
 
+// invalidInName are the characters Windows refuses in a file name: the
+// control characters, and < > " | ? * (wildcards to the Win32 layer).
+const invalidInName = "<>\"|?*"
+
+// validNames refuses a name with a component Windows cannot create or open
+// ("The filename, directory name, or volume label syntax is incorrect").
+func validNames(n Name) error {
+	for _, part := range n.Parts {
+		if strings.ContainsAny(part, invalidInName) || strings.IndexFunc(part, func(r rune) bool { return r < 0x20 }) >= 0 {
+			return fmt.Errorf("the filename, directory name, or volume label syntax is incorrect (%q)", part)
+		}
+	}
+	return nil
+}
+
 // linkTarget is where a link in dir leads, with the components after it.
 // A relative target is taken from the link's directory.
 func (h *Host) linkTarget(dir *node, target string, rest []string) Name {
@@ -222,7 +250,7 @@ func (h *Host) volumePath(n Name) Name {
 	if n.Where != Device || !strings.HasPrefix(Upper(n.Root), `\\.\VOLUME{`) {
 		return n
 	}
-	v := h.volumes[`\\?\`+n.Root[4:]+`\`]
+	v := h.volumes[volumeKey(`\\?\`+n.Root[4:]+`\`)]
 	if v == nil || len(v.Mounts) == 0 {
 		return n
 	}

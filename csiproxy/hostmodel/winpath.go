@@ -1,9 +1,7 @@
 package hostmodel
 
 import (
-	"net/netip"
 	"strings"
-	"unicode"
 )
 
 // Where a Win32 path leads once the Win32 layer has normalised it.
@@ -79,13 +77,6 @@ func DeviceName(component string) (string, bool) {
 	return base, reservedNames[base]
 }
 
-// Upper is the key NTFS compares names by: each code point mapped through
-// its upper-case table (the simple upper-case mapping). Unlike Unicode case
-// folding it does not equate the Kelvin sign with 'k'.
-func Upper(s string) string {
-	return strings.Map(unicode.ToUpper, s)
-}
-
 // isSep reports a Win32 separator; the Win32 layer reads / as \.
 func isSep(c byte) bool { return c == '\\' || c == '/' }
 
@@ -97,22 +88,21 @@ func isSep(c byte) bool { return c == '\\' || c == '/' }
 // taken from cwd; / becomes \ and runs of separators collapse; "." and ".."
 // are evaluated (never above the root); a component ending in a single
 // period loses it; the final component loses its trailing periods and
-// spaces. A UNC path to this machine (one of localNames, localhost,
-// 127.0.0.0/8, ::1) with an administrative share (C$, ADMIN$) is the
-// local path it shares.
-func Win32(p, cwd string, localNames []string) Name {
+// spaces. A UNC path to this machine (node.IsLocalHost) with an
+// administrative share (C$, ADMIN$) is the local path it shares.
+func Win32(p, cwd string, node Node) Name {
 	if len(p) >= 4 && p[0] == '\\' && p[1] == '\\' && p[2] == '?' && p[3] == '\\' {
-		return nt(p[4:], true, localNames)
+		return nt(p[4:], true, node)
 	}
 	if len(p) >= 4 && isSep(p[0]) && isSep(p[1]) && (p[2] == '.' || p[2] == '?') && isSep(p[3]) {
-		return nt(p[4:], false, localNames)
+		return nt(p[4:], false, node)
 	}
 	if len(p) >= 2 && isSep(p[0]) && isSep(p[1]) {
 		parts := splitSeps(p[2:])
 		if len(parts) < 2 {
 			return Name{Where: Device, Root: `\\` + strings.Join(parts, `\`)}
 		}
-		return unc(parts[0], parts[1], streamless(normalise(parts[2:], !endsInSep(p))), localNames)
+		return unc(parts[0], parts[1], streamless(normalise(parts[2:], !endsInSep(p))), node)
 	}
 	var abs []string // components from the drive root
 	drive := "C:"
@@ -217,7 +207,7 @@ func normalise(parts []string, final bool) []string {
 // GUID, or a device. The root (the drive, UNC\server\share, the device)
 // is never eaten by ".."; below it a \\.\ path is normalised, a \\?\
 // path taken literally.
-func nt(rest string, verbatim bool, localNames []string) Name {
+func nt(rest string, verbatim bool, node Node) Name {
 	var parts []string
 	if verbatim {
 		parts = strings.Split(strings.TrimRight(rest, `\`), `\`)
@@ -239,7 +229,7 @@ func nt(rest string, verbatim bool, localNames []string) Name {
 	case len(head) == 2 && head[1] == ':' && isLetter(head[0]):
 		return Name{Where: Local, Root: strings.ToUpper(head[:1]) + ":", Parts: streamless(below), Verbatim: verbatim}
 	case isUNC:
-		n := unc(parts[1], parts[2], below, localNames)
+		n := unc(parts[1], parts[2], below, node)
 		n.Verbatim = verbatim
 		return n
 	}
@@ -248,8 +238,8 @@ func nt(rest string, verbatim bool, localNames []string) Name {
 
 // unc is \\server\share\parts: local when the server is this machine and
 // the share an administrative one.
-func unc(server, share string, parts []string, localNames []string) Name {
-	if IsLocalHost(server, localNames) {
+func unc(server, share string, parts []string, node Node) Name {
+	if node.IsLocalHost(server) {
 		switch s := Upper(share); {
 		case len(s) == 2 && s[1] == '$' && isLetter(s[0]):
 			return Name{Where: Local, Root: s[:1] + ":", Parts: parts}
@@ -259,25 +249,4 @@ func unc(server, share string, parts []string, localNames []string) Name {
 		return Name{Where: Device, Root: `\\` + server + `\` + share, Parts: parts}
 	}
 	return Name{Where: Remote, Root: `\\` + server + `\` + share, Parts: parts}
-}
-
-// IsLocalHost reports whether an SMB server name is this machine: one of
-// names, localhost, an address of 127.0.0.0/8, ::1 (also in its UNC
-// literal form 0--1.ipv6-literal.net) or 0.0.0.0.
-func IsLocalHost(server string, names []string) bool {
-	s := strings.TrimSuffix(strings.ToLower(server), ".")
-	if s == "localhost" || s == "." || s == "?" {
-		return true
-	}
-	for _, n := range names {
-		if strings.EqualFold(s, n) {
-			return true
-		}
-	}
-	if lit, ok := strings.CutSuffix(s, ".ipv6-literal.net"); ok {
-		addr, _, _ := strings.Cut(lit, "s")
-		s = strings.ReplaceAll(addr, "-", ":")
-	}
-	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
-	return err == nil && (a.IsLoopback() || a.IsUnspecified() || a.Unmap().IsLoopback())
 }

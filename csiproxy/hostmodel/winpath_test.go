@@ -48,7 +48,7 @@ func TestWin32(t *testing.T) {
 		{`\\.\PhysicalDrive0`, `\\.\PhysicalDrive0`},
 		{`\\?\GLOBALROOT\Device\HarddiskVolume1`, `\\.\GLOBALROOT\Device\HarddiskVolume1`},
 	} {
-		if got := Win32(c.in, ServiceCWD, []string{DefaultName}).String(); got != c.want {
+		if got := Win32(c.in, ServiceCWD, DefaultNode).String(); got != c.want {
 			t.Errorf("Win32(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
@@ -74,13 +74,21 @@ func TestDeviceName(t *testing.T) {
 	}
 }
 
+// TestIsLocalHost: every spelling of this machine Windows resolves to it
+// (the issue's FQDN, 0x7f000001 and full-width localhost among them) is
+// local; other hosts are not.
 func TestIsLocalHost(t *testing.T) {
 	for in, want := range map[string]bool{
-		"localhost": true, "LOCALHOST.": true, "127.0.0.1": true, "127.1.2.3": true, "0.0.0.0": true,
-		"0--1.ipv6-literal.net": true, "fenceproof-node": true,
+		"localhost": true, "LOCALHOST.": true, "ｌｏｃａｌｈｏｓｔ": true, "x.localhost": true,
+		"127.0.0.1": true, "127.1.2.3": true, "0.0.0.0": true, "0": true, "127.1": true,
+		"0x7f000001": true, "0X7F000001": true, "2130706433": true, "017700000001": true, "0177.0.0.1": true, "0x7f.0.0.1": true,
+		"0--1.ipv6-literal.net": true, "--1.IPV6-LITERAL.NET": true, "--ffff-7f00-1.ipv6-literal.net": true,
+		"fenceproof-node": true, "FENCEPROOF-NODE.CLUSTER.EXAMPLE": true, "fenceproof-node.cluster.example.": true,
+		"10.20.30.40": true, "0xa141e28": true, "fd00-20-30--40.ipv6-literal.net": true,
 		"fileserver.example.com": false, "192.0.2.20": false, "2001-db8--1.ipv6-literal.net": false,
+		"0b1111111": false, "0o177.0.0.1": false, "127.0.0.1.5": false, "08.0.0.1": false, "fenceproof": false,
 	} {
-		if got := IsLocalHost(in, []string{DefaultName}); got != want {
+		if got := DefaultNode.IsLocalHost(in); got != want {
 			t.Errorf("IsLocalHost(%q) = %v, want %v", in, got, want)
 		}
 	}

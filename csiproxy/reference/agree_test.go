@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -59,6 +59,12 @@ const (
 	plugins = restrict.DefaultPluginsPath
 	pods    = restrict.DefaultPodPath
 )
+
+// validSeed draws the valid names both hosts are sent (logged by the
+// test that sends them).
+var validSeed = uint64(time.Now().UnixNano())
+
+var validDraw = restrict.NewDraw(validSeed, restrict.Place{Plugins: plugins, Pods: pods})
 
 func fsc(h host, v map[string]string) api.FilesystemClient {
 	return api.NewFilesystemClient(h.conns["filesystem/"+v["filesystem"]], v["filesystem"])
@@ -151,15 +157,29 @@ var flows = []flow{
 			if c.Kind != restrict.KindPath {
 				continue
 			}
-			c := c
-			out = append(out, step("Mkdir "+c.Name, func(ctx context.Context, h host, v map[string]string) error {
-				p := restrict.Expand(c.Value, c.Kind, restrict.Place{Plugins: plugins, Pods: pods, Fresh: "valid-" + strings.ReplaceAll(c.Name, " ", "-")})
+			p := validDraw.Probe(c, c.Kind).Value // one draw, sent to both hosts
+			out = append(out, step("Mkdir "+c.Name+" "+p, func(ctx context.Context, h host, v map[string]string) error {
 				_, err := fsc(h, v).Mkdir(ctx, &api.FilesystemMkdirRequest{Path: p})
 				return err
 			}))
 		}
 		return out
 	}()},
+	{"forms both accept", []func(context.Context, host, map[string]string) (string, error){
+		step(`NewSmbGlobalMapping \\server\share\ (a trailing separator)`, func(ctx context.Context, h host, v map[string]string) error {
+			_, err := api.NewSmbClient(h.conns["smb/"+v["smb"]], v["smb"]).NewSmbGlobalMapping(ctx, &api.SmbNewSmbGlobalMappingRequest{
+				RemotePath: hostmodel.DefaultSMBShare + `\`, Username: "u", Password: "p"})
+			return err
+		}),
+		step(`RemoveSmbGlobalMapping \\server\share\`, func(ctx context.Context, h host, v map[string]string) error {
+			_, err := api.NewSmbClient(h.conns["smb/"+v["smb"]], v["smb"]).RemoveSmbGlobalMapping(ctx, &api.SmbRemoveSmbGlobalMappingRequest{RemotePath: hostmodel.DefaultSMBShare + `\`})
+			return err
+		}),
+		step(`IsVolumeFormatted \\.\Volume{GUID}\ (the KEP's form)`, func(ctx context.Context, h host, v map[string]string) error {
+			_, err := api.NewVolumeClient(h.conns["volume/"+v["volume"]], v["volume"]).IsVolumeFormatted(ctx, &api.VolumeIsVolumeFormattedRequest{VolumeId: `\\.\Volume{F3E9C0DE-0000-4000-8000-000000000000}`})
+			return err
+		}),
+	}},
 	{"iscsi session", []func(context.Context, host, map[string]string) (string, error){
 		step("AddTargetPortal, port 0", func(ctx context.Context, h host, v map[string]string) error {
 			_, err := api.NewIscsiClient(h.conns["iscsi/"+v["iscsi"]], v["iscsi"]).AddTargetPortal(ctx, &api.IscsiAddTargetPortalRequest{TargetPortal: &api.IscsiTargetPortal{TargetAddress: hostmodel.DefaultPortal}})
@@ -190,7 +210,8 @@ var flows = []flow{
 func TestSimulatedHostAcceptsWhatCSIProxyAccepts(t *testing.T) {
 	ctx := context.Background()
 	refDir, simDir := shortDir(t), shortDir(t)
-	h := hostmodel.New(hostmodel.Standard(plugins, pods))
+	t.Logf("valid names drawn with seed %d", validSeed)
+	h := hostmodel.New(hostmodel.Standard(plugins, pods, hostmodel.EscapeLink, hostmodel.InsideLink))
 	srv, err := reference.Serve(refDir, reference.Config{}, winos.New(h))
 	if err != nil {
 		t.Fatal(err)

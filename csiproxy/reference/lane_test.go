@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/fenceproof/fenceproof/csiproxy/conformance"
+	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 	"github.com/fenceproof/fenceproof/csiproxy/reference"
+	"github.com/fenceproof/fenceproof/csiproxy/restrict"
 	"github.com/fenceproof/fenceproof/rulebook"
 	"github.com/fenceproof/fenceproof/rulebook/clitest"
 )
@@ -86,16 +88,35 @@ func observed(res conformance.Result) []Expected {
 	return out
 }
 
+// laneSeed is the seed of the lane's runs: the tables hold what one seed's
+// draws found (the verdicts hold for any seed; which restrictions' cases a
+// rule's failures name could vary with the draws).
+const laneSeed = "1122"
+
 // laneArgs is how the lane runs the suite against csi-proxy: its own
-// --kubelet-path, and the standard node's links, disk, share and portal.
-var laneArgs = []string{"--kubelet-path", reference.DefaultKubeletPath, "--escape-link", "fenceproof-escape",
-	"--inside-link", "fenceproof-inside", "--scratch-disk", "1", "--smb-share", `\\fileserver.example.com\share`, "--iscsi-portal", "192.0.2.10"}
+// --kubelet-path, and the standard node's links, disk, share, portal,
+// names and addresses.
+var laneArgs = []string{"--seed", laneSeed, "--kubelet-path", reference.DefaultKubeletPath, "--escape-link", hostmodel.EscapeLink,
+	"--inside-link", hostmodel.InsideLink, "--scratch-disk", "1", "--smb-share", hostmodel.DefaultSMBShare, "--iscsi-portal", hostmodel.DefaultPortal,
+	"--node-name", hostmodel.DefaultName, "--node-name", hostmodel.DefaultFQDN, "--node-address", hostmodel.DefaultAddress4, "--node-address", hostmodel.DefaultAddress6}
+
+// judges are the lane's runs, each with its table: as the lane judges (a
+// refusal must come before any Windows call, as the host reports), as a
+// real node is judged (a refusal is any error; no disruptive case), both
+// under the hardened profile, and under the profile kep (the KEP's text
+// alone: csi-proxy must fail exactly the seven rules it requires).
+var judges = []struct {
+	suffix string
+	flags  []string
+}{
+	{"", nil},
+	{"-node", []string{"--no-host-record"}},
+	{"-kep", []string{"--profile", "kep"}},
+}
 
 // TestReferenceLane runs the suite against csi-proxy v1.1.3's own server
-// code twice: as the lane judges (a refusal must come before any Windows
-// call, as the host reports) and as a real node is judged (a refusal is
-// any error; no disruptive case), and compares every rule's verdict, and
-// the restrictions each refusal rule found violated, with the checked-in
+// code once per judge and compares every rule's verdict, and the
+// restrictions each refusal rule found violated, with the checked-in
 // tables; every rule csi-proxy does not pass says why.
 func TestReferenceLane(t *testing.T) {
 	dir := shortDir(t)
@@ -107,11 +128,8 @@ func TestReferenceLane(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	waitFor(t, filepath.Join(dir, "csi-proxy-disk-v1"), &out)
-	for _, judge := range []struct{ suffix, flag string }{{"", ""}, {"-node", "--no-host-record"}} {
-		args := append([]string{"--endpoint", "unix://" + dir}, laneArgs...)
-		if judge.flag != "" {
-			args = append(args, judge.flag)
-		}
+	for _, judge := range judges {
+		args := append(append([]string{"--endpoint", "unix://" + dir}, laneArgs...), judge.flags...)
 		var res conformance.Result
 		r := clitest.RunSuite(t, 3*time.Minute, "csiproxy-sanity", "csiproxy.json", &res, args...)
 		if len(res.Served) != 23 {
@@ -190,10 +208,15 @@ func writeTable(t *testing.T, path, args string, got []Expected, old Table) {
 func Markdown(tab Table) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The suite against csi-proxy %s's own server code\n\n`%s` against `fenceproof csiproxy-reference` (all 23 group versions).\n\n", tab.CSIProxy, tab.Command)
-	fmt.Fprintln(&b, "| rule | verdict | restrictions whose cases were not refused | why |")
+	fmt.Fprintln(&b, "| rule | verdict | restrictions whose cases were not refused (source) | why |")
 	fmt.Fprintln(&b, "| --- | --- | --- | --- |")
 	for _, e := range tab.Rules {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", e.ID, e.Verdict, strings.Join(e.Restrictions, " "), strings.ReplaceAll(e.Why, "|", `\|`))
+		var rs []string
+		for _, id := range e.Restrictions {
+			r, _ := restrict.RuleByID(id)
+			rs = append(rs, id+" ("+string(r.Source)+")")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", e.ID, e.Verdict, strings.Join(rs, " "), strings.ReplaceAll(e.Why, "|", `\|`))
 	}
 	return b.String()
 }
@@ -201,7 +224,7 @@ func Markdown(tab Table) string {
 // TestTableRendering: each Markdown table is its JSON table's rendering.
 func TestTableRendering(t *testing.T) {
 	paths, _ := filepath.Glob(filepath.Join("testdata", "verdicts-*.json"))
-	if len(paths) != 2 {
+	if len(paths) != len(judges) {
 		t.Fatalf("verdict tables %v, want the lane's and the node's", paths)
 	}
 	for _, path := range paths {
@@ -217,5 +240,32 @@ func TestTableRendering(t *testing.T) {
 		if err != nil || string(md) != Markdown(tab) {
 			t.Errorf("%s.md is not the rendering of %s (go test ./csiproxy/reference -run TestReferenceLane -update): %v", strings.TrimSuffix(path, ".json"), path, err)
 		}
+	}
+}
+
+// TestKEPProfileFailsTheSevenRules: under the profile kep, csi-proxy
+// v1.1.3's own code fails exactly the rules the KEP's text requires and it
+// breaks: Mkdir, Rmdir, RmdirContents, CreateSymlink, both SMB remote_path
+// RPCs, the mutual CHAP secret's length (TestReferenceLane holds the table
+// to a run).
+func TestKEPProfileFailsTheSevenRules(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "verdicts-"+reference.Version+"-kep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab Table
+	if err := json.Unmarshal(b, &tab); err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, e := range tab.Rules {
+		if e.Verdict == rulebook.VerdictFail {
+			failed = append(failed, e.ID)
+		}
+	}
+	want := []string{"RPC-FS-MKDIR", "RPC-FS-RMDIR", "RPC-FS-RMDIRCONTENTS", "RPC-FS-CREATESYMLINK",
+		"RPC-SMB-NEWSMBGLOBALMAPPING", "RPC-SMB-REMOVESMBGLOBALMAPPING", "RPC-ISCSI-SETMUTUALCHAPSECRET"}
+	if !slices.Equal(failed, want) {
+		t.Errorf("under --profile kep csi-proxy fails %v, want exactly %v", failed, want)
 	}
 }

@@ -9,20 +9,40 @@ import (
 
 // The fuzz targets hold two things for any input: no check panics, and an
 // accepted input really has the properties the rules promise, judged by an
-// independent oracle: hostmodel's Win32 normalisation (the simulated
-// host's, written from Microsoft's path rules as a rewriting of the path,
-// where the validator only refuses non-canonical text) says where Windows
-// would take the path. Seed corpora are in testdata/fuzz; `make
-// csiproxy-fuzz` runs each target for a bounded time.
+// independent oracle: hostmodel's Win32 normalisation and its $UpCase
+// table read from a real volume (the simulated host's, written from
+// Microsoft's path rules as a rewriting of the path, where the validator
+// only refuses non-canonical text and folds case by its own table) say
+// where Windows would take the path; hostmodel's name resolution says
+// which servers are this machine. Seed corpora are in testdata/fuzz, and
+// every run adds draws of every case and every character where Windows'
+// and Unicode's upper case disagree; `make csiproxy-fuzz` runs each target
+// for a bounded time.
+
+// fuzzNode is the node the fuzz targets validate for.
+var fuzzNode = hostmodel.Node{Names: testPlace.NodeNames, Addresses: testPlace.NodeAddresses}
 
 func seed(f *testing.F, kinds ...Kind) {
+	d := NewDraw(1, testPlace)
 	for _, list := range [][]Case{Cases, Valid} {
 		for _, c := range list {
 			for _, k := range kinds {
 				if c.Kind == k {
-					f.Add(Expand(c.Value, c.Kind, testPlace), Expand(c.Value, c.Kind, testPlace))
+					f.Add(d.Probe(c, c.Kind).Value, d.Probe(c, c.Kind).Value)
 				}
 			}
+		}
+	}
+	// every character where NTFS and Unicode disagree, four at a time
+	// below a kubelet directory, the first of them also in place of a
+	// letter of its name
+	rs := DisagreeWithUnicode()
+	for i, r := range rs {
+		dir := []string{DefaultPodPath, DefaultPluginsPath}[i%2]
+		at := strings.IndexAny(dir[3:], "iks") + 3
+		if i%4 == 0 {
+			below := string(rs[i:min(i+4, len(rs))])
+			f.Add(dir[:at]+string(r)+dir[at+1:]+`\`+below, dir+`\`+below)
 		}
 	}
 }
@@ -31,8 +51,8 @@ func seed(f *testing.F, kinds ...Kind) {
 // normalised by hostmodel.Win32 is a local path, not a device, whose
 // components extend dir's (compared by NTFS's upper-case table).
 func oracleBelow(dir, p string) bool {
-	n := hostmodel.Win32(p, hostmodel.ServiceCWD, nil)
-	d := hostmodel.Win32(dir, hostmodel.ServiceCWD, nil)
+	n := hostmodel.Win32(p, hostmodel.ServiceCWD, fuzzNode)
+	d := hostmodel.Win32(dir, hostmodel.ServiceCWD, fuzzNode)
 	if n.Where != hostmodel.Local || n.Root != d.Root || len(n.Parts) <= len(d.Parts) {
 		return false
 	}
@@ -48,7 +68,7 @@ func oracleBelow(dir, p string) bool {
 // trailing separator and case, which NTFS ignores): nothing a prefix test
 // reads differently.
 func canonical(p string) bool {
-	n := hostmodel.Win32(p, hostmodel.ServiceCWD, nil)
+	n := hostmodel.Win32(p, hostmodel.ServiceCWD, fuzzNode)
 	return n.Where == hostmodel.Local && !n.Verbatim &&
 		hostmodel.Upper(strings.TrimSuffix(n.String(), `\`)) == hostmodel.Upper(strings.TrimSuffix(p, `\`))
 }
@@ -56,12 +76,12 @@ func canonical(p string) bool {
 func FuzzPath(f *testing.F) {
 	seed(f, KindPath, KindLinkSource, KindLinkTarget)
 	f.Fuzz(func(t *testing.T, a, b string) {
-		v := New()
+		v := testValidator()
 		if v.Path("p", a) == nil && !canonical(a) {
-			t.Fatalf("Path accepted %q, which Windows reads as %q", a, hostmodel.Win32(a, hostmodel.ServiceCWD, nil))
+			t.Fatalf("Path accepted %q, which Windows reads as %q", a, hostmodel.Win32(a, hostmodel.ServiceCWD, fuzzNode))
 		}
 		if v.Dir("p", a) == nil && !oracleBelow(v.PluginsPath, a) && !oracleBelow(v.PodPath, a) {
-			t.Fatalf("Dir accepted %q, which Windows takes to %q", a, hostmodel.Win32(a, hostmodel.ServiceCWD, nil))
+			t.Fatalf("Dir accepted %q, which Windows takes to %q", a, hostmodel.Win32(a, hostmodel.ServiceCWD, fuzzNode))
 		}
 		if v.LinkPaths(a, b) == nil && (!oracleBelow(v.PluginsPath, a) || !oracleBelow(v.PodPath, b)) {
 			t.Fatalf("LinkPaths accepted %q -> %q", a, b)
@@ -72,14 +92,14 @@ func FuzzPath(f *testing.F) {
 func FuzzSMBRemotePath(f *testing.F) {
 	seed(f, KindSMBRemote)
 	f.Fuzz(func(t *testing.T, p, _ string) {
-		r, err := New().SMBRemotePath("remote_path", p)
+		r, err := testValidator().SMBRemotePath("remote_path", p)
 		if err != nil {
 			return
 		}
 		if strings.ContainsAny(p, `+[]"/:;|<>,?*=$`) || !strings.HasPrefix(p, `\\`) || r.Server == "" || r.Share == "" {
 			t.Fatalf("accepted %q as %+v", p, r)
 		}
-		if n := hostmodel.Win32(p, hostmodel.ServiceCWD, nil); n.Where != hostmodel.Remote || hostmodel.IsLocalHost(r.Server, nil) {
+		if n := hostmodel.Win32(p, hostmodel.ServiceCWD, fuzzNode); n.Where != hostmodel.Remote || fuzzNode.IsLocalHost(r.Server) {
 			t.Fatalf("accepted %q, which Windows takes to %s %q", p, n.Where, n)
 		}
 		if r.Key() != strings.ToLower(r.Key()) {
@@ -92,7 +112,10 @@ func FuzzISCSI(f *testing.F) {
 	seed(f, KindIQN, KindPortal, KindMutualCHAP)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		v := New()
-		if v.IQN("iqn", a) == nil && (!strings.HasPrefix(strings.ToLower(a), "iqn.") || len(a) > MaxIQNLength) {
+		if v.IQN("iqn", a) == nil && len(a) > MaxIQNLength {
+			t.Fatalf("IQN accepted %q", a)
+		}
+		if l := strings.ToLower(a); v.IQN("iqn", a) == nil && !strings.HasPrefix(l, "iqn.") && !strings.HasPrefix(l, "eui.") && !strings.HasPrefix(l, "naa.") {
 			t.Fatalf("IQN accepted %q", a)
 		}
 		port := uint32(len(b) * 4099)
@@ -137,6 +160,8 @@ func TestOracleCatchesBypasses(t *testing.T) {
 		{pods + `\COM1.txt`, "PATH-011"},
 		{pods + `\x.`, "PATH-010"},
 		{"C:\\var\\lib\\\u212aubelet\\pods\\x", "DIR-001"},
+		{"C:\\var\\l\u0131b\\kubelet\\pods\\x", "DIR-001"},
+		{"C:\\var\\lib\\kubelet\\pod\u017f\\x", "DIR-001"},
 	} {
 		lax := New()
 		lax.Skip = map[string]bool{c.rule: true}
@@ -146,6 +171,29 @@ func TestOracleCatchesBypasses(t *testing.T) {
 		}
 		if canonical(c.input) && (oracleBelow(lax.PluginsPath, c.input) || oracleBelow(lax.PodPath, c.input)) {
 			t.Errorf("%q: the oracle finds nothing wrong with it", c.input)
+		}
+	}
+}
+
+// TestKEPAttribution: a path case is the KEP's DIR-001 (its own rule, or
+// the KEP rule it names) exactly when Windows takes its draws outside the
+// kubelet directories or to one of them, so the profile kep probes every
+// creation or deletion the KEP forbids and nothing else.
+func TestKEPAttribution(t *testing.T) {
+	d := NewDraw(testSeed(t), testPlace)
+	v := testValidator()
+	for _, c := range CasesOf(KindPath) {
+		if r, _ := RuleByID(c.Rule); r.State {
+			continue
+		}
+		kep := c.Rule == "DIR-001" || c.KEP == "DIR-001"
+		for range draws {
+			p := d.Probe(c, KindPath).Value
+			outside := !oracleBelow(v.PluginsPath, p) && !oracleBelow(v.PodPath, p)
+			if outside != kep {
+				t.Fatalf("%s %q: %q drawn, which Windows takes to %q (outside: %v), but the case is DIR-001 under kep: %v",
+					c.Rule, c.Name, p, hostmodel.Win32(p, hostmodel.ServiceCWD, fuzzNode), outside, kep)
+			}
 		}
 	}
 }

@@ -9,18 +9,21 @@ import (
 // DefaultISCSIPort is the port a portal with port 0 gets.
 const DefaultISCSIPort = 3260
 
-// iqnRE is RFC 3720 3.2.6.3.1: iqn.yyyy-mm.reversed.domain[:unique-name].
-var iqnRE = regexp.MustCompile(`^iqn\.[0-9]{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[^\s\x00-\x1f\x7f]+)?$`)
+// targetNameRE is an iSCSI name in one of its three formats: RFC 3720
+// 3.2.6.3.1 iqn.yyyy-mm.reversed.domain[:unique-name], 3.2.6.3.2 eui. and
+// 16 hex digits (an EUI-64), RFC 3980 naa. and 16 or 32 hex digits (an
+// NAA identifier), compared in lower case.
+var targetNameRE = regexp.MustCompile(`^(iqn\.[0-9]{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[^\s\x00-\x1f\x7f]+)?|eui\.[0-9a-f]{16}|naa\.([0-9a-f]{16}|[0-9a-f]{32}))$`)
 
 // MaxIQNLength is RFC 3720's cap on iSCSI names, in bytes.
 const MaxIQNLength = 223
 
-// IQN checks an iSCSI qualified name (ISCSI-001). iSCSI names compare
-// case-insensitively (RFC 3722 folds them to lower case), so upper case is
-// accepted.
+// IQN checks an iSCSI target name (ISCSI-001): iqn., eui. or naa. iSCSI
+// names compare case-insensitively (RFC 3722 folds them to lower case), so
+// upper case is accepted.
 func (v *Validator) IQN(field, iqn string) error {
-	if len(iqn) > MaxIQNLength || !iqnRE.MatchString(strings.ToLower(iqn)) {
-		if f := v.fail("ISCSI-001", field, "%q is not iqn.yyyy-mm.naming-authority:unique-name", iqn); f != nil {
+	if len(iqn) > MaxIQNLength || !targetNameRE.MatchString(strings.ToLower(iqn)) {
+		if f := v.fail("ISCSI-001", field, "%q is not iqn.yyyy-mm.naming-authority[:unique], eui.<16 hex> or naa.<16 or 32 hex>", clip(iqn)); f != nil {
 			return f
 		}
 	}

@@ -42,6 +42,7 @@ func (v *Validator) Path(field, p string) error {
 		v.dotdot(field, p),
 		v.colon(field, p),
 		v.wildcards(field, p),
+		v.forbidden(field, p),
 		v.dots(field, p),
 		v.trailing(field, p),
 		v.devices(field, p),
@@ -54,7 +55,7 @@ func (v *Validator) controlChars(field, p string) *Violation {
 		return v.fail("PATH-008", field, "not valid UTF-8")
 	}
 	for _, r := range p {
-		if r < 32 || r == 0x7f {
+		if r < 32 {
 			return v.fail("PATH-008", field, "control character %U", r)
 		}
 	}
@@ -129,8 +130,15 @@ func (v *Validator) colon(field, p string) *Violation {
 }
 
 func (v *Validator) wildcards(field, p string) *Violation {
-	if i := strings.IndexAny(stripDevice(p), `|?*<>"`); i >= 0 {
+	if i := strings.IndexAny(stripDevice(p), `|?*`); i >= 0 {
 		return v.fail("PATH-006", field, "character %q is not allowed", stripDevice(p)[i])
+	}
+	return nil
+}
+
+func (v *Validator) forbidden(field, p string) *Violation {
+	if i := strings.IndexAny(p, `<>"`); i >= 0 {
+		return v.fail("PATH-013", field, "character %q is not allowed in a Windows name", p[i])
 	}
 	return nil
 }
@@ -181,16 +189,27 @@ func (v *Validator) shortNames(field, p string) *Violation {
 	return nil
 }
 
-// pathParts is every component below the root (a drive, \\server\share
-// after its two separators), empty ones included; one trailing separator
-// does not count.
+// pathParts is every component below the root (a drive, \\server\share:
+// its server and share are names, not components), empty ones included;
+// one trailing separator does not count.
 func pathParts(p string) []string {
+	if q := stripDevice(p); q != p && len(q) >= 4 && strings.EqualFold(q[:3], "UNC") && isSep(q[3]) {
+		p = `\\` + q[4:] // \\?\UNC\server\share is \\server\share
+	}
 	p = stripDevice(p)
 	switch {
 	case len(p) >= 2 && isLetter(p[0]) && p[1] == ':':
 		p = p[2:]
 	case isUNC(p):
 		p = p[2:]
+		for range 2 {
+			if i := strings.IndexAny(p, `\/`); i >= 0 {
+				p = p[i+1:]
+			} else {
+				p = ""
+			}
+		}
+		p = `\` + p
 	}
 	if len(p) > 0 && isSep(p[0]) {
 		p = p[1:]
@@ -204,13 +223,9 @@ func pathParts(p string) []string {
 	return strings.Split(strings.ReplaceAll(p, "/", `\`), `\`)
 }
 
-// upper is the key NTFS compares names by: each code point through its
-// upper-case mapping (not Unicode folding: the Kelvin sign is not K).
-func upper(s string) string { return strings.Map(unicode.ToUpper, s) }
-
 // Under reports whether path p lies strictly below dir: same drive and
-// directories compared as NTFS compares names (upper case, code point by
-// code point), on a path component boundary (C:\pods-evil is not under
+// directories compared as NTFS compares names (its upper-case table, code
+// unit by code unit), on a path component boundary (C:\pods-evil is not under
 // C:\pods), with / read as \. The directory itself is not under itself.
 func Under(dir, p string) bool {
 	dir = upper(strings.TrimRight(strings.ReplaceAll(dir, "/", `\`), `\`))

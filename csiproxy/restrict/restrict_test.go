@@ -2,14 +2,40 @@ package restrict
 
 import (
 	"errors"
-	"strings"
+	"flag"
+	"fmt"
 	"testing"
+	"time"
 )
 
+var seedFlag = flag.Uint64("seed", 0, "seed of the draws (0: from the clock, printed)")
+
+// testSeed is the seed a test draws from: -seed, else the clock's, logged
+// so a failure replays with -seed.
+func testSeed(t *testing.T) uint64 {
+	t.Helper()
+	s := *seedFlag
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay: go test ./csiproxy/restrict -run '%s' -seed %d)", s, t.Name(), s)
+	return s
+}
+
+// testPlace is a standard node's: its escape link, OS disk and volume,
+// share, portal, names and addresses.
 var testPlace = Place{
-	Plugins: DefaultPluginsPath, Pods: DefaultPodPath, Escape: "fenceproof-escape",
+	Plugins: DefaultPluginsPath, Pods: DefaultPodPath, Escape: "esc-link",
 	OSDisk: "0", OSVolume: `\\?\Volume{f3e9c0de-0000-4000-8000-000000000000}\`,
-	SMBServer: "fileserver.example.com", SMBShare: "share", Portal: "192.0.2.10", Fresh: "fp-1",
+	SMBServer: "fileserver.example.com", SMBShare: "share", Portal: "192.0.2.10",
+	NodeNames: []string{"node7.cluster.example"}, NodeAddresses: []string{"10.1.2.7", "fd00::7"},
+}
+
+// testValidator is the faithful validator of testPlace's node.
+func testValidator() *Validator {
+	v := New()
+	v.LocalNames, v.LocalAddresses = testPlace.NodeNames, testPlace.NodeAddresses
+	return v
 }
 
 func ruleOf(err error) string {
@@ -20,41 +46,49 @@ func ruleOf(err error) string {
 	return ""
 }
 
+// draws is how many values of each case the property tests draw.
+const draws = 150
+
 // TestEveryCaseViolatesExactlyItsRule holds the property the conformance
-// suite relies on: the faithful validator refuses each request case with
-// its rule, and a validator skipping that one rule accepts it, so a host
-// that forgets one restriction is caught by exactly its cases.
+// suite relies on, for every value a case can draw: the faithful validator
+// refuses it with its rule, and a validator skipping that one rule accepts
+// it, so a host that forgets one restriction is caught by exactly its
+// cases.
 func TestEveryCaseViolatesExactlyItsRule(t *testing.T) {
+	d := NewDraw(testSeed(t), testPlace)
 	for _, c := range Cases {
 		if r, _ := RuleByID(c.Rule); r.State {
 			continue
 		}
-		t.Run(c.Rule+"/"+string(c.Kind)+"/"+c.Name, func(t *testing.T) {
-			val := Expand(c.Value, c.Kind, testPlace)
-			err := New().Check(c.Kind, val, c.Port)
+		for range draws {
+			p := d.Probe(c, c.Kind)
+			err := testValidator().Check(c.Kind, p.Value, p.Port)
 			if got := ruleOf(err); got != c.Rule {
-				t.Fatalf("%q: refused by %q (%v), want %s", val, got, err, c.Rule)
+				t.Fatalf("%s %s %q: %q drawn, refused by %q (%v), want %s", c.Rule, c.Kind, c.Name, p.Value, got, err, c.Rule)
 			}
-			skip := New()
+			skip := testValidator()
 			skip.Skip = map[string]bool{c.Rule: true}
-			if err := skip.Check(c.Kind, val, c.Port); err != nil {
-				t.Fatalf("%q: with %s skipped still refused: %v", val, c.Rule, err)
+			if err := skip.Check(c.Kind, p.Value, p.Port); err != nil {
+				t.Fatalf("%s %s %q: %q drawn, with %s skipped still refused: %v", c.Rule, c.Kind, c.Name, p.Value, c.Rule, err)
 			}
-		})
+		}
 	}
 }
 
-// TestStateCases: the request of every state case is valid (only the
-// host's state makes it wrong), and each state rule refuses what the host
-// reports.
+// TestStateCases: the request of every state case is valid whatever is
+// drawn (only the host's state makes it wrong), and each state rule
+// refuses what the host reports.
 func TestStateCases(t *testing.T) {
+	d := NewDraw(testSeed(t), testPlace)
 	for _, c := range Cases {
 		if r, _ := RuleByID(c.Rule); !r.State {
 			continue
 		}
-		val := Expand(c.Value, c.Kind, testPlace)
-		if err := New().Check(c.Kind, val, c.Port); err != nil {
-			t.Errorf("%s %s: the request %q is refused on its own: %v", c.Rule, c.Name, val, err)
+		for range draws {
+			p := d.Probe(c, c.Kind)
+			if err := testValidator().Check(c.Kind, p.Value, p.Port); err != nil {
+				t.Fatalf("%s %s: the request %q is refused on its own: %v", c.Rule, c.Name, p.Value, err)
+			}
 		}
 	}
 	v := New()
@@ -76,6 +110,7 @@ func TestStateCases(t *testing.T) {
 		{"OS disk", v.SystemDisk("disk_number", 0, []uint32{0}), "SYSDISK-001"},
 		{"data disk", v.SystemDisk("disk_number", 1, []uint32{0}), ""},
 		{"OS volume", v.SystemVolume("volume_id", `\\?\VOLUME{A}\`, []string{`\\?\Volume{a}\`}), "SYSDISK-001"},
+		{"OS volume spelled as the KEP writes it", v.SystemVolume("volume_id", `\\.\Volume{F3E9C0DE-0000-4000-8000-000000000000}`, []string{testPlace.OSVolume}), "SYSDISK-001"},
 	} {
 		if got := ruleOf(c.err); got != c.want {
 			t.Errorf("%s: %q (%v), want %q", c.name, got, c.err, c.want)
@@ -83,12 +118,42 @@ func TestStateCases(t *testing.T) {
 	}
 }
 
+// TestValidAccepted: every value the valid cases draw is accepted.
 func TestValidAccepted(t *testing.T) {
+	d := NewDraw(testSeed(t), testPlace)
 	for _, c := range Valid {
-		val := Expand(c.Value, c.Kind, testPlace)
-		if err := New().Check(c.Kind, val, c.Port); err != nil {
-			t.Errorf("%s %s %q: %v", c.Kind, c.Name, val, err)
+		for range draws {
+			p := d.Probe(c, c.Kind)
+			if err := testValidator().Check(c.Kind, p.Value, p.Port); err != nil {
+				t.Fatalf("%s %s %q: %v", c.Kind, c.Name, p.Value, err)
+			}
 		}
+	}
+}
+
+// TestDrawReplays: a seed draws the same values again; another seed
+// draws other names.
+func TestDrawReplays(t *testing.T) {
+	all := func(seed uint64) []string {
+		d := NewDraw(seed, testPlace)
+		var out []string
+		for _, c := range append(Cases, Valid...) {
+			out = append(out, d.Probe(c, c.Kind).Value)
+		}
+		return out
+	}
+	a, b, c := all(7), all(7), all(8)
+	same := 0
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("seed 7 drew %q, then %q", a[i], b[i])
+		}
+		if a[i] == c[i] {
+			same++
+		}
+	}
+	if same > len(a)/10 {
+		t.Errorf("seeds 7 and 8 drew %d of %d values alike", same, len(a))
 	}
 }
 
@@ -124,130 +189,38 @@ func TestEveryRuleHasACase(t *testing.T) {
 	}
 }
 
-// TestBypassInputs: each input that got past the validator before (issue
-// record: Win32 normalisation, device names, UNC to this machine, 8.3
-// aliases, case, streams, device prefixes) is refused, by the rule named.
-func TestBypassInputs(t *testing.T) {
-	const pods, plugins = DefaultPodPath, DefaultPluginsPath
-	for _, c := range []struct {
-		kind  Kind
-		input string
-		rule  string
-	}{
-		{KindPath, pods + `\.`, "PATH-009"},
-		{KindPath, pods + `\ `, "PATH-010"},
-		{KindPath, pods + `\. `, "PATH-010"},
-		{KindPath, pods + `\.\.\`, "PATH-009"},
-		{KindPath, plugins + `\.`, "PATH-009"},
-		{KindPath, plugins + `\ `, "PATH-010"},
-		{KindPath, plugins + `\. `, "PATH-010"},
-		{KindPath, plugins + `\.\.\`, "PATH-009"},
-		{KindPath, pods + `\CON`, "PATH-011"},
-		{KindPath, pods + `\NUL`, "PATH-011"},
-		{KindPath, pods + `\COM1.txt`, "PATH-011"},
-		{KindPath, pods + `\CONIN$`, "PATH-011"},
-		{KindPath, `\\localhost\share`, "PATH-003"},
-		{KindPath, `\\127.0.0.1\share`, "PATH-003"},
-		{KindPath, `\\localhost\C$\Windows`, "PATH-003"},
-		{KindPath, `\\?\` + pods + `\x`, "PATH-003"},
-		{KindPath, `\\.\` + pods + `\x`, "PATH-003"},
-		{KindPath, pods + `\x::$INDEX_ALLOCATION`, "PATH-005"},
-		{KindPath, `C:\var\lib\kubelet\plugins\KUBERN~1.IO\csi\x`, "PATH-012"},
-		{KindPath, "C:\\var\\lib\\\u212aubelet\\pods\\x", "DIR-001"},
-		{KindPath, `C:\Windows`, "DIR-001"},
-		{KindPath, `C:\Windows\Temp`, "DIR-001"},
-		{KindPath, pods, "DIR-001"},
-		{KindSMBRemote, `\\localhost\share`, "SMB-005"},
-		{KindSMBRemote, `\\127.0.0.1\share`, "SMB-005"},
-		{KindSMBRemote, `\\LOCALHOST.\share`, "SMB-005"},
-		{KindSMBRemote, `\\0--1.ipv6-literal.net\share`, "SMB-005"},
-	} {
-		t.Run(c.input, func(t *testing.T) {
-			if got := ruleOf(New().Check(c.kind, c.input, 0)); got != c.rule {
-				t.Fatalf("refused by %q, want %s", got, c.rule)
+// TestKEPProfileProbesTheSevenRPCs: under the profile kep exactly the RPCs
+// whose fields the KEP restricts are probed: Mkdir, Rmdir, RmdirContents,
+// CreateSymlink, both SMB remote path RPCs, SetMutualChapSecret.
+func TestKEPProfileProbesTheSevenRPCs(t *testing.T) {
+	var got []string
+	for _, r := range RPCs {
+		for _, f := range r.Fields {
+			if n := len(casesUnder(KEP, r, f)); n > 0 {
+				got = append(got, r.Method)
+				break
 			}
-		})
+		}
 	}
-}
-
-func TestUnder(t *testing.T) {
-	for _, c := range []struct {
-		dir, p string
-		want   bool
-	}{
-		{`C:\pods`, `C:\pods\a`, true},
-		{`C:\pods`, `c:\PODS\a\b`, true},
-		{`C:\pods\`, `C:\pods\a`, true},
-		{`C:\pods`, `C:\pods`, false},
-		{`C:\pods`, `C:\pods\`, false},
-		{`C:\pods`, `C:\pods-evil\a`, false},
-		{`C:\pods`, `C:\podsa`, false},
-		{`C:\pods`, `D:\pods\a`, false},
-		{`C:\pods`, `C:/pods/a`, true},
-		{`C:\pods`, ``, false},
-		{`C:\kubelet`, "C:\\\u212aubelet\\a", false},
-	} {
-		if got := Under(c.dir, c.p); got != c.want {
-			t.Errorf("Under(%q, %q) = %v, want %v", c.dir, c.p, got, c.want)
+	want := "[Mkdir Rmdir RmdirContents CreateSymlink NewSmbGlobalMapping RemoveSmbGlobalMapping SetMutualChapSecret]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("probed under kep: %v, want %s", got, want)
+	}
+	for _, r := range RPCs {
+		for _, f := range r.Fields {
+			if f.Kind != KindFree && len(casesUnder(Hardened, r, f)) == 0 {
+				t.Errorf("%s %s: no case under hardened", r.Method, f.Name)
+			}
 		}
 	}
 }
 
-func TestPipes(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		ok   bool
-	}{
-		{`\\.\pipe\csi-proxy-disk-v1`, true},
-		{`csi-proxy-volume-v2alpha1`, true},
-		{`csi-proxy-iscsi-v1alpha2`, true},
-		{`\\.\pipe\csi-proxy-disk-v1beta3`, true},
-		{`\\.\pipe\csi-proxy-debug-v1`, false},
-		{`\\.\pipe\csi-proxy-disk-1`, false},
-		{`\\.\pipe\csi-proxy-disk-v0`, false},
-		{`\\.\pipe\csi-proxy-disk-v1gamma1`, false},
-		{`\\.\pipe\docker_engine`, false},
-	} {
-		_, _, err := New().ParsePipe(c.name)
-		if (err == nil) != c.ok {
-			t.Errorf("ParsePipe(%q) = %v, want ok=%v", c.name, err, c.ok)
+func casesUnder(p Profile, r RPC, f Field) []string {
+	var out []string
+	for _, c := range CasesOf(f.Kind) {
+		if rule, ok := p.RuleOf(c, r, f); ok {
+			out = append(out, rule)
 		}
 	}
-	if g, v, err := New().ParsePipe(PipeName("smb", "v1beta2")); err != nil || g != "smb" || v != "v1beta2" {
-		t.Errorf("round trip: %q %q %v", g, v, err)
-	}
-}
-
-func TestCHAPIPsec(t *testing.T) {
-	v := New()
-	if err := v.MutualCHAPSecret("s", "x", true); err != nil {
-		t.Errorf("1 byte with IPsec: %v", err)
-	}
-	if err := v.MutualCHAPSecret("s", "x", false); err == nil {
-		t.Errorf("1 byte without IPsec accepted")
-	}
-	if err := v.MutualCHAPSecret("s", strings.Repeat("x", 17), true); err == nil {
-		t.Errorf("17 bytes with IPsec accepted")
-	}
-	err := v.MutualCHAPSecret("s", "hunter2-secret-value", false)
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Errorf("error must refuse and not carry the secret: %v", err)
-	}
-}
-
-func TestSMBParse(t *testing.T) {
-	r, err := New().SMBRemotePath("remote_path", `\\FileServer.example.com\Share\sub\dir`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Server != "FileServer.example.com" || r.Share != "Share" || r.Rest != `sub\dir` || r.Key() != `\\fileserver.example.com\share` {
-		t.Errorf("parsed %+v key %q", r, r.Key())
-	}
-}
-
-func TestPortalDefaultPort(t *testing.T) {
-	_, port, err := New().Portal("p", "192.0.2.1", 0)
-	if err != nil || port != DefaultISCSIPort {
-		t.Errorf("port %d err %v, want %d", port, err, DefaultISCSIPort)
-	}
+	return out
 }

@@ -21,10 +21,12 @@ const (
 )
 
 // Field is one request field: its name in csiproxy/api's version-neutral
-// request and what it holds.
+// request, what it holds, and whether the RPC creates or deletes what it
+// names (the KEP's "creation and deletion of paths").
 type Field struct {
-	Name string
-	Kind Kind
+	Name    string
+	Kind    Kind
+	Changed bool
 }
 
 // RPC is one method that takes a path, a volume ID, a disk number or a
@@ -59,36 +61,36 @@ func (r RPC) Title() string {
 
 // RPCs is every method whose fields a host must check, declared once.
 var RPCs = []RPC{
-	{Group: "filesystem", Method: "PathExists", Fields: []Field{{"Path", KindPath}}},
-	{Group: "filesystem", Method: "Mkdir", Fields: []Field{{"Path", KindPath}}, Changes: true},
-	{Group: "filesystem", Method: "Rmdir", Fields: []Field{{"Path", KindPath}}, Changes: true},
-	{Group: "filesystem", Method: "RmdirContents", Fields: []Field{{"Path", KindPath}}, Changes: true},
-	{Group: "filesystem", Method: "CreateSymlink", Fields: []Field{{"SourcePath", KindLinkSource}, {"TargetPath", KindLinkTarget}}, Changes: true},
-	{Group: "filesystem", Method: "IsSymlink", Fields: []Field{{"Path", KindPath}}},
-	{Group: "volume", Method: "MountVolume", Fields: []Field{{"VolumeId", KindVolumeID}, {"TargetPath", KindPath}}, Changes: true},
-	{Group: "volume", Method: "UnmountVolume", Fields: []Field{{"VolumeId", KindVolumeID}, {"TargetPath", KindPath}}, Changes: true},
-	{Group: "volume", Method: "IsVolumeFormatted", Fields: []Field{{"VolumeId", KindVolumeID}}},
-	{Group: "volume", Method: "FormatVolume", Fields: []Field{{"VolumeId", KindVolumeID}}, Changes: true},
-	{Group: "volume", Method: "ResizeVolume", Fields: []Field{{"VolumeId", KindVolumeID}}, Changes: true},
-	{Group: "volume", Method: "GetVolumeStats", Fields: []Field{{"VolumeId", KindVolumeID}}},
-	{Group: "volume", Method: "GetDiskNumberFromVolumeID", Fields: []Field{{"VolumeId", KindVolumeID}}},
-	{Group: "volume", Method: "GetVolumeIDFromTargetPath", Fields: []Field{{"TargetPath", KindPath}}},
-	{Group: "volume", Method: "GetClosestVolumeIDFromTargetPath", Fields: []Field{{"TargetPath", KindPath}}},
-	{Group: "volume", Method: "WriteVolumeCache", Fields: []Field{{"VolumeId", KindVolumeID}}},
-	{Group: "disk", Method: "PartitionDisk", Fields: []Field{{"DiskNumber", KindDisk}}, Changes: true},
-	{Group: "disk", Method: "SetDiskState", Fields: []Field{{"DiskNumber", KindDisk}}, Changes: true},
-	{Group: "smb", Method: "NewSmbGlobalMapping", Fields: []Field{{"RemotePath", KindSMBRemote}, {"LocalPath", KindPath}, {"Username", KindFree}, {"Password", KindFree}}, Changes: true},
-	{Group: "smb", Method: "RemoveSmbGlobalMapping", Fields: []Field{{"RemotePath", KindSMBRemote}}, Changes: true},
-	{Group: "iscsi", Method: "AddTargetPortal", Fields: []Field{{"TargetPortal", KindPortal}}, Changes: true},
-	{Group: "iscsi", Method: "DiscoverTargetPortal", Fields: []Field{{"TargetPortal", KindPortal}}},
-	{Group: "iscsi", Method: "RemoveTargetPortal", Fields: []Field{{"TargetPortal", KindPortal}}, Changes: true},
-	{Group: "iscsi", Method: "ConnectTarget", Fields: []Field{{"TargetPortal", KindPortal}, {"Iqn", KindIQN}, {"ChapUsername", KindFree}, {"ChapSecret", KindFree}}, Changes: true},
-	{Group: "iscsi", Method: "DisconnectTarget", Fields: []Field{{"TargetPortal", KindPortal}, {"Iqn", KindIQN}}, Changes: true},
-	{Group: "iscsi", Method: "GetTargetDisks", Fields: []Field{{"TargetPortal", KindPortal}, {"Iqn", KindIQN}}},
-	{Group: "iscsi", Method: "SetMutualChapSecret", Fields: []Field{{"MutualChapSecret", KindMutualCHAP}}, Changes: true},
-	{Group: "system", Method: "GetService", Fields: []Field{{"Name", KindService}}},
-	{Group: "system", Method: "StartService", Fields: []Field{{"Name", KindService}}, Changes: true},
-	{Group: "system", Method: "StopService", Fields: []Field{{"Name", KindService}}, Changes: true},
+	{Group: "filesystem", Method: "PathExists", Fields: []Field{{"Path", KindPath, false}}},
+	{Group: "filesystem", Method: "Mkdir", Fields: []Field{{"Path", KindPath, true}}, Changes: true},
+	{Group: "filesystem", Method: "Rmdir", Fields: []Field{{"Path", KindPath, true}}, Changes: true},
+	{Group: "filesystem", Method: "RmdirContents", Fields: []Field{{"Path", KindPath, true}}, Changes: true},
+	{Group: "filesystem", Method: "CreateSymlink", Fields: []Field{{"SourcePath", KindLinkSource, false}, {"TargetPath", KindLinkTarget, true}}, Changes: true},
+	{Group: "filesystem", Method: "IsSymlink", Fields: []Field{{"Path", KindPath, false}}},
+	{Group: "volume", Method: "MountVolume", Fields: []Field{{"VolumeId", KindVolumeID, false}, {"TargetPath", KindPath, false}}, Changes: true},
+	{Group: "volume", Method: "UnmountVolume", Fields: []Field{{"VolumeId", KindVolumeID, false}, {"TargetPath", KindPath, false}}, Changes: true},
+	{Group: "volume", Method: "IsVolumeFormatted", Fields: []Field{{"VolumeId", KindVolumeID, false}}},
+	{Group: "volume", Method: "FormatVolume", Fields: []Field{{"VolumeId", KindVolumeID, false}}, Changes: true},
+	{Group: "volume", Method: "ResizeVolume", Fields: []Field{{"VolumeId", KindVolumeID, false}}, Changes: true},
+	{Group: "volume", Method: "GetVolumeStats", Fields: []Field{{"VolumeId", KindVolumeID, false}}},
+	{Group: "volume", Method: "GetDiskNumberFromVolumeID", Fields: []Field{{"VolumeId", KindVolumeID, false}}},
+	{Group: "volume", Method: "GetVolumeIDFromTargetPath", Fields: []Field{{"TargetPath", KindPath, false}}},
+	{Group: "volume", Method: "GetClosestVolumeIDFromTargetPath", Fields: []Field{{"TargetPath", KindPath, false}}},
+	{Group: "volume", Method: "WriteVolumeCache", Fields: []Field{{"VolumeId", KindVolumeID, false}}},
+	{Group: "disk", Method: "PartitionDisk", Fields: []Field{{"DiskNumber", KindDisk, false}}, Changes: true},
+	{Group: "disk", Method: "SetDiskState", Fields: []Field{{"DiskNumber", KindDisk, false}}, Changes: true},
+	{Group: "smb", Method: "NewSmbGlobalMapping", Fields: []Field{{"RemotePath", KindSMBRemote, false}, {"LocalPath", KindPath, true}, {"Username", KindFree, false}, {"Password", KindFree, false}}, Changes: true},
+	{Group: "smb", Method: "RemoveSmbGlobalMapping", Fields: []Field{{"RemotePath", KindSMBRemote, false}}, Changes: true},
+	{Group: "iscsi", Method: "AddTargetPortal", Fields: []Field{{"TargetPortal", KindPortal, false}}, Changes: true},
+	{Group: "iscsi", Method: "DiscoverTargetPortal", Fields: []Field{{"TargetPortal", KindPortal, false}}},
+	{Group: "iscsi", Method: "RemoveTargetPortal", Fields: []Field{{"TargetPortal", KindPortal, false}}, Changes: true},
+	{Group: "iscsi", Method: "ConnectTarget", Fields: []Field{{"TargetPortal", KindPortal, false}, {"Iqn", KindIQN, false}, {"ChapUsername", KindFree, false}, {"ChapSecret", KindFree, false}}, Changes: true},
+	{Group: "iscsi", Method: "DisconnectTarget", Fields: []Field{{"TargetPortal", KindPortal, false}, {"Iqn", KindIQN, false}}, Changes: true},
+	{Group: "iscsi", Method: "GetTargetDisks", Fields: []Field{{"TargetPortal", KindPortal, false}, {"Iqn", KindIQN, false}}},
+	{Group: "iscsi", Method: "SetMutualChapSecret", Fields: []Field{{"MutualChapSecret", KindMutualCHAP, false}}, Changes: true},
+	{Group: "system", Method: "GetService", Fields: []Field{{"Name", KindService, false}}},
+	{Group: "system", Method: "StartService", Fields: []Field{{"Name", KindService, false}}, Changes: true},
+	{Group: "system", Method: "StopService", Fields: []Field{{"Name", KindService, false}}, Changes: true},
 }
 
 // RPCByMethod finds an RPC by group and version-neutral method.

@@ -1,7 +1,6 @@
 package restrict
 
 import (
-	"net/netip"
 	"strings"
 	"unicode"
 )
@@ -42,7 +41,9 @@ func (v *Validator) SMBRemotePath(field, p string) (SMBRemote, error) {
 			}
 		}
 	}
-	parts := strings.Split(strings.TrimPrefix(p, `\\`), `\`)
+	// One trailing separator names the same share or directory
+	// (\\server\share\); csi-proxy accepts it.
+	parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(p, `\\`), `\`), `\`)
 	if !strings.HasPrefix(p, `\\`) || len(parts) < 2 || parts[0] == "" || parts[1] == "" {
 		if f := v.fail("SMB-001", field, `not of the form \\server\share`); f != nil {
 			return SMBRemote{}, f
@@ -72,37 +73,13 @@ func (v *Validator) SMBRemotePath(field, p string) (SMBRemote, error) {
 	return SMBRemote{Server: server, Share: parts[1], Rest: strings.Join(parts[2:], `\`)}, nil
 }
 
-// localServer reports this machine: localhost, its names, a loopback or
-// unspecified address, also in the UNC IPv6 literal form.
-func (v *Validator) localServer(s string) bool {
-	s = strings.ToLower(strings.TrimSuffix(s, "."))
-	if s == "localhost" || strings.HasSuffix(s, ".localhost") {
-		return true
-	}
-	for _, n := range v.LocalNames {
-		if strings.EqualFold(s, n) {
-			return true
-		}
-	}
-	if lit, ok := strings.CutSuffix(s, ".ipv6-literal.net"); ok {
-		addr, _, _ := strings.Cut(lit, "s")
-		s = strings.ReplaceAll(addr, "-", ":")
-	}
-	a, err := netip.ParseAddr(s)
-	return err == nil && (a.Unmap().IsLoopback() || a.IsUnspecified())
-}
-
+// validSMBServer reports a server that is an address (any form
+// ServerAddress reads) or a host name.
 func validSMBServer(s string) bool {
-	if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
+	if _, ok := ServerAddress(s); ok {
 		return true
 	}
-	if lit, ok := strings.CutSuffix(strings.ToLower(s), ".ipv6-literal.net"); ok {
-		// 2001-db8--1 or fe80--1s4 (zone after 's').
-		addr, _, _ := strings.Cut(lit, "s")
-		a, err := netip.ParseAddr(strings.ReplaceAll(addr, "-", ":"))
-		return err == nil && a.Is6()
-	}
-	return ValidHostName(s)
+	return ValidHostName(lookupKey(s))
 }
 
 // ValidHostName reports an RFC 1123 host name: dot-separated labels of 1-63

@@ -76,7 +76,7 @@ func (v *Validator) SystemDisk(field string, disk uint32, system []uint32) error
 // (SYSDISK-001).
 func (v *Validator) SystemVolume(field, id string, system []string) error {
 	for _, s := range system {
-		if strings.EqualFold(id, s) {
+		if k := VolumeKey(id); k != "" && k == VolumeKey(s) || strings.EqualFold(id, s) {
 			if f := v.fail("SYSDISK-001", field, "volume %s holds the operating system", id); f != nil {
 				return f
 			}

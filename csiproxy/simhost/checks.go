@@ -2,6 +2,7 @@ package simhost
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -9,21 +10,47 @@ import (
 
 	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 )
 
+// check is one check of a request: a request check (the request alone,
+// and the OS disk) or a state check (what exists, where links lead), the
+// field value it judges and the check.
+type check struct {
+	value string
+	state bool
+	run   func() error
+}
+
+// requestCheck and stateCheck are the two kinds of check.
+func requestCheck(value string, run func() error) check { return check{value: value, run: run} }
+func stateCheck(value string, run func() error) check {
+	return check{value: value, state: true, run: run}
+}
+
 // check runs an RPC's checks in order; the first failure is the refusal.
-// The fault novalidate takes the field checks off the RPC (what a host
-// that does not validate that RPC's fields does): every request check and
-// the OS-disk check; the checks of what exists and where links lead stay,
-// as they guard the host's state other rules rely on.
-func (s *Sim) check(group, method string, checks ...func() error) error {
-	lax := s.cfg.Faults.NoValidate[group+"."+method]
+// The faults say which checks run (novalidate takes an RPC's request
+// checks off, what a host that does not validate that RPC's fields does;
+// the state checks stay, as they guard the host's state other rules rely
+// on) and whether a refusal stands.
+func (s *Sim) check(method string, req any, checks ...check) error {
+	request, state := s.faults.Checks(method, req)
 	for _, c := range checks {
-		err := c()
-		var v *restrict.Violation
-		if err != nil && (!lax || errors.As(err, &v) && v.IsState() && v.Rule != "SYSDISK-001") {
-			return s.refuse(err)
+		if c.state && !state || !c.state && !request {
+			continue
 		}
+		err := c.run()
+		if err == nil {
+			continue
+		}
+		var v *restrict.Violation
+		if errors.As(err, &v) {
+			if !s.faults.Stands(v, c.value, s.v) {
+				continue
+			}
+			s.faults.Refused(method, req)
+		}
+		return s.refuse(err)
 	}
 	return nil
 }
@@ -31,32 +58,34 @@ func (s *Sim) check(group, method string, checks ...func() error) error {
 // path checks a path field: its syntax and prefix (Dir, a request check),
 // then where it leads (DIR-002, a state check): links on the way, and the
 // final component's if the call follows it.
-func (s *Sim) path(field, p string, follow bool) []func() error {
-	return []func() error{
-		func() error {
+func (s *Sim) path(field, p string, follow bool) []check {
+	return []check{
+		requestCheck(p, func() error {
 			if err := s.ascii(field, p); err != nil {
 				return err
 			}
 			return s.v.Dir(field, p)
-		},
-		func() error { return s.reached("DIR-002", field, p, follow) },
+		}),
+		stateCheck(p, func() error { return s.reached("DIR-002", field, p, follow) }),
 	}
 }
 
 // ascii refuses a path outside ASCII when the break ascii-only is on.
 func (s *Sim) ascii(field, p string) error {
-	if s.broken("ascii-only") && strings.IndexFunc(p, func(r rune) bool { return r > 0x7e }) >= 0 {
+	if s.faults.Breaks(fault.ASCIIOnly) && strings.IndexFunc(p, func(r rune) bool { return r > 0x7e }) >= 0 {
 		return status.Errorf(codes.InvalidArgument, "%s: %q is not ASCII", field, p)
 	}
 	return nil
 }
 
-// reached checks where p leads under rule. A path the host cannot follow
-// (a missing directory on the way) is left to the Windows call, which
-// fails on its own.
+// reached checks where p leads under rule: every link on the way
+// followed, whether or not the rest of the path exists (a directory to be
+// made below a link leading outside is outside). Only a path Windows
+// cannot place at all is left to the Windows call, which fails on its
+// own.
 func (s *Sim) reached(rule, field, p string, follow bool) error {
-	n, err := s.Host.Resolve(p, follow)
-	if err != nil {
+	n, _ := s.Host.Resolve(p, follow)
+	if n.Root == "" {
 		return nil
 	}
 	return s.v.Reached(rule, field, reach(n))
@@ -93,16 +122,17 @@ func (s *Sim) systemDisks() []uint32 {
 	return out
 }
 
-// volumeID checks a volume ID's shape (a request check) and, for a call
-// that changes the volume, that it is not the OS volume (a state check).
-func (s *Sim) volumeID(field, id string, changes bool) []func() error {
-	checks := []func() error{func() error { return s.v.VolumeID(field, id) }}
+// volumeID checks a volume ID's shape and, for a call that changes the
+// volume, that it is not the OS volume (request checks: a host that does
+// not check the field does not check either).
+func (s *Sim) volumeID(field, id string, changes bool) []check {
+	checks := []check{requestCheck(id, func() error { return s.v.VolumeID(field, id) })}
 	if changes {
-		checks = append(checks, func() error { return s.v.SystemVolume(field, id, s.systemVolumes()) })
+		checks = append(checks, requestCheck(id, func() error { return s.v.SystemVolume(field, id, s.systemVolumes()) }))
 	}
 	return checks
 }
 
-func (s *Sim) disk(field string, n uint32) func() error {
-	return func() error { return s.v.SystemDisk(field, n, s.systemDisks()) }
+func (s *Sim) disk(field string, n uint32) check {
+	return requestCheck(fmt.Sprint(n), func() error { return s.v.SystemDisk(field, n, s.systemDisks()) })
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fenceproof/fenceproof/csiproxy/api"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 )
 
 // fsHandler is the filesystem group on every version. Directory calls
@@ -18,10 +19,8 @@ import (
 // LinkPath (v1alpha1, v1beta1) is the same call.
 type fsHandler struct{ s *Sim }
 
-const fs = "filesystem"
-
 func (f fsHandler) PathExists(_ context.Context, r *api.FilesystemPathExistsRequest, _ string) (*api.FilesystemPathExistsResponse, error) {
-	if err := f.s.check(fs, "PathExists", f.s.path("path", r.Path, false)...); err != nil {
+	if err := f.s.check("PathExists", r, f.s.path("path", r.Path, false)...); err != nil {
 		return nil, err
 	}
 	ok, err := f.s.OS.PathExists(r.Path)
@@ -29,37 +28,39 @@ func (f fsHandler) PathExists(_ context.Context, r *api.FilesystemPathExistsRequ
 }
 
 func (f fsHandler) Mkdir(_ context.Context, r *api.FilesystemMkdirRequest, _ string) (*api.FilesystemMkdirResponse, error) {
-	if err := f.s.check(fs, "Mkdir", f.s.path("path", r.Path, true)...); err != nil {
+	if err := f.s.check("Mkdir", r, f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
-	if f.s.cfg.Faults.NoEffect {
+	if f.s.faults.Breaks(fault.NoEffect) {
 		return &api.FilesystemMkdirResponse{}, nil
 	}
-	if f.s.broken("mkdir-not-idempotent") && f.s.Host.Exists(r.Path) {
+	if f.s.faults.Breaks(fault.MkdirNotIdempotent) && f.s.Host.Exists(r.Path) {
 		return nil, status.Errorf(codes.AlreadyExists, "%s exists", r.Path)
 	}
 	return &api.FilesystemMkdirResponse{}, f.s.refuse(f.s.OS.Mkdir(r.Path))
 }
 
 func (f fsHandler) Rmdir(_ context.Context, r *api.FilesystemRmdirRequest, _ string) (*api.FilesystemRmdirResponse, error) {
-	if err := f.s.check(fs, "Rmdir", f.s.path("path", r.Path, false)...); err != nil {
+	if err := f.s.check("Rmdir", r, f.s.path("path", r.Path, false)...); err != nil {
 		return nil, err
 	}
-	if in, err := f.s.Host.Lstat(r.Path); err == nil && in.Link && f.s.broken("rmdir-follows-link") {
+	if in, err := f.s.Host.Lstat(r.Path); err == nil && in.Link && f.s.faults.Breaks(fault.RmdirFollowsLink) {
 		_ = f.s.Host.RemoveContents(r.Path)
 	}
 	return &api.FilesystemRmdirResponse{}, f.s.refuse(f.s.OS.Rmdir(r.Path, r.Force))
 }
 
 func (f fsHandler) RmdirContents(_ context.Context, r *api.FilesystemRmdirContentsRequest, _ string) (*api.FilesystemRmdirContentsResponse, error) {
-	if err := f.s.check(fs, "RmdirContents", f.s.path("path", r.Path, true)...); err != nil {
+	if err := f.s.check("RmdirContents", r, f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
 	return &api.FilesystemRmdirContentsResponse{}, f.s.refuse(f.s.OS.RmdirContents(r.Path))
 }
 
 func (f fsHandler) IsSymlink(_ context.Context, r *api.FilesystemIsSymlinkRequest, _ string) (*api.FilesystemIsSymlinkResponse, error) {
-	if err := f.s.check(fs, "IsSymlink", f.s.path("path", r.Path, false)...); err != nil {
+	// IsSymlink reads where the link leads (its answer says whether that
+	// exists), so the link's own target must not lead outside either.
+	if err := f.s.check("IsSymlink", r, f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
 	ok, err := f.s.OS.IsSymlink(r.Path)
@@ -69,44 +70,47 @@ func (f fsHandler) IsSymlink(_ context.Context, r *api.FilesystemIsSymlinkReques
 func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymlinkRequest, _ string) (*api.FilesystemCreateSymlinkResponse, error) {
 	s := f.s
 	source, target := r.SourcePath, r.TargetPath
-	request := func() error {
+	source1 := requestCheck(source, func() error {
 		if err := s.ascii("source_path", source); err != nil {
 			return err
 		}
+		return s.v.Check(restrict.KindLinkSource, source, 0)
+	})
+	target1 := requestCheck(target, func() error {
 		if err := s.ascii("target_path", target); err != nil {
 			return err
 		}
-		return s.v.LinkPaths(source, target)
-	}
-	through := func() error { return s.reached("DIR-002", "target_path", target, false) }
-	sourceState := func() error {
+		return s.v.Check(restrict.KindLinkTarget, target, 0)
+	})
+	through := stateCheck(target, func() error { return s.reached("DIR-002", "target_path", target, false) })
+	sourceState := stateCheck(source, func() error {
 		in, err := s.Host.Stat(source)
 		if err := s.v.LinkState(restrict.Entry{Exists: err == nil, IsDir: in.Dir}, restrict.Entry{}); err != nil {
 			return err
 		}
 		return s.reached("LINK-005", "source_path", source, true)
-	}
-	targetState := func() error {
+	})
+	targetState := stateCheck(target, func() error {
 		_, err := s.Host.Lstat(target)
 		return s.v.LinkState(restrict.Entry{Exists: true, IsDir: true}, restrict.Entry{Exists: err == nil})
-	}
+	})
 	resp := &api.FilesystemCreateSymlinkResponse{}
-	if s.cfg.Faults.EffectBeforeCheck {
-		if err := s.check(fs, "CreateSymlink", request, through, targetState); err != nil {
+	if s.faults.Breaks(fault.EffectBeforeCheck) {
+		if err := s.check("CreateSymlink", r, source1, target1, through, targetState); err != nil {
 			return nil, err
 		}
 		if err := s.OS.CreateSymlink(source, target); err != nil {
 			return nil, s.refuse(err)
 		}
-		return resp, s.check(fs, "CreateSymlink", sourceState)
+		return resp, s.check("CreateSymlink", r, sourceState)
 	}
-	if err := s.check(fs, "CreateSymlink", request, through, targetState, sourceState); err != nil {
+	if err := s.check("CreateSymlink", r, source1, target1, through, targetState, sourceState); err != nil {
 		return nil, err
 	}
-	if s.cfg.Faults.NoEffect {
+	if s.faults.Breaks(fault.NoEffect) {
 		return resp, nil
 	}
-	if s.cfg.Faults.LinkAtSource {
+	if s.faults.Breaks(fault.LinkAtSource) {
 		return resp, s.refuse(s.OS.CreateSymlink(target, source))
 	}
 	return resp, s.refuse(s.OS.CreateSymlink(source, target))

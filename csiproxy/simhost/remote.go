@@ -11,6 +11,7 @@ import (
 
 	"github.com/fenceproof/fenceproof/csiproxy/api"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 )
 
 // smbHandler is the SMB group on every version: the remote path is checked
@@ -20,21 +21,18 @@ type smbHandler struct{ s *Sim }
 
 func (h smbHandler) NewSmbGlobalMapping(_ context.Context, r *api.SmbNewSmbGlobalMappingRequest, _ string) (*api.SmbNewSmbGlobalMappingResponse, error) {
 	s := h.s
-	checks := []func() error{func() error {
-		_, err := s.v.SMBRemotePath("remote_path", r.RemotePath)
-		return err
-	}}
+	checks := []check{h.remote(r.RemotePath)}
 	if r.LocalPath != "" {
 		checks = append(checks, s.path("local_path", r.LocalPath, false)...)
-		if !s.broken("map-before-local-check") {
+		if !s.faults.Breaks(fault.MapBeforeLocalCheck) {
 			checks = append(checks, h.localFree(r.LocalPath))
 		}
 	}
-	if err := s.check("smb", "NewSmbGlobalMapping", checks...); err != nil {
+	if err := s.check("NewSmbGlobalMapping", r, checks...); err != nil {
 		return nil, err
 	}
 	resp := &api.SmbNewSmbGlobalMappingResponse{}
-	if s.cfg.Faults.NoEffect {
+	if s.faults.Breaks(fault.NoEffect) {
 		return resp, nil
 	}
 	root := rootOf(r.RemotePath)
@@ -43,19 +41,27 @@ func (h smbHandler) NewSmbGlobalMapping(_ context.Context, r *api.SmbNewSmbGloba
 			return nil, s.refuse(err)
 		}
 	}
-	if r.LocalPath != "" && !s.broken("smb-no-link") {
+	if r.LocalPath != "" && !s.faults.Breaks(fault.SMBNoLink) {
 		return resp, s.refuse(s.OS.NewSmbLink(r.RemotePath, r.LocalPath))
 	}
 	return resp, nil
 }
 
+// remote checks a remote path (SMB-001..005).
+func (h smbHandler) remote(p string) check {
+	return requestCheck(p, func() error {
+		_, err := h.s.v.SMBRemotePath("remote_path", p)
+		return err
+	})
+}
+
 // localFree: the local path of a mapping is a link to make, so it must
 // not exist (LINK-003), checked before anything is mapped.
-func (h smbHandler) localFree(local string) func() error {
-	return func() error {
+func (h smbHandler) localFree(local string) check {
+	return stateCheck(local, func() error {
 		_, err := h.s.Host.Lstat(local)
 		return h.s.v.LinkState(restrict.Entry{Exists: true, IsDir: true}, restrict.Entry{Exists: err == nil})
-	}
+	})
 }
 
 // rootOf is the share a remote path maps, \\server\share lower-cased (the
@@ -74,10 +80,7 @@ func rootOf(remote string) string {
 }
 
 func (h smbHandler) RemoveSmbGlobalMapping(_ context.Context, r *api.SmbRemoveSmbGlobalMappingRequest, _ string) (*api.SmbRemoveSmbGlobalMappingResponse, error) {
-	if err := h.s.check("smb", "RemoveSmbGlobalMapping", func() error {
-		_, err := h.s.v.SMBRemotePath("remote_path", r.RemotePath)
-		return err
-	}); err != nil {
+	if err := h.s.check("RemoveSmbGlobalMapping", r, h.remote(r.RemotePath)); err != nil {
 		return nil, err
 	}
 	return &api.SmbRemoveSmbGlobalMappingResponse{}, h.s.refuse(h.s.OS.RemoveSmbGlobalMapping(rootOf(r.RemotePath)))
@@ -88,34 +91,32 @@ func (h smbHandler) RemoveSmbGlobalMapping(_ context.Context, r *api.SmbRemoveSm
 // gets 3260.
 type iscsiHandler struct{ s *Sim }
 
-const isc = "iscsi"
-
 // portal checks a request's portal (and more) and applies the default
 // port 3260 to a port 0.
-func (h iscsiHandler) portal(method string, p *api.IscsiTargetPortal, more ...func() error) (*iscsi.TargetPortal, error) {
+func (h iscsiHandler) portal(method string, req any, p *api.IscsiTargetPortal, more ...check) (*iscsi.TargetPortal, error) {
 	if p == nil {
 		p = &api.IscsiTargetPortal{}
 	}
-	checks := append([]func() error{func() error {
+	checks := append([]check{requestCheck(p.TargetAddress, func() error {
 		_, _, err := h.s.v.Portal("target_portal", p.TargetAddress, p.TargetPort)
 		return err
-	}}, more...)
-	if err := h.s.check(isc, method, checks...); err != nil {
+	})}, more...)
+	if err := h.s.check(method, req, checks...); err != nil {
 		return nil, err
 	}
 	port := p.TargetPort
-	if port == 0 && !h.s.cfg.Faults.NoDefaultPort {
+	if port == 0 && !h.s.faults.Breaks(fault.NoDefaultPort) {
 		port = 3260
 	}
 	return &iscsi.TargetPortal{Address: p.TargetAddress, Port: port}, nil
 }
 
-func (h iscsiHandler) iqn(iqn string) func() error {
-	return func() error { return h.s.v.IQN("iqn", iqn) }
+func (h iscsiHandler) iqn(iqn string) check {
+	return requestCheck(iqn, func() error { return h.s.v.IQN("iqn", iqn) })
 }
 
 func (h iscsiHandler) AddTargetPortal(_ context.Context, r *api.IscsiAddTargetPortalRequest, _ string) (*api.IscsiAddTargetPortalResponse, error) {
-	p, err := h.portal("AddTargetPortal", r.TargetPortal)
+	p, err := h.portal("AddTargetPortal", r, r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func (h iscsiHandler) AddTargetPortal(_ context.Context, r *api.IscsiAddTargetPo
 }
 
 func (h iscsiHandler) DiscoverTargetPortal(_ context.Context, r *api.IscsiDiscoverTargetPortalRequest, _ string) (*api.IscsiDiscoverTargetPortalResponse, error) {
-	p, err := h.portal("DiscoverTargetPortal", r.TargetPortal)
+	p, err := h.portal("DiscoverTargetPortal", r, r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func (h iscsiHandler) DiscoverTargetPortal(_ context.Context, r *api.IscsiDiscov
 }
 
 func (h iscsiHandler) RemoveTargetPortal(_ context.Context, r *api.IscsiRemoveTargetPortalRequest, _ string) (*api.IscsiRemoveTargetPortalResponse, error) {
-	p, err := h.portal("RemoveTargetPortal", r.TargetPortal)
+	p, err := h.portal("RemoveTargetPortal", r, r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
@@ -154,12 +155,12 @@ var authTypes = map[int32]string{0: "NONE", 1: "ONEWAYCHAP", 2: "MUTUALCHAP"}
 
 func (h iscsiHandler) ConnectTarget(_ context.Context, r *api.IscsiConnectTargetRequest, _ string) (*api.IscsiConnectTargetResponse, error) {
 	auth, ok := authTypes[r.AuthType]
-	p, err := h.portal("ConnectTarget", r.TargetPortal, h.iqn(r.Iqn), func() error {
+	p, err := h.portal("ConnectTarget", r, r.TargetPortal, h.iqn(r.Iqn), requestCheck(auth, func() error {
 		if !ok {
 			return status.Errorf(codes.InvalidArgument, "auth_type %d is not NONE, ONE_WAY_CHAP or MUTUAL_CHAP", r.AuthType)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -167,18 +168,18 @@ func (h iscsiHandler) ConnectTarget(_ context.Context, r *api.IscsiConnectTarget
 }
 
 func (h iscsiHandler) DisconnectTarget(_ context.Context, r *api.IscsiDisconnectTargetRequest, _ string) (*api.IscsiDisconnectTargetResponse, error) {
-	p, err := h.portal("DisconnectTarget", r.TargetPortal, h.iqn(r.Iqn))
+	p, err := h.portal("DisconnectTarget", r, r.TargetPortal, h.iqn(r.Iqn))
 	if err != nil {
 		return nil, err
 	}
-	if h.s.broken("disconnect-keeps-target") {
+	if h.s.faults.Breaks(fault.DisconnectKeepsTarget) {
 		return &api.IscsiDisconnectTargetResponse{}, nil
 	}
 	return &api.IscsiDisconnectTargetResponse{}, h.s.refuse(h.s.OS.DisconnectTarget(p, r.Iqn))
 }
 
 func (h iscsiHandler) GetTargetDisks(_ context.Context, r *api.IscsiGetTargetDisksRequest, _ string) (*api.IscsiGetTargetDisksResponse, error) {
-	p, err := h.portal("GetTargetDisks", r.TargetPortal, h.iqn(r.Iqn))
+	p, err := h.portal("GetTargetDisks", r, r.TargetPortal, h.iqn(r.Iqn))
 	if err != nil {
 		return nil, err
 	}
@@ -187,9 +188,9 @@ func (h iscsiHandler) GetTargetDisks(_ context.Context, r *api.IscsiGetTargetDis
 }
 
 func (h iscsiHandler) SetMutualChapSecret(_ context.Context, r *api.IscsiSetMutualChapSecretRequest, _ string) (*api.IscsiSetMutualChapSecretResponse, error) {
-	if err := h.s.check(isc, "SetMutualChapSecret", func() error {
+	if err := h.s.check("SetMutualChapSecret", r, requestCheck(r.MutualChapSecret, func() error {
 		return h.s.v.MutualCHAPSecret("MutualChapSecret", r.MutualChapSecret, h.s.cfg.IPsec)
-	}); err != nil {
+	})); err != nil {
 		return nil, err
 	}
 	return &api.IscsiSetMutualChapSecretResponse{}, h.s.refuse(h.s.OS.SetMutualChapSecret(r.MutualChapSecret))
@@ -201,18 +202,18 @@ type systemHandler struct{ s *Sim }
 
 func (h systemHandler) GetBIOSSerialNumber(context.Context, *api.SystemGetBIOSSerialNumberRequest, string) (*api.SystemGetBIOSSerialNumberResponse, error) {
 	n, err := h.s.OS.GetBIOSSerialNumber()
-	if h.s.broken("no-serial") {
+	if h.s.faults.Breaks(fault.NoSerial) {
 		n = ""
 	}
 	return &api.SystemGetBIOSSerialNumberResponse{SerialNumber: n}, h.s.refuse(err)
 }
 
-func (h systemHandler) service(method, name string) error {
-	return h.s.check("system", method, func() error { return h.s.v.Service("name", name) })
+func (h systemHandler) service(method string, req any, name string) error {
+	return h.s.check(method, req, requestCheck(name, func() error { return h.s.v.Service("name", name) }))
 }
 
 func (h systemHandler) GetService(_ context.Context, r *api.SystemGetServiceRequest, _ string) (*api.SystemGetServiceResponse, error) {
-	if err := h.service("GetService", r.Name); err != nil {
+	if err := h.service("GetService", r, r.Name); err != nil {
 		return nil, err
 	}
 	info, err := h.s.OS.GetService(r.Name)
@@ -220,21 +221,21 @@ func (h systemHandler) GetService(_ context.Context, r *api.SystemGetServiceRequ
 		return nil, h.s.refuse(err)
 	}
 	st := int32(info.Status)
-	if h.s.broken("service-status-unknown") {
+	if h.s.faults.Breaks(fault.ServiceStatusUnknown) {
 		st = 0
 	}
 	return &api.SystemGetServiceResponse{DisplayName: info.DisplayName, StartType: int32(info.StartType), Status: st}, nil
 }
 
 func (h systemHandler) StartService(_ context.Context, r *api.SystemStartServiceRequest, _ string) (*api.SystemStartServiceResponse, error) {
-	if err := h.service("StartService", r.Name); err != nil {
+	if err := h.service("StartService", r, r.Name); err != nil {
 		return nil, err
 	}
 	return &api.SystemStartServiceResponse{}, h.s.refuse(h.s.OS.StartService(r.Name))
 }
 
 func (h systemHandler) StopService(_ context.Context, r *api.SystemStopServiceRequest, _ string) (*api.SystemStopServiceResponse, error) {
-	if err := h.service("StopService", r.Name); err != nil {
+	if err := h.service("StopService", r, r.Name); err != nil {
 		return nil, err
 	}
 	return &api.SystemStopServiceResponse{}, h.s.refuse(h.s.OS.StopService(r.Name, r.Force))

@@ -4,9 +4,9 @@
 // csi-proxy's named pipes, with csi-proxy v1's semantics (csiproxy/winos on
 // csiproxy/hostmodel: the link at target_path, os.MkdirAll, os.RemoveAll)
 // and every restriction of csiproxy/restrict enforced before any Windows
-// call: what a correct csi-proxy does. Faults (faults.go) break it on
+// call: what a correct csi-proxy does. Faults (package fault) break it on
 // purpose, one way each, so the conformance suite can be shown to catch
-// each.
+// each, and make hostile hosts built to pass it while being unsafe.
 //
 // Every answer reports the Windows calls made for the request
 // (csiproxy/hostrecord): the suite reads it to tell a refusal by
@@ -31,6 +31,7 @@ import (
 	"github.com/fenceproof/fenceproof/csiproxy/hostmodel"
 	"github.com/fenceproof/fenceproof/csiproxy/hostrecord"
 	"github.com/fenceproof/fenceproof/csiproxy/restrict"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 	"github.com/fenceproof/fenceproof/csiproxy/winos"
 )
 
@@ -41,8 +42,12 @@ type Config struct {
 	IPsec bool
 	// Services is the SVC-001 allow-list; nil is restrict.DefaultServices.
 	Services []string
-	Faults   Faults
-	Log      *slog.Logger
+	// EscapeLink and InsideLink name the node's links (hostmodel.Standard);
+	// empty: hostmodel.EscapeLink, hostmodel.InsideLink.
+	EscapeLink, InsideLink string
+	// Faults break the host; nil is the faithful host.
+	Faults *fault.Set
+	Log    *slog.Logger
 }
 
 // Sim is a running simulated host.
@@ -51,6 +56,7 @@ type Sim struct {
 	Host    *hostmodel.Host
 	OS      *winos.OS
 	v       *restrict.Validator
+	faults  *fault.Set
 	log     *slog.Logger
 	servers []*grpc.Server
 	closers []func()
@@ -72,13 +78,20 @@ func New(cfg Config) *Sim {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	h := hostmodel.New(hostmodel.Standard(cfg.PluginsPath, cfg.PodPath))
+	if cfg.EscapeLink == "" {
+		cfg.EscapeLink = hostmodel.EscapeLink
+	}
+	if cfg.InsideLink == "" {
+		cfg.InsideLink = hostmodel.InsideLink
+	}
+	h := hostmodel.New(hostmodel.Standard(cfg.PluginsPath, cfg.PodPath, cfg.EscapeLink, cfg.InsideLink))
 	o := winos.New(h)
-	o.Interpolate = cfg.Faults.Interpolate
+	o.Interpolate = cfg.Faults.Interpolated()
+	node := hostmodel.DefaultNode
 	return &Sim{
-		cfg: cfg, Host: h, OS: o, log: cfg.Log,
-		v: &restrict.Validator{PluginsPath: cfg.PluginsPath, PodPath: cfg.PodPath, LocalNames: []string{hostmodel.DefaultName},
-			Services: cfg.Services, Skip: cfg.Faults.Skip},
+		cfg: cfg, Host: h, OS: o, log: cfg.Log, faults: cfg.Faults,
+		v: &restrict.Validator{PluginsPath: cfg.PluginsPath, PodPath: cfg.PodPath, LocalNames: node.Names, LocalAddresses: node.Addresses,
+			Services: cfg.Services, Skip: cfg.Faults.Skipped()},
 	}
 }
 
@@ -96,7 +109,7 @@ func (s *Sim) Serve(dir string) error {
 	}
 	h := s.handlers()
 	for _, gv := range api.Versions {
-		if s.cfg.Faults.Drop[gv.Group+"/"+gv.Version] {
+		if !s.faults.Serves(gv.Group + "/" + gv.Version) {
 			continue
 		}
 		gs := s.grpcServer()
@@ -114,7 +127,7 @@ func (s *Sim) Serve(dir string) error {
 			return err
 		}
 	}
-	if s.broken("dead-endpoint") {
+	if s.faults.Breaks(fault.DeadEndpoint) {
 		if err := s.serveDead(filepath.Join(dir, "csi-proxy-volume-v3")); err != nil {
 			s.Stop()
 			return err
@@ -164,7 +177,8 @@ func (s *Sim) serveDead(path string) error {
 	return nil
 }
 
-// Stop stops every server and waits for them.
+// Stop stops every server and waits for them, then closes what the faults
+// keep.
 func (s *Sim) Stop() {
 	for _, gs := range s.servers {
 		gs.Stop()
@@ -173,6 +187,9 @@ func (s *Sim) Stop() {
 		c()
 	}
 	s.wg.Wait()
+	if err := s.faults.Close(); err != nil {
+		s.log.Error("closing the faults", "err", err)
+	}
 }
 
 // logCalls logs each call's method and outcome; requests are not logged
@@ -206,9 +223,7 @@ func (s *Sim) refuse(err error) error {
 	case errors.As(err, &w):
 		code = w.Code
 	}
-	if s.cfg.Faults.UnknownCode && (code == codes.InvalidArgument || code == codes.FailedPrecondition) {
-		code = codes.Unknown
-	}
+	code = s.faults.Code(code)
 	msg := err.Error()
 	if st, ok := status.FromError(err); ok && w == nil && v == nil {
 		msg = st.Message()

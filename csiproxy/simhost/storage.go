@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fenceproof/fenceproof/csiproxy/api"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 )
 
 // volumeHandler is the volume group on every version: volume IDs must be
@@ -15,32 +16,30 @@ import (
 // like the filesystem group's.
 type volumeHandler struct{ s *Sim }
 
-const vol = "volume"
-
 func (h volumeHandler) ListVolumesOnDisk(_ context.Context, r *api.VolumeListVolumesOnDiskRequest, _ string) (*api.VolumeListVolumesOnDiskResponse, error) {
 	ids, err := h.s.OS.ListVolumesOnDisk(r.DiskNumber, r.PartitionNumber)
 	return &api.VolumeListVolumesOnDiskResponse{VolumeIds: ids}, h.s.refuse(err)
 }
 
 func (h volumeHandler) MountVolume(_ context.Context, r *api.VolumeMountVolumeRequest, _ string) (*api.VolumeMountVolumeResponse, error) {
-	if err := h.s.check(vol, "MountVolume", append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
+	if err := h.s.check("MountVolume", r, append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeMountVolumeResponse{}, h.s.refuse(h.s.OS.MountVolume(r.VolumeId, r.TargetPath))
 }
 
 func (h volumeHandler) UnmountVolume(_ context.Context, r *api.VolumeUnmountVolumeRequest, _ string) (*api.VolumeUnmountVolumeResponse, error) {
-	if err := h.s.check(vol, "UnmountVolume", append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
+	if err := h.s.check("UnmountVolume", r, append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
 		return nil, err
 	}
-	if h.s.broken("unmount-keeps-mount") {
+	if h.s.faults.Breaks(fault.UnmountKeepsMount) {
 		return &api.VolumeUnmountVolumeResponse{}, nil
 	}
 	return &api.VolumeUnmountVolumeResponse{}, h.s.refuse(h.s.OS.UnmountVolume(r.VolumeId, r.TargetPath))
 }
 
 func (h volumeHandler) IsVolumeFormatted(_ context.Context, r *api.VolumeIsVolumeFormattedRequest, _ string) (*api.VolumeIsVolumeFormattedResponse, error) {
-	if err := h.s.check(vol, "IsVolumeFormatted", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+	if err := h.s.check("IsVolumeFormatted", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	ok, err := h.s.OS.IsVolumeFormatted(r.VolumeId)
@@ -48,21 +47,21 @@ func (h volumeHandler) IsVolumeFormatted(_ context.Context, r *api.VolumeIsVolum
 }
 
 func (h volumeHandler) FormatVolume(_ context.Context, r *api.VolumeFormatVolumeRequest, _ string) (*api.VolumeFormatVolumeResponse, error) {
-	if err := h.s.check(vol, "FormatVolume", h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
+	if err := h.s.check("FormatVolume", r, h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeFormatVolumeResponse{}, h.s.refuse(h.s.OS.FormatVolume(r.VolumeId))
 }
 
 func (h volumeHandler) ResizeVolume(_ context.Context, r *api.VolumeResizeVolumeRequest, _ string) (*api.VolumeResizeVolumeResponse, error) {
-	if err := h.s.check(vol, "ResizeVolume", h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
+	if err := h.s.check("ResizeVolume", r, h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeResizeVolumeResponse{}, h.s.refuse(h.s.OS.ResizeVolume(r.VolumeId, r.SizeBytes))
 }
 
 func (h volumeHandler) GetVolumeStats(_ context.Context, r *api.VolumeGetVolumeStatsRequest, _ string) (*api.VolumeGetVolumeStatsResponse, error) {
-	if err := h.s.check(vol, "GetVolumeStats", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+	if err := h.s.check("GetVolumeStats", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	total, used, err := h.s.OS.GetVolumeStats(r.VolumeId)
@@ -70,7 +69,7 @@ func (h volumeHandler) GetVolumeStats(_ context.Context, r *api.VolumeGetVolumeS
 }
 
 func (h volumeHandler) GetDiskNumberFromVolumeID(_ context.Context, r *api.VolumeGetDiskNumberFromVolumeIDRequest, _ string) (*api.VolumeGetDiskNumberFromVolumeIDResponse, error) {
-	if err := h.s.check(vol, "GetDiskNumberFromVolumeID", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+	if err := h.s.check("GetDiskNumberFromVolumeID", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	n, err := h.s.OS.GetDiskNumberFromVolumeID(r.VolumeId)
@@ -78,7 +77,7 @@ func (h volumeHandler) GetDiskNumberFromVolumeID(_ context.Context, r *api.Volum
 }
 
 func (h volumeHandler) GetVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetVolumeIDFromTargetPathRequest, _ string) (*api.VolumeGetVolumeIDFromTargetPathResponse, error) {
-	if err := h.s.check(vol, "GetVolumeIDFromTargetPath", h.s.path("target_path", r.TargetPath, true)...); err != nil {
+	if err := h.s.check("GetVolumeIDFromTargetPath", r, h.s.path("target_path", r.TargetPath, true)...); err != nil {
 		return nil, err
 	}
 	id, err := h.s.OS.GetVolumeIDFromTargetPath(r.TargetPath)
@@ -86,7 +85,7 @@ func (h volumeHandler) GetVolumeIDFromTargetPath(_ context.Context, r *api.Volum
 }
 
 func (h volumeHandler) GetClosestVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetClosestVolumeIDFromTargetPathRequest, _ string) (*api.VolumeGetClosestVolumeIDFromTargetPathResponse, error) {
-	if err := h.s.check(vol, "GetClosestVolumeIDFromTargetPath", h.s.path("target_path", r.TargetPath, true)...); err != nil {
+	if err := h.s.check("GetClosestVolumeIDFromTargetPath", r, h.s.path("target_path", r.TargetPath, true)...); err != nil {
 		return nil, err
 	}
 	id, err := h.s.OS.GetClosestVolumeIDFromTargetPath(r.TargetPath)
@@ -94,7 +93,7 @@ func (h volumeHandler) GetClosestVolumeIDFromTargetPath(_ context.Context, r *ap
 }
 
 func (h volumeHandler) WriteVolumeCache(_ context.Context, r *api.VolumeWriteVolumeCacheRequest, _ string) (*api.VolumeWriteVolumeCacheResponse, error) {
-	if err := h.s.check(vol, "WriteVolumeCache", h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+	if err := h.s.check("WriteVolumeCache", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeWriteVolumeCacheResponse{}, h.s.refuse(h.s.OS.WriteVolumeCache(r.VolumeId))
@@ -103,8 +102,6 @@ func (h volumeHandler) WriteVolumeCache(_ context.Context, r *api.VolumeWriteVol
 // diskHandler is the disk group on every version: the OS disk is never
 // partitioned or set offline.
 type diskHandler struct{ s *Sim }
-
-const dsk = "disk"
 
 func (h diskHandler) ListDiskLocations(context.Context, *api.DiskListDiskLocationsRequest, string) (*api.DiskListDiskLocationsResponse, error) {
 	out := map[uint32]*api.DiskDiskLocation{}
@@ -116,7 +113,7 @@ func (h diskHandler) ListDiskLocations(context.Context, *api.DiskListDiskLocatio
 
 func (h diskHandler) ListDiskIDs(context.Context, *api.DiskListDiskIDsRequest, string) (*api.DiskListDiskIDsResponse, error) {
 	ids, err := h.s.OS.ListDiskIDs()
-	if h.s.broken("disk-ids-missing") {
+	if h.s.faults.Breaks(fault.DiskIDsMissing) {
 		delete(ids, 1)
 	}
 	out := map[uint32]*api.DiskDiskIDs{}
@@ -128,7 +125,7 @@ func (h diskHandler) ListDiskIDs(context.Context, *api.DiskListDiskIDsRequest, s
 }
 
 func (h diskHandler) PartitionDisk(_ context.Context, r *api.DiskPartitionDiskRequest, _ string) (*api.DiskPartitionDiskResponse, error) {
-	if err := h.s.check(dsk, "PartitionDisk", h.s.disk("disk_number", r.DiskNumber)); err != nil {
+	if err := h.s.check("PartitionDisk", r, h.s.disk("disk_number", r.DiskNumber)); err != nil {
 		return nil, err
 	}
 	o := h.s.OS
@@ -146,7 +143,7 @@ func (h diskHandler) PartitionDisk(_ context.Context, r *api.DiskPartitionDiskRe
 }
 
 func (h diskHandler) Rescan(context.Context, *api.DiskRescanRequest, string) (*api.DiskRescanResponse, error) {
-	if h.s.broken("rescan-fails") {
+	if h.s.faults.Breaks(fault.RescanFails) {
 		return nil, status.Error(codes.Internal, "Update-HostStorageCache failed")
 	}
 	return &api.DiskRescanResponse{}, h.s.refuse(h.s.OS.Rescan())
@@ -166,10 +163,10 @@ func (h diskHandler) GetDiskStats(_ context.Context, r *api.DiskGetDiskStatsRequ
 }
 
 func (h diskHandler) SetDiskState(_ context.Context, r *api.DiskSetDiskStateRequest, _ string) (*api.DiskSetDiskStateResponse, error) {
-	if err := h.s.check(dsk, "SetDiskState", h.s.disk("disk_number", r.DiskNumber)); err != nil {
+	if err := h.s.check("SetDiskState", r, h.s.disk("disk_number", r.DiskNumber)); err != nil {
 		return nil, err
 	}
-	if h.s.broken("state-not-kept") {
+	if h.s.faults.Breaks(fault.StateNotKept) {
 		return &api.DiskSetDiskStateResponse{}, nil
 	}
 	return &api.DiskSetDiskStateResponse{}, h.s.refuse(h.s.OS.SetDiskState(r.DiskNumber, r.IsOnline))

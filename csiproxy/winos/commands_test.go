@@ -85,7 +85,7 @@ func TestScriptsAreCSIProxys(t *testing.T) {
 	}
 }
 
-const canaryDir = `C:\var\lib\kubelet\pods\fp-canary-7`
+const canaryDir = `C:\var\lib\kubelet\pods\Zq4-drawn_name`
 
 // TestEnvironmentKeepsPayloadsInert: csi-proxy v1.1.3 passes request fields
 // as environment variables, so a payload in one never runs.

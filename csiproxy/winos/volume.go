@@ -120,9 +120,17 @@ func (o *OS) WriteVolumeCache(volumeID string) error {
 }
 
 // GetClosestVolumeIDFromTargetPath follows links and climbs directories
-// from the path until a volume: a mount point, or the drive's volume.
+// from the path until a volume: a mount point, or the drive's volume. Like
+// csi-proxy's findClosestVolume it starts with os.Lstat of the path, so a
+// path that does not exist is an error (the model used to climb from its
+// parent and answer with the drive's volume).
 func (o *OS) GetClosestVolumeIDFromTargetPath(targetPath string) (string, error) {
-	if in, err := o.H.Lstat(targetPath); err == nil && in.Link {
+	o.H.Call("os.Lstat", targetPath)
+	in, err := o.H.Lstat(targetPath)
+	if err != nil {
+		return "", fail(err, "error getting the closest volume for the path=%s", targetPath)
+	}
+	if in.Link {
 		o.run("DereferenceSymlink", []string{targetPath})
 	}
 	o.run("VolumeForDriveLetter", []string{"C"})

@@ -60,9 +60,10 @@ func at(f func(raw string, b cidr.Block, err error) (cidr.Block, error)) func(st
 
 // all is the table of faults, in the order the rule table lists proofs:
 // the faults of this file, then those of the credentials' comparison
-// (credentials.go), of what is fenced, listed and reported (fenced.go) and
-// of blocks that are not independent or not the width asked (blocks.go).
-var all = slices.Concat(faults, credentialFaults, credentialVariantFaults, fencedFaults, blockFaults)
+// (credentials.go), of what is fenced, listed and reported (fenced.go), of
+// blocks that are not independent or not the width asked (blocks.go) and of
+// what is enforced (enforced.go).
+var all = slices.Concat(faults, credentialFaults, credentialVariantFaults, fencedFaults, blockFaults, enforcedFaults)
 
 var faults = []*Fault{
 	{Name: "accept-empty", Help: "Fence and Unfence with no cidrs answer OK", Proofs: fails("ERR-001", "ERR-006"),
