@@ -3,8 +3,11 @@ package sanity
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,17 +19,33 @@ const scaleBatch = 32
 // honestRefusals are the codes a driver may refuse a fence with for capacity.
 var honestRefusals = []string{"ResourceExhausted", "InvalidArgument"}
 
-// scaleProbe is how many blocks SCALE-001 fences first, to measure the
-// driver's time per block before it sizes the rest.
-const scaleProbe = 8
+// SCALE-001 times requests of growing size before it sizes its cases, so
+// that a driver whose time grows faster than its requests (one that rewrites
+// its whole state per block) is measured, not extrapolated from 8 blocks: a
+// first request of scaleProbe blocks, a second of up to scaleRamp times as
+// many (as many as fit in an eighth of the RPC deadline were the time to grow
+// with the square of the size), and the cases reach at most scaleReach times
+// the largest request timed.
+const (
+	scaleProbe = 8
+	scaleRamp  = 8
+	scaleReach = 16
+)
+
+// scaleSample is one timed Fence of SCALE-001's probes.
+type scaleSample struct {
+	n    int
+	took time.Duration
+}
 
 // scalePlan is how much SCALE-001 fences, sized to the driver's pace.
 type scalePlan struct {
-	perBlock time.Duration // measured in one request of scaleProbe blocks
-	one      int           // blocks in the one-request case
-	many     int           // blocks in the many-requests case
-	batch    int           // blocks per request in that case
-	why      string        // why fewer than --scale-size, if so
+	samples []scaleSample // the probes, in the order sent
+	growth  float64       // time grows with size^growth (1 to 3), from the two probes
+	one     int           // blocks in the one-request case
+	many    int           // blocks in the many-requests case
+	batch   int           // blocks per request in that case
+	why     string        // why fewer than --scale-size, if so
 }
 
 func describeCapacity(s *State) {
@@ -37,16 +56,17 @@ func describeCapacity(s *State) {
 			if c.v6 {
 				s.needIPv6(ctx)
 			}
+			blocks := s.scaleBlocks(c.v6, s.cfg.ScaleSize)
 			if plans[c.v6] == nil {
-				plans[c.v6] = s.planScale(ctx, c.v6)
+				plans[c.v6] = s.planScale(ctx, blocks)
 			}
 			plan := plans[c.v6]
 			n, batch := plan.many, plan.batch
 			if c.oneRequest {
 				n, batch = plan.one, plan.one
 			}
-			blocks := s.scaleBlocks(c.v6, n)
-			note("measured %s per block in one request of %d; fenced %d %s blocks in requests of %d%s", plan.perBlock.Round(time.Microsecond), scaleProbe, len(blocks), family(c.v6), batch, plan.why)
+			blocks = blocks[:min(n, len(blocks))]
+			note("%s; fenced %d %s blocks in requests of %d%s", plan, len(blocks), family(c.v6), batch, plan.why)
 			var acked, refused []string
 			for i := 0; i < len(blocks); i += batch {
 				part := blocks[i:min(i+batch, len(blocks))]
@@ -175,39 +195,102 @@ func (s *State) scaleBlocks(v6 bool, n int) []string {
 	return out
 }
 
-// planScale fences scaleProbe blocks of the family in one request, timing
-// it, and sizes both cases of the family to fit: each request within half
-// the RPC deadline, each case within half its share of the budget (a
-// sixteenth of --timeout: the rule has four cases). The probe's blocks are
-// checked with the first case.
-func (s *State) planScale(ctx context.Context, v6 bool) *scalePlan {
+// planScale times Fences of the first blocks of the family's (the probes:
+// fenced, checked listed, unfenced; the case fences them again) and sizes
+// both cases of the family so that, at the pace measured, each request takes
+// at most 1/requestHeadroom of the RPC deadline and each case half its share of
+// the budget (a sixteenth of --timeout: the rule has four cases).
+func (s *State) planScale(ctx context.Context, blocks []string) *scalePlan {
 	GinkgoHelper()
-	probe := s.v4(min(scaleProbe, s.cfg.ScaleSize), 32)
-	if v6 {
-		probe = s.v6(len(probe), 128)
-	}
-	start := time.Now()
-	err := s.fence(ctx, probe)
-	took := time.Since(start)
-	settleCut(err)
-	if err != nil && !slices.Contains(honestRefusals, codeName(err)) {
-		failf("FenceClusterNetwork of %d blocks: expected OK, RESOURCE_EXHAUSTED or INVALID_ARGUMENT, got %s: %s", len(probe), codeSpec(err), errText(err))
-	}
-	if err == nil {
-		s.expectFenced(ctx, probe, fmt.Sprintf("after fencing %d blocks", len(probe)))
+	perRequest := s.cfg.RPCTimeout.Duration / requestHeadroom
+	p := &scalePlan{}
+	p.probe(len(blocks), perRequest, func(n int) (time.Duration, bool) {
+		probe := blocks[:n]
+		start := time.Now()
+		err := s.fence(ctx, probe)
+		took := time.Since(start)
+		settleCut(err)
+		if err != nil && !slices.Contains(honestRefusals, codeName(err)) {
+			failf("FenceClusterNetwork of %d blocks (%s to %s): expected OK, RESOURCE_EXHAUSTED or INVALID_ARGUMENT, got %s: %s", len(probe), probe[0], probe[len(probe)-1], codeSpec(err), errText(err))
+		}
+		if err != nil {
+			return took, false // refused: the cases find out how much it takes
+		}
+		s.expectFenced(ctx, probe, fmt.Sprintf("after fencing %d blocks in one request", len(probe)))
 		s.unfenceAll(ctx, probe)
-	}
-	p := &scalePlan{perBlock: max(took/time.Duration(len(probe)), time.Microsecond)}
-	share := min(s.budget.total/16, s.left()/2) / 2
-	perRequest := s.cfg.RPCTimeout.Duration / 2
-	fit := func(d time.Duration) int { return int(d / p.perBlock) }
-	want := s.cfg.ScaleSize
-	p.one = max(min(want, fit(min(share, perRequest))), 1)
-	p.batch = max(min(scaleBatch, fit(perRequest)), 1)
-	p.many = max(min(want, fit(share)), 1)
-	if p.one < want || p.many < want {
-		p.why = fmt.Sprintf(" (fewer than --scale-size %d: at this pace %d blocks take %s, more than the rule's share of the budget, %s per case, or half the RPC deadline per request)",
-			want, want, (p.perBlock * time.Duration(want)).Round(time.Millisecond), share.Round(time.Second))
-	}
+		return took, true
+	})
+	p.size(s.cfg.ScaleSize, min(s.budget.total/16, s.left()/2)/2, perRequest)
 	return p
+}
+
+// probe times fence (a Fence of the first n of avail blocks; ok is false
+// when it was refused) on scaleProbe blocks, then on as many more as fit in
+// half of perRequest were the time to grow with the square of the size (at
+// most scaleRamp times as many).
+func (p *scalePlan) probe(avail int, perRequest time.Duration, fence func(n int) (took time.Duration, ok bool)) {
+	p.growth = 2 // until measured, assume the square
+	next := min(scaleProbe, avail)
+	for next > 0 && len(p.samples) < 2 {
+		took, ok := fence(next)
+		p.samples = append(p.samples, scaleSample{next, max(took, time.Microsecond)})
+		if !ok {
+			return
+		}
+		if next = p.fit(min(scaleRamp*next, avail), perRequest/2); next <= scaleProbe {
+			return
+		}
+	}
+}
+
+// size sets the plan's sizes from its samples: want blocks at most, each
+// case within share, each request within perRequest.
+func (p *scalePlan) size(want int, share, perRequest time.Duration) {
+	if len(p.samples) == 2 {
+		a, b := p.samples[0], p.samples[1]
+		p.growth = math.Log(float64(b.took)/float64(a.took)) / math.Log(float64(b.n)/float64(a.n))
+		p.growth = min(max(p.growth, 1), 3)
+	}
+	p.one = max(p.fit(want, min(share, perRequest)), 1)
+	p.batch = max(p.fit(scaleBatch, perRequest), 1)
+	// The many-requests case costs at least what one request of all its
+	// blocks would (a driver whose time per block grows with the set it
+	// holds), and the requests' own cost.
+	p.many = max(sort.Search(p.reach(want), func(n int) bool {
+		n++
+		reqs := time.Duration((n + p.batch - 1) / p.batch)
+		return max(p.predict(n), reqs*p.predict(min(n, p.batch))) > share
+	}), 1)
+	if p.one < want || p.many < want {
+		p.why = fmt.Sprintf(" (fewer than --scale-size %d: at this pace %d blocks would take %s in one request, more than the rule's share of the budget, %s per case, or 1/%d of the RPC deadline per request)",
+			want, want, p.predict(want).Round(time.Millisecond), share.Round(time.Second), requestHeadroom)
+	}
+}
+
+// predict is the time of a request of n blocks at the pace measured: the
+// last probe's scaled by (n/its size)^growth, and at least by n/its size.
+func (p *scalePlan) predict(n int) time.Duration {
+	last := p.samples[len(p.samples)-1]
+	r := float64(n) / float64(last.n)
+	return time.Duration(float64(last.took) * max(r, math.Pow(r, p.growth)))
+}
+
+// reach is limit, at most scaleReach times the last probe.
+func (p *scalePlan) reach(limit int) int {
+	return min(limit, scaleReach*p.samples[len(p.samples)-1].n)
+}
+
+// fit is the most blocks, at most reach(limit), that one request carries
+// within d at the pace measured.
+func (p *scalePlan) fit(limit int, d time.Duration) int {
+	return sort.Search(p.reach(limit), func(n int) bool { return p.predict(n+1) > d })
+}
+
+// String says what the plan measured.
+func (p *scalePlan) String() string {
+	var ms []string
+	for _, m := range p.samples {
+		ms = append(ms, fmt.Sprintf("%d blocks in %s", m.n, m.took.Round(time.Microsecond)))
+	}
+	return fmt.Sprintf("timed one request of %s (time grows as size^%.1f)", strings.Join(ms, ", then "), p.growth)
 }

@@ -362,10 +362,15 @@ func requestCIDRs(req any) []*fence.CIDR {
 // one-request case of SCALE-001 excepted, which says what it sent).
 const maxRequestBlocks = 1024
 
+// requestHeadroom is how many times slower than measured a request the
+// suite sizes may run and still answer within the RPC deadline: a loaded
+// machine runs the driver several times slower from one second to the next.
+const requestHeadroom = 4
+
 // requestSize is the most blocks the suite puts in one Fence or Unfence: as
-// many as fit in half the RPC deadline at the driver's slowest pace so far
-// (the time per block of the slowest Fence or Unfence it answered, per
-// block), at most maxRequestBlocks.
+// many as fit in 1/requestHeadroom of the RPC deadline at the driver's
+// slowest pace so far (the time per block of the slowest Fence or Unfence
+// it answered, per block), at most maxRequestBlocks.
 func (s *State) requestSize() int {
 	s.mu.Lock()
 	pace := s.pace
@@ -373,7 +378,7 @@ func (s *State) requestSize() int {
 	if pace <= 0 {
 		return maxRequestBlocks
 	}
-	return max(1, min(maxRequestBlocks, int(s.cfg.RPCTimeout.Duration/2/pace)))
+	return max(1, min(maxRequestBlocks, int(s.cfg.RPCTimeout.Duration/requestHeadroom/pace)))
 }
 
 // answerEchoes says where a successful answer contained a secret.
