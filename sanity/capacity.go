@@ -169,6 +169,7 @@ func (s *State) scaleBlocks(v6 bool, n int) []string {
 	if !s.cfg.Destructive {
 		n = min(n, ipv4Hosts)
 	}
+	s.alloc.refresh() // what the previous case fenced and unfenced is free again
 	var out []string
 	for len(out) < n {
 		r, ok := s.alloc.region(false, 24)
