@@ -1,6 +1,7 @@
 package sanity
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -342,6 +343,12 @@ func (s *State) region(v6 bool, bits int) netip.Prefix {
 	GinkgoHelper()
 	p, ok := s.alloc.region(v6, bits)
 	if !ok {
+		// TIME-002's trials still waiting for their window hold blocks
+		// (an IPv4-only driver's fill the /24s): wait it out, read them,
+		// and so free their blocks.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*s.cfg.RPCTimeout.Duration)
+		s.awaitWindows(ctx, s.probes, true)
+		cancel()
 		s.alloc.refresh()
 		p, ok = s.alloc.region(v6, bits)
 	}

@@ -3,6 +3,7 @@ package sanity
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -213,8 +214,12 @@ func abandoned(err error) bool {
 
 // trialBlocks are n fresh blocks, the trial's block last: IPv6 hosts of the
 // documentation ranges when the profile requires IPv6 (the space is
-// plenty), else IPv4 ones.
-func (s *State) trialBlocks(p *lateProbe, n int) bool {
+// plenty), else IPv4 ones. When the IPv4 /32s run out (a driver that
+// answers every retry in time leaves 256 blocks per retry), the blocks of
+// trials of no more use are unfenced first: such an Unfence cannot pass for
+// late work of a Fence trial (those are late when blocks appear), and no
+// Unfence trial is waiting then (each is read before the next is made).
+func (s *State) trialBlocks(ctx context.Context, p *lateProbe, n int) bool {
 	p.blocks = nil
 	v6 := s.cfg.Profile.IPv6 == Required
 	for range n {
@@ -224,8 +229,14 @@ func (s *State) trialBlocks(p *lateProbe, n int) bool {
 			v6 = false
 			b, err = s.alloc.block(false, 32)
 		}
+		if err != nil && !v6 && len(s.leftovers) > 0 {
+			s.discard(context.WithValue(ctx, cleanupKey{}, true), s.leftovers)
+			s.leftovers = nil
+			b, err = s.alloc.block(false, 32)
+		}
 		if err != nil {
 			p.why = err.Error()
+			s.alloc.release(prefixesOf(p.blocks)) // never sent
 			return false
 		}
 		p.blocks = append(p.blocks, b.String())
@@ -245,18 +256,33 @@ func (s *State) allChecked() bool {
 }
 
 // discard unfences blocks of a trial that is of no more use, so that they
-// neither fill the driver nor stay in the watch of EXPIRE-001.
+// neither fill the driver nor stay in the watch of EXPIRE-001, and gives
+// them back to the allocator (the trials are made before the first rule, so
+// nothing else would: a driver that answers every retry in time used up
+// the IPv4 /32s).
 func (s *State) discard(ctx context.Context, blocks []string) {
 	if len(blocks) > 0 && s.unfence(ctx, blocks) == nil {
 		s.tracker.forget(blocks...)
+		s.alloc.release(prefixesOf(blocks))
 	}
+}
+
+// prefixesOf are the blocks the strings name.
+func prefixesOf(blocks []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, b := range blocks {
+		if p, ok := blockOf(b); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // timeFence times a Fence of n fresh blocks the driver is let finish, and
 // unfences them: how long a request of that size takes (0 when it failed).
 func (s *State) timeFence(ctx context.Context, n int) time.Duration {
 	var p lateProbe
-	if !s.trialBlocks(&p, n) {
+	if !s.trialBlocks(ctx, &p, n) {
 		return 0
 	}
 	start := time.Now()
@@ -271,7 +297,7 @@ func (s *State) timeFence(ctx context.Context, n int) time.Duration {
 func (s *State) probeFence(ctx context.Context, n int, d time.Duration) *lateProbe {
 	p := &lateProbe{rpc: "FenceClusterNetwork"}
 	for range probeAttempts {
-		if !s.trialBlocks(p, n) {
+		if !s.trialBlocks(ctx, p, n) {
 			return p
 		}
 		p.deadline = d
@@ -307,7 +333,7 @@ func (s *State) probeFence(ctx context.Context, n int, d time.Duration) *latePro
 func (s *State) probeUnfence(ctx context.Context, n int, d time.Duration) *lateProbe {
 	p := &lateProbe{rpc: "UnfenceClusterNetwork"}
 	setUp := func() bool {
-		if !s.trialBlocks(p, n) {
+		if !s.trialBlocks(ctx, p, n) {
 			return false
 		}
 		if err := s.fence(ctx, p.blocks); err != nil {
