@@ -217,7 +217,16 @@ func (s *State) planScale(ctx context.Context, blocks []string) *scalePlan {
 		if err != nil {
 			return took, false // refused: the cases find out how much it takes
 		}
-		s.expectFenced(ctx, probe, fmt.Sprintf("after fencing %d blocks in one request", len(probe)))
+		when := fmt.Sprintf("after fencing %d blocks in one request", len(probe))
+		v := s.readFences(ctx, when)
+		s.claimMade(v, probe) // a wider block the driver made of them is undone too
+		var missing []string
+		for _, b := range probe {
+			if !v.has(b) {
+				missing = append(missing, b)
+			}
+		}
+		check(len(missing) == 0, "%s: %s not listed", when, showAll(missing))
 		s.unfenceAll(ctx, probe)
 		return took, true
 	})
