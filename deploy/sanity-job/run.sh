@@ -92,9 +92,9 @@ main() {
   local overlay=${1:?usage: run.sh OVERLAY [REPORTS]} reports=${2:-reports}
   [[ -f "$overlay/kustomization.yaml" || -f "$overlay/kustomization.yml" || -f "$overlay/Kustomization" ]] ||
     die "$overlay: no kustomization.yaml"
-  local work rendered ns job
+  local rendered ns job
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  trap 'rm -rf "$work"' EXIT   # global: the trap runs after main returns
   if [[ -n "${IMAGE:-}" || -n "${NAMESPACE:-}" ]]; then
     # kustomize takes no absolute paths: a wrapper overlay names OVERLAY relatively.
     mkdir "$work/run"

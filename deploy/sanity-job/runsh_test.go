@@ -55,6 +55,28 @@ func jobRun(t *testing.T, sanityArgs ...string) (code int, log []byte, dir strin
 	return code, stdout.Bytes(), dir
 }
 
+// jobLogs caches the Job logs of jobRun by arguments: several tests read the
+// same run's log (a run is a whole suite, seconds).
+var jobLogs = map[string]struct {
+	code int
+	log  []byte
+}{}
+
+// jobLog is jobRun's exit status and log, run once per arguments.
+func jobLog(t *testing.T, sanityArgs ...string) (int, []byte) {
+	t.Helper()
+	key := strings.Join(sanityArgs, "\x00")
+	if r, ok := jobLogs[key]; ok {
+		return r.code, r.log
+	}
+	code, log, _ := jobRun(t, sanityArgs...)
+	jobLogs[key] = struct {
+		code int
+		log  []byte
+	}{code, log}
+	return code, log
+}
+
 // TestReportsTravelThroughTheJobLog: what the Job's container archives in
 // its log, run.sh's extract_reports unpacks byte for byte; the begin line
 // carries the exit status, and log-reports exits with the command's.
@@ -93,7 +115,7 @@ func TestReportsTravelThroughTheJobLog(t *testing.T) {
 // JUnit; it names the failed rules, here exactly those the fault table says
 // the fault fails.
 func TestJUnitGate(t *testing.T) {
-	code, log, _ := jobRun(t, "--driver-fault", "no-auth")
+	code, log := jobLog(t, "--driver-fault", "no-auth")
 	out := t.TempDir()
 	if rc, msg := runSh(t, log, "extract_reports", out); rc != 0 {
 		t.Fatalf("extract_reports: %s", msg)
@@ -111,7 +133,7 @@ func TestJUnitGate(t *testing.T) {
 		t.Errorf("no-auth: suite exit %d, gate exit %d, want 1 and 1 naming %v:\n%s", code, rc, want, msg)
 	}
 
-	code, log, _ = jobRun(t)
+	code, log = jobLog(t)
 	out = t.TempDir()
 	if rc, msg := runSh(t, log, "extract_reports", out); rc != 0 || code != 0 {
 		t.Fatalf("the faithful driver: suite exit %d, extract_reports exit %d: %s", code, rc, msg)
