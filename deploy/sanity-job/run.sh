@@ -29,6 +29,8 @@ TIMEOUT="${TIMEOUT:-1800}"
 MOUNT_GRACE="${MOUNT_GRACE:-60}"
 
 log() { printf 'run.sh: %s\n' "$*" >&2; }
+# kc is kubectl against the cluster; no call waits on an API server for long.
+kc() { "$KUBECTL" --request-timeout=30s "$@"; }
 die() { log "$*"; exit 125; }
 
 # extract_reports DIR: reads a Job's log on stdin and unpacks into DIR the last
@@ -85,7 +87,7 @@ junit_gate() {
 
 # describe_failure NS POD: what to look at when a pod does not run.
 describe_failure() {
-  "$KUBECTL" -n "$1" describe pod "$2" 2> /dev/null | tail -n 25 >&2 || true
+  kc -n "$1" describe pod "$2" 2> /dev/null | tail -n 25 >&2 || true
 }
 
 main() {
@@ -114,56 +116,56 @@ main() {
   "$KUBECTL" kustomize "$overlay" > "$rendered" || die "kubectl kustomize $1 failed"
   read -r job ns < <(job_of "$rendered") || true
   [[ -n "${job:-}" ]] || die "$1 renders no Job"
-  ns=${ns:-$("$KUBECTL" config view --minify -o jsonpath='{..namespace}')}
+  ns=${ns:-$(kc config view --minify -o jsonpath='{..namespace}')}
   ns=${ns:-default}
   local image
   image=$(grep -m1 -E '^ +image: ' "$rendered" | awk '{print $2}')
   [[ "$image" == *[:@]* ]] || die "the Job's image is \"$image\" without a tag: set IMAGE=REGISTRY/fenceproof:VERSION (make image prints it) or images: in $1"
 
-  "$KUBECTL" get namespace "$ns" > /dev/null 2>&1 || "$KUBECTL" create namespace "$ns" > /dev/null
-  "$KUBECTL" -n "$ns" delete job "$job" --ignore-not-found --wait=true > /dev/null
-  "$KUBECTL" apply -f "$rendered" > /dev/null
+  kc get namespace "$ns" > /dev/null 2>&1 || kc create namespace "$ns" > /dev/null
+  kc -n "$ns" delete job "$job" --ignore-not-found --wait=true > /dev/null
+  kc apply -f "$rendered" > /dev/null
   log "Job $ns/$job (image $image) applied; waiting up to ${TIMEOUT}s"
 
   local t0 state="" pod="" waiting mount_since="" conds
   t0=$(date +%s)
   while :; do
-    conds=$("$KUBECTL" -n "$ns" get job "$job" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}')
+    conds=$(kc -n "$ns" get job "$job" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}')
     case " $conds " in
       *" Complete "*) state=complete; break ;;
       *" Failed "*) state=failed; break ;;
     esac
-    pod=$("$KUBECTL" -n "$ns" get pods -l "job-name=$job" --sort-by=.metadata.creationTimestamp \
+    pod=$(kc -n "$ns" get pods -l "job-name=$job" --sort-by=.metadata.creationTimestamp \
       -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | tail -n1)
     if [[ -n "$pod" ]]; then
-      waiting=$("$KUBECTL" -n "$ns" get pod "$pod" -o jsonpath='{range .status.containerStatuses[*]}{.state.waiting.reason}{" "}{.state.waiting.message}{end}')
+      waiting=$(kc -n "$ns" get pod "$pod" -o jsonpath='{range .status.containerStatuses[*]}{.state.waiting.reason}{" "}{.state.waiting.message}{end}')
       case "$waiting" in
         ErrImageNeverPull* | ErrImagePull* | ImagePullBackOff* | InvalidImageName* | CreateContainerConfigError* | CreateContainerError*)
           describe_failure "$ns" "$pod"
           die "pod $pod cannot start: $waiting" ;;
       esac
-      if "$KUBECTL" -n "$ns" get events --field-selector "involvedObject.name=$pod,reason=FailedMount" -o name 2> /dev/null | grep -q .; then
+      if kc -n "$ns" get events --field-selector "involvedObject.name=$pod,reason=FailedMount" -o name 2> /dev/null | grep -q .; then
         mount_since=${mount_since:-$(date +%s)}
         if (( $(date +%s) - mount_since > MOUNT_GRACE )); then
           describe_failure "$ns" "$pod"
-          die "pod $pod cannot mount its volumes (the plugin directory on node $("$KUBECTL" -n "$ns" get pod "$pod" -o jsonpath='{.spec.nodeName}'), the Secret, the ConfigMap)"
+          die "pod $pod cannot mount its volumes (the plugin directory on node $(kc -n "$ns" get pod "$pod" -o jsonpath='{.spec.nodeName}'), the Secret, the ConfigMap)"
         fi
       fi
     fi
     (( $(date +%s) - t0 < TIMEOUT )) || die "the Job did not finish within ${TIMEOUT}s (TIMEOUT)"
     sleep 3
   done
-  pod=$("$KUBECTL" -n "$ns" get pods -l "job-name=$job" --sort-by=.metadata.creationTimestamp \
+  pod=$(kc -n "$ns" get pods -l "job-name=$job" --sort-by=.metadata.creationTimestamp \
     -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | tail -n1)
   [[ -n "$pod" ]] || die "Job $job $state, but it has no pod (${conds})"
 
   mkdir -p "$reports"
-  "$KUBECTL" -n "$ns" logs "$pod" > "$reports/job.log" || die "kubectl logs $pod failed"
+  kc -n "$ns" logs "$pod" > "$reports/job.log" || die "kubectl logs $pod failed"
   local code
-  code=$("$KUBECTL" -n "$ns" get pod "$pod" -o jsonpath='{.status.containerStatuses[?(@.name=="sanity")].state.terminated.exitCode}')
+  code=$(kc -n "$ns" get pod "$pod" -o jsonpath='{.status.containerStatuses[?(@.name=="sanity")].state.terminated.exitCode}')
   [[ -n "$code" ]] || { describe_failure "$ns" "$pod"; die "Job $job $state (${conds}) without an exit status of the suite"; }
   extract_reports "$reports" < "$reports/job.log" || die "the Job's log ($reports/job.log) holds no reports archive"
-  log "Job $ns/$job $state on node $("$KUBECTL" -n "$ns" get pod "$pod" -o jsonpath='{.spec.nodeName}'): exit $code, $(grep -m1 '^verdict: ' "$reports/job.log" || echo 'no verdict line'); reports in $reports: $(cd "$reports" && ls | tr '\n' ' ')"
+  log "Job $ns/$job $state on node $(kc -n "$ns" get pod "$pod" -o jsonpath='{.spec.nodeName}'): exit $code, $(grep -m1 '^verdict: ' "$reports/job.log" || echo 'no verdict line'); reports in $reports: $(cd "$reports" && ls | tr '\n' ' ')"
   junit_gate "$reports/sanity-junit.xml" "$code"
 }
 
