@@ -21,19 +21,19 @@ const (
 	reportsEnd   = "===== end of fenceproof reports ====="
 )
 
-// logSizeWarning is the kubelet's default containerLogMaxSize: a log that
+// logRotationSize is the kubelet's default containerLogMaxSize: a log that
 // grows past it is rotated, and kubectl logs shows only the newest file.
-const logSizeWarning = 10 << 20
+const logRotationSize = 10 << 20
 
 func init() {
 	register("log-reports", "run a fenceproof command, then print its reports directory on standard output as a base64 tar.gz (a Kubernetes Job's log is what kubectl fetches)", runLogReports)
 }
 
 func runLogReports(args []string) int {
-	fs := flag.NewFlagSet("log-reports", flag.ContinueOnError)
-	dir := fs.String("dir", "reports", "the reports directory of the command (give the command the same one)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `usage: fenceproof log-reports [--dir DIR] -- COMMAND [ARGS...]
+	flags := flag.NewFlagSet("log-reports", flag.ContinueOnError)
+	dir := flags.String("dir", "reports", "the reports directory of the command (give the command the same one)")
+	flags.Usage = func() {
+		fmt.Fprintln(flags.Output(), `usage: fenceproof log-reports [--dir DIR] -- COMMAND [ARGS...]
 
 Runs 'fenceproof COMMAND ARGS...', then prints every file under DIR as a gzipped
 tar, base64, between the lines
@@ -45,15 +45,15 @@ copy step; deploy/sanity-job/run.sh extracts them:
   kubectl logs job/fenceproof-sanity | awk ... | base64 -d | tar -xz
 
 flags:`)
-		fs.PrintDefaults()
+		flags.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := flags.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
 	}
-	rest := fs.Args()
+	rest := flags.Args()
 	if len(rest) == 0 {
 		fmt.Fprintln(os.Stderr, "fenceproof log-reports: no command: want -- COMMAND [ARGS...]")
 		return 2
@@ -86,8 +86,8 @@ func writeReportsArchive(w io.Writer, dir string, code int) error {
 		return err
 	}
 	b64 := buf.String()
-	if len(b64) > logSizeWarning/2 {
-		fmt.Fprintf(os.Stderr, "fenceproof log-reports: the archive is %d bytes of base64; past the kubelet's log rotation size (10 MiB by default) kubectl logs may miss its start\n", len(b64))
+	if len(b64) > logRotationSize/2 {
+		fmt.Fprintf(os.Stderr, "fenceproof log-reports: the archive is %d bytes of base64, more than half the kubelet's default log rotation size (10 MiB): kubectl logs may miss its start\n", len(b64))
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "%s%s as base64 tar.gz, fenceproof %s, exit status %d =====\n", reportsBegin, dir, version, code)
