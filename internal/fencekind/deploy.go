@@ -84,7 +84,7 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 	if err := create(ctx, "controller", c.CS.AppsV1().Deployments(ControllerNamespace).Create, ControllerDeployment(w)); err != nil {
 		return err
 	}
-	sa, role, binding := SidecarRBAC()
+	sa, role, binding := SidecarRBAC(StorageNamespace, SidecarSA)
 	if err := create(ctx, "sidecar service account", c.CS.CoreV1().ServiceAccounts(StorageNamespace).Create, sa); err != nil {
 		return err
 	}
@@ -341,14 +341,22 @@ func (c Cluster) Uninstall(ctx context.Context) error {
 	_ = f.RemoveFinalizers(ctx, NetworkFenceClassGVR, ClassName)
 	_ = c.CS.RbacV1().ClusterRoleBindings().Delete(ctx, SidecarSA, metav1.DeleteOptions{})
 	_ = c.CS.RbacV1().ClusterRoles().Delete(ctx, SidecarSA, metav1.DeleteOptions{})
-	// CSIAddonsNodes carry a finalizer of the controller: strip it so the
-	// namespace can go even when the controller went first.
-	if nodes, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).List(ctx, metav1.ListOptions{}); err == nil {
-		for _, n := range nodes.Items {
-			_ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).Delete(ctx, n.GetName(), metav1.DeleteOptions{})
-			_, _ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).Patch(ctx, n.GetName(), "application/merge-patch+json",
-				[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
-		}
-	}
+	c.RemoveCSIAddonsNodes(ctx, StorageNamespace)
 	return e2e.DeleteNamespaces(ctx, c.CS, 5*time.Minute, StorageNamespace, ControllerNamespace)
+}
+
+// RemoveCSIAddonsNodes deletes the CSIAddonsNodes in namespace and strips the
+// controller's finalizer from them, so that the namespace can go even when
+// the controller went first (or belongs to another world, whose controller
+// reconciles every namespace's CSIAddonsNodes).
+func (c Cluster) RemoveCSIAddonsNodes(ctx context.Context, namespace string) {
+	nodes, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, n := range nodes.Items {
+		_ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(namespace).Delete(ctx, n.GetName(), metav1.DeleteOptions{})
+		_, _ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(namespace).Patch(ctx, n.GetName(), "application/merge-patch+json",
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	}
 }
