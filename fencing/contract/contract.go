@@ -20,6 +20,9 @@
 package contract
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"strconv"
@@ -168,4 +171,24 @@ func clip(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// ParseLines decodes every JSON object line of b into T, skipping the lines
+// that are not one (a container runtime's own lines, a torn last line).
+func ParseLines[T any](b []byte) []T {
+	var out []T
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	// Grows up to 16 MiB for a long line; not allocated up front.
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var v T
+		if json.Unmarshal(line, &v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -1,11 +1,9 @@
 package run
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -95,23 +93,9 @@ func (r *runner) removeAgentLogs(ctx context.Context) []string {
 	return left
 }
 
-// parseAttempts reads a writer's log: one contract.Attempt per JSON line
-// (other lines are skipped).
+// parseAttempts reads a writer's log: its contract.Attempt lines.
 func parseAttempts(b []byte) []contract.Attempt {
-	var out []contract.Attempt
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		var a contract.Attempt
-		if json.Unmarshal(line, &a) == nil && a.Client != "" && a.Outcome != "" {
-			out = append(out, a)
-		}
-	}
-	return out
+	return slices.DeleteFunc(contract.ParseLines[contract.Attempt](b), func(a contract.Attempt) bool { return a.Client == "" || a.Outcome == "" })
 }
 
 func nodeReady(n *corev1.Node) bool {

@@ -1,10 +1,7 @@
 package run
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,21 +85,15 @@ func (r *runner) readBack(ctx context.Context, w *writerSpec) ([]byte, error) {
 func parseRead(b []byte) ([]contract.Record, []contract.ReadDone) {
 	var recs []contract.Record
 	var done []contract.ReadDone
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		var d contract.ReadDone
-		if json.Unmarshal(line, &d) == nil && d.Done {
-			done = append(done, d)
-			continue
-		}
-		var rec contract.Record
-		if json.Unmarshal(line, &rec) == nil && rec.Writer != "" {
-			recs = append(recs, rec)
+	for _, line := range contract.ParseLines[struct {
+		contract.Record
+		contract.ReadDone
+	}](b) {
+		switch {
+		case line.ReadDone.Done:
+			done = append(done, line.ReadDone)
+		case line.Writer != "":
+			recs = append(recs, line.Record)
 		}
 	}
 	return recs, done

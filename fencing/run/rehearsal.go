@@ -108,8 +108,8 @@ func (r *runner) rehearse(ctx context.Context, app *writerSpec, peer string) (ju
 	}
 	r.cut = false
 	r.step(report.StepInfo, "node %s Ready", r.cfg.Node)
-	// The kubelet back: it stops the pods the taint had deleted (the stale
-	// writer) before the fence is lifted.
+	// The kubelet back stops the pods the taint deleted: the stale writer
+	// must be gone before the fence is lifted, or it writes again.
 	if err := r.waitStaleGone(ctx, app); err != nil {
 		return f, err
 	}
@@ -145,20 +145,33 @@ func (r *runner) waitMoved(ctx context.Context, app *writerSpec, peer string, ac
 	return nil
 }
 
-// waitStaleGone waits until no pod of app is left on the fenced node.
+// waitStaleGone waits until the application's stale incarnation on the
+// fenced node has stopped: its pod object went with the taint, so what
+// tells is its log there, which must not grow for staleQuiet (every
+// contract writer logs each attempt, refused ones too, at least once a
+// second).
 func (r *runner) waitStaleGone(ctx context.Context, app *writerSpec) error {
 	deadline := time.Now().Add(podTimeout)
+	last, since := -1, time.Now()
 	for {
-		l, err := r.cs.CoreV1().Pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelWriter + "=" + app.id})
-		if err == nil && !slices.ContainsFunc(l.Items, func(p corev1.Pod) bool { return p.Spec.NodeName == r.cfg.Node }) {
+		b, err := r.agentLog(ctx, r.cfg.Node, app.id)
+		if n := len(b); err != nil || n != last {
+			last, since = n, time.Now() // unread or grown: not (yet) quiet
+		}
+		if time.Since(since) >= staleQuiet {
+			r.step(report.StepInfo, "the stale %s on %s has stopped (its log unchanged for %s)", app.id, r.cfg.Node, staleQuiet)
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fail(StatusIncomplete, "a pod of %s is still on %s %s after the restore", app.id, r.cfg.Node, podTimeout)
+			return fail(StatusIncomplete, "the stale %s on %s still writes %s after the restore", app.id, r.cfg.Node, podTimeout)
 		}
 		time.Sleep(time.Second)
 	}
 }
+
+// staleQuiet is how long a writer's log must stay unchanged for it to be
+// taken as stopped.
+const staleQuiet = 4 * time.Second
 
 // waitReady waits until the node's Ready condition is (or is not) True.
 func (r *runner) waitReady(ctx context.Context, ready bool) error {

@@ -132,3 +132,16 @@ func TestExitStatusesAreSanitys(t *testing.T) {
 		}
 	}
 }
+
+// TestParseReadTellsRecordsFromTheEnd: a reader's output, with a
+// runtime's own line in between.
+func TestParseReadTellsRecordsFromTheEnd(t *testing.T) {
+	recs, done := parseRead([]byte(`{"writer":"w","seq":1,"node":"n","start_ns":5,"intact":true}
+not json
+{"writer":"w","seq":2,"intact":false,"detail":"checksum mismatch"}
+{"read_done":true,"writers":["w"],"records":2}
+`))
+	if len(recs) != 2 || !recs[0].Intact || recs[1].Intact || recs[1].Seq != 2 || len(done) != 1 || done[0].Writers[0] != "w" {
+		t.Errorf("records %+v, done %+v", recs, done)
+	}
+}
