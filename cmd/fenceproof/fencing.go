@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -100,10 +101,9 @@ func fencingClusterFlags(fs *flag.FlagSet, cfg *run.Config) {
 }
 
 func runFencingJudge(args []string) int {
-	fs := flag.NewFlagSet("fencing judge", flag.ContinueOnError)
-	if code, ok := parseFlags(fs, args[min(1, len(args)):]); !ok || len(args) == 0 {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(os.Stderr, "usage: fenceproof fencing judge DIR (a run's reports directory)")
-		return max(code, 2)
+		return 2
 	}
 	in, err := report.ReadInput(args[0])
 	if err != nil {
