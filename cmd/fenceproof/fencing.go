@@ -78,12 +78,19 @@ func runFencing(args []string) int {
 		fmt.Fprintf(os.Stderr, "fenceproof fencing: %v\n", err)
 		return run.StatusUsage.ExitCode()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
-		<-ctx.Done()
-		if errors.Is(ctx.Err(), context.Canceled) {
-			fmt.Fprintln(os.Stderr, "fenceproof fencing: interrupted: cleaning up, the node restored and unfenced first (further interrupts are ignored until it is done)")
+		for s := range sigs {
+			if ctx.Err() == nil {
+				fmt.Fprintf(os.Stderr, "fenceproof fencing: %v: cleaning up, the node restored and unfenced first\n", s)
+				cancel(fmt.Errorf("signal %v", s))
+			} else {
+				fmt.Fprintf(os.Stderr, "fenceproof fencing: %v ignored: cleanup in progress (a node must not stay fenced)\n", s)
+			}
 		}
 	}()
 	o := run.Run(ctx, cfg)
