@@ -29,7 +29,7 @@ var byoCases = e2e.Cases{Suite: "byofencing", Prefix: "BYOFENCE", List: []e2e.Ca
 	{ID: "BYOFENCE-002", Area: "rehearsal", Cluster: e2e.Exclusive,
 		Title: "the DR rehearsal given only names: node cut, fenced, tainted out of service, the workload moved, restored, unfenced: PASS"},
 	{ID: "BYOFENCE-003", Area: "driver-fault", Cluster: e2e.Shared,
-		Title: "against the driver that acknowledges before it enforces: FAIL at the exact write, recomputed from the run's evidence"},
+		Title: "against the driver that acknowledges before it enforces, fencing the clients GetFenceClients reports: FAIL at the exact write, recomputed from the run's evidence"},
 }}
 
 // fencing runs `fenceproof fencing` as a user would, with names only, and
@@ -127,9 +127,12 @@ var _ = Describe("fenceproof fencing on the vendor's world", Ordered, func() {
 	// rolled back.
 	byoCases.It("BYOFENCE-003", func(ctx SpecContext) {
 		Expect(world(ctx, "ack-before-enforce")).To(Equal(0), "fenceworld up --driver-fault ack-before-enforce")
-		code, r := fencing(ctx, "BYOFENCE-003")
+		code, r := fencing(ctx, "BYOFENCE-003", "--cidrs-from", "clients")
 		Expect(r.Status).To(Equal("FAIL"), "reason %q", r.Reason)
 		Expect(code).To(Equal(1))
+		for _, c := range r.Meta.CIDRs {
+			Expect(c).To(Or(HaveSuffix("/32"), HaveSuffix("/128")), "GetFenceClients reports hosts")
+		}
 		first := r.Result.First()
 		Expect(first).NotTo(BeNil())
 		Expect(first.Check).To(Equal("write-after-ack"))
