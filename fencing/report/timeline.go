@@ -173,7 +173,11 @@ func panel(b *strings.Builder, r *Run, rows []row, top int, t0, t1 int64, closeU
 			cy := rowsTop + i*rowHeight + rowHeight/2
 			fmt.Fprintf(b, `<circle cx="%.1f" cy="%d" r="6" fill="none" stroke="%s" stroke-width="1.5"><title>%s</title></circle>`+"\n", x(fd.StartNs), cy, colour, html.EscapeString(fd.String()))
 			if closeUp && first != nil && fd.Check == first.Check && fd.Writer == first.Writer && fd.Seq == first.Seq {
-				fmt.Fprintf(b, `<text x="%.1f" y="%d" font-weight="bold">%s</text>`+"\n", x(fd.StartNs)+8, cy-6,
+				lx, anchor := x(fd.StartNs)+8, "start"
+				if lx > svgWidth/2 {
+					lx, anchor = x(fd.StartNs)-8, "end"
+				}
+				fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="%s" font-weight="bold">%s</text>`+"\n", lx, cy-6, anchor,
 					html.EscapeString(fmt.Sprintf("seq %d, %s after the ack", fd.Seq, fd.AfterAck)))
 			}
 		}
