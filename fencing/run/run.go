@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fenceproof/fenceproof/fencing/networkfence"
@@ -70,7 +69,6 @@ type runner struct {
 	cfg   Config
 	name  string
 	start time.Time
-	rest  *rest.Config
 	cs    kubernetes.Interface
 	dyn   dynamic.Interface
 	nf    networkfence.Fences
@@ -117,7 +115,9 @@ func setup(err error, what string) error {
 func Cleanup(ctx context.Context, cfg Config) *Outcome {
 	r := &runner{cfg: cfg, name: cfg.Name, start: time.Now(), agents: map[string]string{}}
 	if err := r.connect(ctx); err != nil {
-		r.finish(err)
+		var f *failure
+		errors.As(err, &f)
+		r.out.Status, r.out.Reason = string(f.status), f.err.Error()
 		return &r.out
 	}
 	r.cut, r.restore = cfg.RestoreCommand != "", cfg.RestoreCommand
@@ -185,7 +185,7 @@ func (r *runner) connect(ctx context.Context) error {
 		return fail(StatusUsage, "kubeconfig: %v", err)
 	}
 	rc.QPS, rc.Burst = 50, 100
-	r.rest, r.out.Meta.Cluster = rc, rc.Host
+	r.out.Meta.Cluster = rc.Host
 	if r.cs, err = kubernetes.NewForConfig(rc); err != nil {
 		return fail(StatusUsage, "kubeconfig: %v", err)
 	}
