@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,13 +115,18 @@ func command(ctx SpecContext, name string, args ...string) int {
 	return code
 }
 
-// prefixWriter writes each line to GinkgoWriter with a prefix.
+// prefixWriter writes each line to GinkgoWriter with a prefix (and hands
+// it to onLine, if set).
 type prefixWriter struct {
 	prefix string
+	onLine func(string)
+	mu     sync.Mutex
 	buf    []byte
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.buf = append(p.buf, b...)
 	for {
 		i := strings.IndexByte(string(p.buf), '\n')
@@ -128,6 +134,9 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 			return len(b), nil
 		}
 		fmt.Fprintf(GinkgoWriter, "%s%s\n", p.prefix, p.buf[:i])
+		if p.onLine != nil {
+			p.onLine(string(p.buf[:i]))
+		}
 		p.buf = p.buf[i+1:]
 	}
 }

@@ -3,8 +3,10 @@ package byofencing
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,6 +30,8 @@ var byoCases = e2e.Cases{Suite: "byofencing", Prefix: "BYOFENCE", List: []e2e.Ca
 		Title: "fenceproof fencing given only names, against the vendor's world: PASS, its reports written, nothing left behind"},
 	{ID: "BYOFENCE-002", Area: "rehearsal", Cluster: e2e.Exclusive,
 		Title: "the DR rehearsal given only names: node cut, fenced, tainted out of service, the workload moved, restored, unfenced: PASS"},
+	{ID: "BYOFENCE-004", Area: "interrupt", Cluster: e2e.Shared,
+		Title: "SIGINT once the fence is acknowledged: INCOMPLETE (exit 3), the node unfenced and nothing left behind"},
 	{ID: "BYOFENCE-003", Area: "driver-fault", Cluster: e2e.Shared,
 		Title: "against the driver that acknowledges before it enforces, fencing the clients GetFenceClients reports: FAIL at the exact write, recomputed from the run's evidence"},
 }}
@@ -35,6 +39,12 @@ var byoCases = e2e.Cases{Suite: "byofencing", Prefix: "BYOFENCE", List: []e2e.Ca
 // fencing runs `fenceproof fencing` as a user would, with names only, and
 // returns its exit status and what it wrote.
 func fencing(ctx SpecContext, id string, extra ...string) (int, result) {
+	code := command(ctx, "fenceproof", fencingArgs(id, extra...)...)
+	return code, readResult(id)
+}
+
+// fencingArgs are the names a user gives.
+func fencingArgs(id string, extra ...string) []string {
 	name := strings.ToLower(id)
 	ns := fencekind.StorageNamespace
 	args := []string{"--kubeconfig", cluster.Kubeconfig, "--class", fencekind.ClassName, "--node", fenced, "--namespace", name,
@@ -45,8 +55,12 @@ func fencing(ctx SpecContext, id string, extra ...string) (int, result) {
 	} else {
 		args = append(args, "--storage", run.StorageRefstore, "--refstore", ns+"/"+fencekind.RefstoreName)
 	}
-	code := command(ctx, "fenceproof", append(append([]string{"fencing"}, args...), extra...)...)
-	dir := filepath.Join(*flagReports, name)
+	return append(append([]string{"fencing"}, args...), extra...)
+}
+
+// readResult reads the run's result.json and checks its reports exist.
+func readResult(id string) result {
+	dir := filepath.Join(*flagReports, strings.ToLower(id))
 	var r result
 	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	Expect(err).NotTo(HaveOccurred(), "the run wrote no result.json")
@@ -56,7 +70,7 @@ func fencing(ctx SpecContext, id string, extra ...string) (int, result) {
 		Expect(filepath.Join(dir, f)).To(BeAnExistingFile())
 	}
 	AddReportEntry(id+" report", filepath.Join(dir, "report.md"))
-	return code, r
+	return r
 }
 
 // result is what result.json holds.
@@ -122,6 +136,38 @@ var _ = Describe("fenceproof fencing on the vendor's world", Ordered, func() {
 		Expect(n.Status.Conditions).To(ContainElement(And(HaveField("Type", corev1.NodeReady), HaveField("Status", corev1.ConditionTrue))))
 		nothingLeft(ctx, "byofence-002")
 	}, SpecTimeout(25*time.Minute))
+
+	byoCases.It("BYOFENCE-004", func(ctx SpecContext) {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "fenceproof"), fencingArgs("BYOFENCE-004", "--observe", "2m")...)
+		acked, once := make(chan struct{}), sync.Once{}
+		w := prefixWriter{prefix: "[fenceproof] ", onLine: func(line string) {
+			if strings.Contains(line, "s] "+report.StepAck+" ") {
+				once.Do(func() { close(acked) })
+			}
+		}}
+		cmd.Stdout, cmd.Stderr = &w, &w
+		Expect(cmd.Start()).To(Succeed())
+		select {
+		case <-acked:
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			Fail("the fence was never acknowledged")
+		}
+		Expect(cmd.Process.Signal(os.Interrupt)).To(Succeed())
+		logf("SIGINT sent after the ack")
+		err := cmd.Wait()
+		Expect(cmd.ProcessState.ExitCode()).To(Equal(3), "exit status after SIGINT (%v)", err)
+		r := readResult("BYOFENCE-004")
+		Expect(r.Status).To(Equal("INCOMPLETE"))
+		Expect(r.Reason).To(ContainSubstring("interrupted"))
+		Expect(r.Leftovers).To(BeEmpty())
+		var kinds []string
+		for _, s := range r.Steps {
+			kinds = append(kinds, s.Kind)
+		}
+		Expect(kinds).To(ContainElement(report.StepUnfenceOK), "cleanup unfenced")
+		nothingLeft(ctx, "byofence-004")
+	}, SpecTimeout(12*time.Minute))
 
 	// Last: the world is removed after it, so the faulty driver is not
 	// rolled back.
