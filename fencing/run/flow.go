@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -249,8 +248,4 @@ func (r *runner) writerNodes(w *writerSpec) []string {
 		nodes = append(nodes, r.cfg.PeerNode)
 	}
 	return nodes
-}
-
-func (r *runner) describe(w *writerSpec) string {
-	return fmt.Sprintf("%s (%s)", w.id, strings.Join(r.writerNodes(w), ", "))
 }
