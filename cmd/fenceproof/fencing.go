@@ -112,20 +112,30 @@ func runFencingJudge(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: fenceproof fencing judge DIR (a run's reports directory)")
 		return 2
 	}
-	in, err := report.ReadInput(args[0])
+	r, err := report.ReadRun(args[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fenceproof fencing judge:", err)
 		return 2
 	}
-	res := judge.Judge(in)
-	r := report.Run{Status: string(res.Verdict), Input: in, Result: res}
-	fmt.Print(report.Summary(&r))
-	for _, f := range res.Findings {
+	if r.Result == nil {
+		fmt.Fprintf(os.Stderr, "fenceproof fencing judge: the run ended before the judge: %s %s\n", r.Status, r.Reason)
+		return run.Status(r.Status).ExitCode()
+	}
+	r.Result = judge.Judge(r.Input)
+	r.Status, r.Reason = string(r.Result.Verdict), ""
+	if len(r.Leftovers) > 0 && r.Result.Verdict == judge.Pass {
+		r.Status, r.Reason = string(run.StatusIncomplete), "cleanup left: "+strings.Join(r.Leftovers, "; ")
+	}
+	fmt.Print(report.Summary(r))
+	for _, f := range r.Result.Findings {
 		if f.Severity != judge.SevNote {
 			fmt.Println(" ", f)
 		}
 	}
-	return run.Status(res.Verdict).ExitCode()
+	if _, err := report.Write(args[0], r); err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof fencing judge: rewriting the reports:", err)
+	}
+	return run.Status(r.Status).ExitCode()
 }
 
 func runFencingCleanup(args []string) int {

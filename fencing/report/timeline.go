@@ -14,7 +14,6 @@ import (
 // Geometry of timeline.svg.
 const (
 	svgWidth  = 1100
-	svgLeft   = 230 // the writers' names
 	svgRight  = 30
 	rowHeight = 24
 	axisSpace = 34
@@ -36,6 +35,12 @@ var markColour = map[string]string{
 // acknowledgement with its clock bound, where each attempt is a tick.
 func Timeline(r *Run) string {
 	rows := rowsOf(r)
+	// The time axis starts right of the writers' names (about 6.5 px a
+	// character).
+	left := 120
+	for _, rw := range rows {
+		left = min(max(left, 12+len(rw.label)*13/2), svgWidth/2)
+	}
 	var b strings.Builder
 	panelH := func(n int) int { return markSpace*3 + n*rowHeight + axisSpace }
 	h := panelH(len(rows))*2 + 60
@@ -43,7 +48,7 @@ func Timeline(r *Run) string {
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="10" y="16" font-size="13" font-weight="bold">%s</text>`+"\n",
 		html.EscapeString(fmt.Sprintf("fenceproof fencing %s: %s (%s)", r.Meta.Name, r.Status, r.Meta.Mode)))
 	t0, t1 := span(r)
-	panel(&b, r, rows, 24, t0, t1, false, "the whole run (s since its start)")
+	panel(&b, r, rows, left, 24, t0, t1, false, "the whole run (s since its start)")
 	ack := r.Input.Fence.AckNs
 	if ack != 0 {
 		z := int64(300e6)
@@ -55,7 +60,7 @@ func Timeline(r *Run) string {
 				z = max(z, min(int64(5e9), (abs(f.StartNs-ack)*13)/10))
 			}
 		}
-		panel(&b, r, rows, 24+panelH(len(rows))+20, ack-z, ack+z, true, "close-up around the fence's acknowledgement (ms from it)")
+		panel(&b, r, rows, left, 24+panelH(len(rows))+20, ack-z, ack+z, true, "close-up around the fence's acknowledgement (ms from it)")
 	}
 	legend(&b, h-14)
 	b.WriteString("</svg>\n")
@@ -80,24 +85,32 @@ func rowsOf(r *Run) []row {
 	return rows
 }
 
-// span is the run's time range: its steps and its attempts.
+// span is the time range the writers wrote in, and the steps the
+// timeline marks, with a margin; the whole run without either.
 func span(r *Run) (int64, int64) {
-	t0, t1 := r.Meta.StartNs, r.Meta.EndNs
+	t0, t1 := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, l := range r.Input.Logs {
 		for _, a := range l.Attempts {
 			t0, t1 = min(t0, a.SendNs), max(t1, a.TNs)
 		}
 	}
-	if t1 <= t0 {
-		t1 = t0 + 1e9
+	for _, s := range r.Steps {
+		if _, marked := markColour[s.Kind]; marked {
+			t0, t1 = min(t0, s.AtNs), max(t1, s.AtNs)
+		}
 	}
-	return t0, t1
+	if t1 <= t0 {
+		return r.Meta.StartNs, max(r.Meta.EndNs, r.Meta.StartNs+1e9)
+	}
+	margin := (t1 - t0) / 50
+	return t0 - margin, t1 + margin
 }
 
-// panel draws one time axis from t0 to t1 at vertical offset top.
-func panel(b *strings.Builder, r *Run, rows []row, top int, t0, t1 int64, closeUp bool, title string) {
-	pw := float64(svgWidth - svgLeft - svgRight)
-	x := func(t int64) float64 { return float64(svgLeft) + float64(t-t0)/float64(t1-t0)*pw }
+// panel draws one time axis from t0 to t1 at vertical offset top, from
+// left to the right margin.
+func panel(b *strings.Builder, r *Run, rows []row, left, top int, t0, t1 int64, closeUp bool, title string) {
+	pw := float64(svgWidth - left - svgRight)
+	x := func(t int64) float64 { return float64(left) + float64(t-t0)/float64(t1-t0)*pw }
 	in := func(t int64) bool { return t >= t0 && t <= t1 }
 	rowsTop := top + markSpace*3
 	bottom := rowsTop + len(rows)*rowHeight
@@ -124,8 +137,8 @@ func panel(b *strings.Builder, r *Run, rows []row, top int, t0, t1 int64, closeU
 	// Rows.
 	for i, rw := range rows {
 		y := rowsTop + i*rowHeight
-		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", svgLeft-6, y+rowHeight/2+4, html.EscapeString(rw.label))
-		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#ddd"/>`+"\n", svgLeft, svgWidth-svgRight, y+rowHeight, y+rowHeight)
+		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-6, y+rowHeight/2+4, html.EscapeString(rw.label))
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#ddd"/>`+"\n", left, svgWidth-svgRight, y+rowHeight, y+rowHeight)
 		paths := map[string]*strings.Builder{}
 		seen := map[[2]int]bool{}
 		for _, a := range rw.log.Attempts {
@@ -199,7 +212,7 @@ func panel(b *strings.Builder, r *Run, rows []row, top int, t0, t1 int64, closeU
 		lane = (lane + 1) % 3
 	}
 	// Axis.
-	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#000"/>`+"\n", svgLeft, svgWidth-svgRight, bottom, bottom)
+	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#000"/>`+"\n", left, svgWidth-svgRight, bottom, bottom)
 	origin, unit, name := r.Meta.StartNs, 1e9, "s"
 	if closeUp {
 		origin, unit, name = r.Input.Fence.AckNs, 1e6, "ms"

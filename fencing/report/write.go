@@ -64,6 +64,22 @@ func ReadInput(dir string) (judge.Input, error) {
 	return in, json.Unmarshal(b, &in)
 }
 
+// ReadRun reads back what Write wrote (result.json, evidence/input.json).
+func ReadRun(dir string) (*Run, error) {
+	r := &Run{}
+	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("result.json: %w", err)
+	}
+	if r.Input, err = ReadInput(dir); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // Summary is the verdict in a few lines: the status, why, and the first
 // broken promise.
 func Summary(r *Run) string {

@@ -65,7 +65,11 @@ func logf(format string, args ...any) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	var err error
+	// Built first: under make e2e this overlaps the wait for the world.
+	dir, t0 := GinkgoT().TempDir(), time.Now()
+	out, err := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "../../cmd/fenceproof", "../../cmd/fenceworld").CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
+	logf("built fenceproof and fenceworld in %s", time.Since(t0).Round(time.Millisecond))
 	// The world's namespaces and the csi-addons controller are the fencing
 	// suite's: one world per cluster at a time.
 	cluster, err = e2e.Setup(ctx, cfg, e2e.Options{Log: logf, World: "fencing"})
@@ -74,10 +78,6 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(len(workers)).To(BeNumerically(">=", 2), "the suite needs two workers")
 	peer, fenced = workers[0], workers[1]
-	dir, t0 := GinkgoT().TempDir(), time.Now()
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "../../cmd/fenceproof", "../../cmd/fenceworld").CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
-	logf("built fenceproof and fenceworld in %s", time.Since(t0).Round(time.Millisecond))
 	bin = dir
 	// Nothing of an earlier run: a vendor's world starts from nothing.
 	Expect(command(ctx, "fenceworld", "down", "--kubeconfig", cluster.Kubeconfig)).To(Equal(0))

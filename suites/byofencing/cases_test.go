@@ -48,7 +48,7 @@ func fencingArgs(id string, extra ...string) []string {
 	name := strings.ToLower(id)
 	ns := fencekind.StorageNamespace
 	args := []string{"--kubeconfig", cluster.Kubeconfig, "--class", fencekind.ClassName, "--node", fenced, "--namespace", name,
-		"--reports", *flagReports, "--name", name, "--image", fencekind.DefaultImages.Fenceproof, "--librados-image", fencekind.DefaultImages.Ceph}
+		"--reports", *flagReports, "--name", name, "--observe", "3s", "--image", fencekind.DefaultImages.Fenceproof, "--librados-image", fencekind.DefaultImages.Ceph}
 	if *flagStorage == fencekind.StorageCeph {
 		args = append(args, "--storage", run.StorageLibrados, "--ceph-configmap", ns+"/"+fencekind.CephConfigMap,
 			"--ceph-secret", ns+"/"+fencekind.CephWriterKeys, "--ceph-user", fencekind.CephWriterUser, "--ceph-pool", fencekind.CephPool)
