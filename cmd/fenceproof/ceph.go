@@ -42,7 +42,7 @@ const cephUsage = `usage: fenceproof ceph <up|serve|status|client|cmd|down> [fla
 func runCeph(args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(os.Stderr, cephUsage)
-		return 2
+		return helpOrUsageError(args)
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("ceph "+sub, flag.ContinueOnError)
