@@ -1,14 +1,95 @@
 package sim
 
-// Fault injection and repair: applies the fault table (faults.go) to machines and controllers.
+// Fault injection and repair: applies the fault table (faults.go) to
+// machines and controllers. The injector also stands for the people
+// outside the model: the administrator who removes an out-of-service taint,
+// and the end of the run.
 
-// injectFault applies occurrence k of scheduled fault fi; hw is the
-// hardware generation the series started on (repeats of a hardware fault
-// stop when the machine runs on other hardware).
-func (s *Sim) injectFault(fi, k int, hw int32) {
-	f := s.cfg.Faults[fi]
+// faultEventKind names an event of the injector.
+type faultEventKind uint8
+
+const (
+	evInject       faultEventKind = iota // a scheduled fault (or one of its repeats) happens
+	evRepair                             // a fault's `for:` is over
+	evRandomFault                        // a random machine failure (benchmarks, soak runs)
+	evTaintRemoval                       // an administrator removes an out-of-service taint
+	evEnd                                // the end of the run
+)
+
+// faultEvent is an event of the injector. evInject: fault f of the
+// schedule, its repeat rep, the hardware generation hw its series started
+// on. evRepair: the repair of kind on machine m (-1: a controller) in
+// incarnation gen. evTaintRemoval: machine m, its Node's Ready generation
+// gen.
+type faultEvent struct {
+	kind faultEventKind
+	f    int32
+	rep  int32
+	m    int32
+	gen  int32
+	hw   int32
+	what FaultKind
+}
+
+// injector injects the scheduled and random faults and the
+// administrator's actions.
+type injector struct {
+	*core
+	events mailbox[faultEvent]
+	fleet  *fleet
+	kube   *kube
+	ceph   *cephCluster
+	op     *operator
+	watch  *monitor
+
+	ended bool
+}
+
+func (in *injector) handle(e faultEvent) {
+	switch e.kind {
+	case evInject:
+		in.inject(int(e.f), int(e.rep), e.hw)
+	case evRepair:
+		in.repair(e.what, int(e.m), e.gen)
+	case evRandomFault:
+		in.randomFault()
+	case evTaintRemoval:
+		if n := &in.kube.nodes[e.m]; n.readyGen == e.gen && n.ready {
+			in.kube.untaint(int(e.m))
+		}
+	case evEnd:
+		in.ended = true
+	}
+}
+
+// schedule schedules the run's faults.
+func (in *injector) schedule() {
+	for i, f := range in.cfg.Faults {
+		in.events.at(f.At, faultEvent{kind: evInject, f: int32(i)})
+	}
+}
+
+// scheduleRandom starts the random failures and schedules the end.
+func (in *injector) scheduleRandom() {
+	if in.cfg.RandomFailureEvery > 0 {
+		in.events.at(in.expo(in.cfg.RandomFailureEvery), faultEvent{kind: evRandomFault})
+	}
+	in.events.at(in.cfg.Duration, faultEvent{kind: evEnd})
+}
+
+// untaintAfter: an administrator removes machine i's out-of-service taint
+// d from now, if its Node is still Ready in generation readyGen then.
+func (in *injector) untaintAfter(i int, d Time, readyGen int32) {
+	in.events.at(in.now+d, faultEvent{kind: evTaintRemoval, m: int32(i), gen: readyGen})
+}
+
+// inject applies occurrence k of scheduled fault fi; hw is the hardware
+// generation the series started on (repeats of a hardware fault stop when
+// the machine runs on other hardware).
+func (in *injector) inject(fi, k int, hw int32) {
+	f := in.cfg.Faults[fi]
 	if f.Machine >= 0 {
-		m := &s.machines[f.Machine]
+		m := &in.fleet.m[f.Machine]
 		if k == 0 {
 			hw = m.hw
 		} else if f.Kind.hw() && m.hw != hw {
@@ -16,44 +97,44 @@ func (s *Sim) injectFault(fi, k int, hw int32) {
 		}
 	}
 	if k+1 < f.Repeat {
-		s.schedule(f.At+Time(k+1)*f.Every, evFault, int32(fi), int32(k+1), int64(hw))
+		in.events.at(f.At+Time(k+1)*f.Every, faultEvent{kind: evInject, f: int32(fi), rep: int32(k + 1), hw: hw})
 	}
 	if f.Kind.controller() {
-		s.controllerFault(f.Kind, true)
+		in.controllerFault(f.Kind, true)
 		if f.For > 0 {
-			s.schedule(s.now+f.For, evHeal, -1, int32(f.Kind), 0)
+			in.events.at(in.now+f.For, faultEvent{kind: evRepair, m: -1, what: f.Kind})
 		}
 		return
 	}
-	m := &s.machines[f.Machine]
-	if s.rec != nil {
+	m := &in.fleet.m[f.Machine]
+	if in.rec != nil {
 		if f.For > 0 {
-			s.logf("fault", "%s %s for %s", f.Kind, m.Name, f.For.Dur())
+			in.logf("fault", "%s %s for %s", f.Kind, m.Name, f.For.Dur())
 		} else {
-			s.logf("fault", "%s %s", f.Kind, m.Name)
+			in.logf("fault", "%s %s", f.Kind, m.Name)
 		}
 	}
-	s.applyFault(f.Kind, f.Machine)
+	in.apply(f.Kind, f.Machine)
 	if f.For > 0 {
-		s.schedule(s.now+f.For, evHeal, int32(f.Machine), int32(f.Kind), int64(m.gen))
+		in.events.at(in.now+f.For, faultEvent{kind: evRepair, m: int32(f.Machine), gen: m.gen, what: f.Kind})
 	}
 }
 
-func (s *Sim) applyFault(k FaultKind, i int) {
-	m := &s.machines[i]
+func (in *injector) apply(k FaultKind, i int) {
+	m := &in.fleet.m[i]
 	if m.phase == PhaseGone {
 		return
 	}
-	if k.breaks() && m.ready {
-		m.faultAt = s.now
+	if k.breaks() {
+		in.watch.noteFault(i)
 	}
 	switch k {
 	case FaultPowerOff:
 		m.powered, m.powerLost, m.booted = false, true, false
-		m.offAt = s.now
+		m.offAt = in.now
 	case FaultPowerOn:
 		m.powerLost = false
-		s.powerOn(i)
+		in.fleet.powerOn(i)
 	case FaultHang:
 		m.hung = true
 	case FaultUnhang:
@@ -70,80 +151,62 @@ func (s *Sim) applyFault(k FaultKind, i int) {
 		v := k == FaultNICHeal
 		m.link = [3]bool{v, v, v}
 	case FaultRemoveOOSTaint:
-		s.oosUntaint(i)
+		in.kube.untaint(i)
 	case FaultOSDCrash, FaultOSDStart:
 		m.osdCrashed = k == FaultOSDCrash
 	}
-	s.machineChanged(i)
+	in.fleet.changed(i)
 }
 
-func (s *Sim) powerOn(i int) {
-	m := &s.machines[i]
-	if m.powered || m.phase != PhaseRunning {
-		return
-	}
-	m.powered, m.booted = true, false
-	s.schedule(s.now+s.jit(s.P.NodeBootTime), evNodeBoot, int32(i), m.gen, 0)
-}
-
-func (s *Sim) heal(k FaultKind, i int, gen int32) {
+func (in *injector) repair(k FaultKind, i int, gen int32) {
 	if i < 0 {
-		s.controllerFault(k, false)
+		in.controllerFault(k, false)
 		return
 	}
-	m := &s.machines[i]
+	m := &in.fleet.m[i]
 	h := k.healer()
-	if m.gen != gen && !(h.hw() && s.cfg.Cluster.BareMetal) {
+	if m.gen != gen && !(h.hw() && in.cfg.Cluster.BareMetal) {
 		return // a cloud replacement is another instance: the fault stayed with the old one
 	}
-	if s.rec != nil {
-		s.logf("fault", "%s %s", h, m.Name)
+	if in.rec != nil {
+		in.logf("fault", "%s %s", h, m.Name)
 	}
-	s.applyFault(h, i)
+	in.apply(h, i)
 }
 
-func (s *Sim) controllerFault(k FaultKind, on bool) {
+func (in *injector) controllerFault(k FaultKind, on bool) {
 	switch k {
 	case FaultOperatorStall, FaultOperatorResume:
-		s.opStalled = on && k == FaultOperatorStall
-		s.opRecompute()
+		in.op.setStalled(on && k == FaultOperatorStall)
 	case FaultSetNoOut, FaultUnsetNoOut:
-		s.setFlag(flagNoOut, on && k == FaultSetNoOut)
+		in.ceph.setFlag(flagNoOut, on && k == FaultSetNoOut)
 	case FaultSetNoRebalance, FaultUnsetNoRebalance:
-		s.setFlag(flagNoRebalance, on && k == FaultSetNoRebalance)
+		in.ceph.setFlag(flagNoRebalance, on && k == FaultSetNoRebalance)
 	case FaultStatusHang, FaultStatusAnswers:
-		s.statusHang = on && k == FaultStatusHang
+		in.ceph.statusHang = on && k == FaultStatusHang
 	case FaultMgrStale, FaultMgrFresh:
-		s.setMgrStale(on && k == FaultMgrStale)
+		in.ceph.setMgrStale(on && k == FaultMgrStale)
 	case FaultMHCStall, FaultMHCResume:
-		s.mhcStall = on && k == FaultMHCStall
-		if !s.mhcStall {
-			for i := range s.machines {
-				m := &s.machines[i]
-				if !m.ready && m.phase == PhaseRunning && m.machineSet {
-					s.schedule(s.now+s.P.MHCLag, evMHCCheck, int32(i), m.readyGen, 0)
-				}
-			}
-		}
+		in.fleet.setMHCStalled(on && k == FaultMHCStall)
 	}
-	if s.rec != nil {
+	if in.rec != nil {
 		if on {
-			s.logf("fault", "%s", k)
+			in.logf("fault", "%s", k)
 		} else {
-			s.logf("fault", "%s", k.healer())
+			in.logf("fault", "%s", k.healer())
 		}
 	}
 }
 
 // randomFault injects one random machine failure (benchmarks and soak runs).
-func (s *Sim) randomFault() {
-	i := s.rng.IntN(len(s.machines))
+func (in *injector) randomFault() {
+	i := in.rng.IntN(len(in.fleet.m))
 	kinds := [...]FaultKind{FaultPowerOff, FaultPowerOff, FaultHang, FaultAPICut, FaultClusterCut, FaultNICCut}
-	k := kinds[s.rng.IntN(len(kinds))]
-	m := &s.machines[i]
+	k := kinds[in.rng.IntN(len(kinds))]
+	m := &in.fleet.m[i]
 	if m.phase == PhaseRunning {
-		s.applyFault(k, i)
-		s.schedule(s.expo(s.cfg.RandomFailureFor), evHeal, int32(i), int32(k), int64(m.gen))
+		in.apply(k, i)
+		in.events.at(in.expo(in.cfg.RandomFailureFor), faultEvent{kind: evRepair, m: int32(i), gen: m.gen, what: k})
 	}
-	s.schedule(s.expo(s.cfg.RandomFailureEvery), evRandomFault, 0, 0, 0)
+	in.events.at(in.expo(in.cfg.RandomFailureEvery), faultEvent{kind: evRandomFault})
 }

@@ -75,14 +75,9 @@ func TestScriptedResumeResumes(t *testing.T) {
 		at              Time
 		opStall, mhcOff bool
 	}{{5 * Minute, true, true}, {15 * Minute, false, false}} {
-		for len(s.q.h) > 0 && s.q.h[0].at <= c.at {
-			ev := s.q.pop()
-			s.now = ev.at
-			s.dispatch(ev)
-			s.afterStep()
-		}
-		if s.opStalled != c.opStall || s.mhcStall != c.mhcOff {
-			t.Errorf("at %s: operator stalled %v, MHC stalled %v; want %v, %v", c.at, s.opStalled, s.mhcStall, c.opStall, c.mhcOff)
+		s.runUntil(c.at)
+		if s.op.stalled != c.opStall || s.fleet.mhcStall != c.mhcOff {
+			t.Errorf("at %s: operator stalled %v, MHC stalled %v; want %v, %v", c.at, s.op.stalled, s.fleet.mhcStall, c.opStall, c.mhcOff)
 		}
 	}
 }

@@ -34,42 +34,37 @@ type episode struct {
 	gen   int32
 }
 
-// episode kinds (the event's b argument; a machine's index is its a).
-const (
-	epNode int32 = iota
-	epQuorum
-	epDegraded
-)
+// episodeKind is what an episode tracks.
+type episodeKind uint8
 
-func (s *Sim) initLiveness() {
-	s.inv.quorumEp.start, s.inv.degradedEp.start = -1, -1
-	for i := range s.machines {
-		s.machines[i].downEp.start = -1
-	}
-}
+const (
+	epNode     episodeKind = iota // a machine down and unfenced
+	epQuorum                      // no mon quorum
+	epDegraded                    // degraded or unavailable PGs
+)
 
 // track moves episode e to bad now; bound is its bound, kind and i say
 // what it is (for the events).
-func (s *Sim) track(e *episode, bad bool, bound Time, kind int32, i int) {
+func (w *monitor) track(e *episode, bad bool, bound Time, kind episodeKind, i int) {
 	if bad == e.bad {
 		return
 	}
 	e.bad = bad
 	if !bad {
 		if e.start >= 0 {
-			e.good = s.now
-			s.schedule(s.now+s.P.LivenessStable, evLivenessEnd, int32(i), kind, int64(e.gen))
+			e.good = w.now
+			w.events.at(w.now+w.P.LivenessStable, livenessEvent{kind: evEpisodeEnd, ep: kind, m: int32(i), gen: e.gen})
 		}
 		return
 	}
 	if e.start < 0 {
-		e.start = s.now
+		e.start = w.now
 		e.gen++
-		s.schedule(s.now+bound, evLiveness, int32(i), kind, int64(e.gen))
+		w.events.at(w.now+bound, livenessEvent{kind: evEpisodeDue, ep: kind, m: int32(i), gen: e.gen})
 		return
 	}
-	if s.now-e.start >= bound {
-		s.livenessBroken(kind, i)
+	if w.now-e.start >= bound {
+		w.livenessBroken(kind, i)
 	}
 }
 
@@ -79,102 +74,105 @@ func (e *episode) reset() {
 	e.gen++
 }
 
-func (s *Sim) episodeOf(kind int32, i int) *episode {
+func (w *monitor) episodeOf(kind episodeKind, i int) *episode {
 	switch kind {
 	case epQuorum:
-		return &s.inv.quorumEp
+		return &w.quorumEp
 	case epDegraded:
-		return &s.inv.degradedEp
+		return &w.degradedEp
 	}
-	return &s.machines[i].downEp
+	return &w.downEp[i]
 }
 
-// livenessDue: episode kind (of machine i) has reached its bound.
-func (s *Sim) livenessDue(i int, kind int32, gen int32) {
-	if e := s.episodeOf(kind, i); e.gen == gen && e.start >= 0 && e.bad {
-		s.livenessBroken(kind, i)
-	}
-}
-
-// livenessEnd: the condition has not held for livenessStable; the
-// episode is over.
-func (s *Sim) livenessEnd(i int, kind int32, gen int32) {
-	if e := s.episodeOf(kind, i); e.gen == gen && !e.bad && e.start >= 0 && s.now-e.good >= s.P.LivenessStable {
-		e.start = -1
-		e.gen++
+func (w *monitor) handle(e livenessEvent) {
+	i := int(e.m)
+	ep := w.episodeOf(e.ep, i)
+	switch e.kind {
+	case evEpisodeDue:
+		// the episode has reached its bound
+		if ep.gen == e.gen && ep.start >= 0 && ep.bad {
+			w.livenessBroken(e.ep, i)
+		}
+	case evEpisodeEnd:
+		// the condition has not held for livenessStable: the episode is over
+		if ep.gen == e.gen && !ep.bad && ep.start >= 0 && w.now-ep.good >= w.P.LivenessStable {
+			ep.start = -1
+			ep.gen++
+		}
 	}
 }
 
 // machineDown reports whether machine i is down in the sense of
 // invariant 6 and not fenced; fenced reports whether it is fenced.
-func (s *Sim) machineDown(i int) (down, fenced bool) {
-	m := &s.machines[i]
+func (w *monitor) machineDown(i int) (down, fenced bool) {
+	m := &w.fleet.m[i]
 	// a storage cut-off is a step toward a fence, lifted when the node is
 	// back: it does not end the episode
-	fenced = m.remediated || m.tainted || m.phase != PhaseRunning
-	down = m.machineSet && !fenced && !m.ready && !(m.alive() && m.link[linkPublic])
+	fenced = m.remediated || w.kube.nodes[i].tainted || m.phase != PhaseRunning
+	down = m.machineSet && !fenced && !w.kube.nodes[i].ready && !m.reaches(linkPublic)
 	return
 }
 
 // livenessUpdate re-evaluates machine i's down episode.
-func (s *Sim) livenessUpdate(i int) {
-	if s.cfg.SafetyOnly {
+func (w *monitor) livenessUpdate(i int) {
+	if w.cfg.SafetyOnly {
 		return
 	}
-	m := &s.machines[i]
-	down, fenced := s.machineDown(i)
+	e := &w.downEp[i]
+	down, fenced := w.machineDown(i)
 	if fenced {
-		if m.downEp.start >= 0 || m.downEp.bad {
-			m.downEp.reset()
+		if e.start >= 0 || e.bad {
+			e.reset()
 		}
 		return
 	}
-	s.track(&m.downEp, down, s.P.LivenessBound, epNode, i)
+	w.track(e, down, w.P.LivenessBound, epNode, i)
 }
 
 // clusterLiveness re-evaluates the cluster's episodes (after every step).
-func (s *Sim) clusterLiveness() {
-	if s.cfg.SafetyOnly {
+func (w *monitor) clusterLiveness() {
+	if w.cfg.SafetyOnly {
 		return
 	}
-	s.track(&s.inv.quorumEp, !s.ceph.quorum, s.P.NoQuorumBound, epQuorum, 0)
-	bad := s.ceph.nDegraded+s.ceph.nInactive+s.ceph.nBlocked > 0
-	s.track(&s.inv.degradedEp, bad, s.P.DegradedBound, epDegraded, 0)
+	w.track(&w.quorumEp, !w.ceph.quorum, w.P.NoQuorumBound, epQuorum, 0)
+	bad := w.pgs.nDegraded+w.pgs.nInactive+w.pgs.nBlocked > 0
+	w.track(&w.degradedEp, bad, w.P.DegradedBound, epDegraded, 0)
 }
 
-func (s *Sim) livenessBroken(kind int32, i int) {
-	e := s.episodeOf(kind, i)
-	age := (s.now - e.start).Dur()
+func (w *monitor) livenessBroken(kind episodeKind, i int) {
+	e := w.episodeOf(kind, i)
+	age := (w.now - e.start).Dur()
 	switch kind {
 	case epQuorum:
 		var down []string
-		for k, mi := range s.ceph.mons {
-			if m := &s.machines[mi]; !(m.alive() && m.link[linkPublic]) || s.ceph.monEmpty[k] {
-				down = append(down, m.Name)
+		for k, mi := range w.ceph.mons {
+			if !w.ceph.monRuns(k) || w.ceph.monEmpty[k] {
+				down = append(down, w.fleet.m[mi].Name)
 			}
 		}
-		s.violate(6, fmt.Sprintf("no mon quorum for %s (bound %s; mons on %s out)", age, s.P.NoQuorumBound.Dur(), strings.Join(down, ", ")))
+		w.violate(6, fmt.Sprintf("no mon quorum for %s (bound %s; mons on %s out)", age, w.P.NoQuorumBound.Dur(), strings.Join(down, ", ")))
 	case epDegraded:
-		s.violate(6, fmt.Sprintf("PGs degraded or unavailable for %s (bound %s; %s)", age, s.P.DegradedBound.Dur(), s.pgStateSummary()))
+		w.violate(6, fmt.Sprintf("PGs degraded or unavailable for %s (bound %s; %s)", age, w.P.DegradedBound.Dur(), w.pgs.summary()))
 	default:
-		m := &s.machines[i]
-		s.violate(6, fmt.Sprintf("%s down (NotReady, serving nothing) for %s and not fenced (bound %s; blocked: %s)", m.Name, age, s.P.LivenessBound.Dur(), s.blockReason(i)))
+		m := &w.fleet.m[i]
+		w.violate(6, fmt.Sprintf("%s down (NotReady, serving nothing) for %s and not fenced (bound %s; blocked: %s)", m.Name, age, w.P.LivenessBound.Dur(), w.blockReason(i)))
 	}
 }
 
 // blockReason names why machine i has not been fenced.
-func (s *Sim) blockReason(i int) string {
-	m := &s.machines[i]
+func (w *monitor) blockReason(i int) string {
+	m := &w.fleet.m[i]
+	n := &w.kube.nodes[i]
 	switch {
-	case m.safeWhy != "":
-		return m.safeWhy
+	case w.safe.g[i].why != "":
+		return w.safe.g[i].why
 	case m.blocked != "":
 		return m.blocked
-	case s.mhcStall && !s.pol.Grants:
+	case w.fleet.mhcStall && !w.pol.Grants:
 		return "the MachineHealthCheck is stalled"
-	case s.pol.usesOperator() && !s.opUp:
+	case w.pol.usesOperator() && !w.op.up:
 		return "the storage operator is down"
-	case m.ready || m.readyLT+s.P.MHCUnhealthyTimeout > s.now:
+	case n.ready || n.readyLT+w.P.MHCUnhealthyTimeout > w.now:
 		return "its Ready condition flaps: the MachineHealthCheck's timer restarts at every transition"
 	}
 	return "no controller acted"

@@ -65,17 +65,17 @@ func TestTaintEvictionSplitBrain(t *testing.T) {
 func TestOOSTaintNeedsOperator(t *testing.T) {
 	for _, pol := range []string{"rook-oos", "csi-oos"} {
 		s := simAt(t, "oos-taint-needs-operator", pol, Hour, nil)
-		m := &s.machines[3]
-		if !m.ready || !m.tainted || m.upOSDs != 0 {
-			t.Errorf("%s at 1h: m4 Ready %v, tainted %v, %d OSDs up; want Ready, tainted, no OSD up", pol, m.ready, m.tainted, m.upOSDs)
+		n := &s.kube.nodes[3]
+		if !n.ready || !n.tainted || s.ceph.upOSDs[3] != 0 {
+			t.Errorf("%s at 1h: m4 Ready %v, tainted %v, %d OSDs up; want Ready, tainted, no OSD up", pol, n.ready, n.tainted, s.ceph.upOSDs[3])
 		}
 		s = simAt(t, "oos-taint-needs-operator", pol, 2*Hour+Minute, nil)
-		if m := &s.machines[3]; m.tainted || m.upOSDs != 2 || m.block.until > s.now {
-			t.Errorf("%s after the operator's step: tainted %v, %d OSDs up, blocklisted until %s; want untainted, 2 up, not blocklisted", pol, m.tainted, m.upOSDs, m.block.until)
+		if n := &s.kube.nodes[3]; n.tainted || s.ceph.upOSDs[3] != 2 || s.ceph.blocks[3].until > s.now {
+			t.Errorf("%s after the operator's step: tainted %v, %d OSDs up, blocklisted until %s; want untainted, 2 up, not blocklisted", pol, n.tainted, s.ceph.upOSDs[3], s.ceph.blocks[3].until)
 		}
 		d := simAt(t, "oos-taint-needs-operator", pol, Hour, func(c *Config) { c.Params.OOSTaintRemovalDelay = 10 * Minute })
-		if m := &d.machines[3]; m.tainted || m.upOSDs != 2 {
-			t.Errorf("%s with oosTaintRemovalDelay 10m: at 1h tainted %v, %d OSDs up; want the taint gone and the OSDs up", pol, m.tainted, m.upOSDs)
+		if n := &d.kube.nodes[3]; n.tainted || d.ceph.upOSDs[3] != 2 {
+			t.Errorf("%s with oosTaintRemovalDelay 10m: at 1h tainted %v, %d OSDs up; want the taint gone and the OSDs up", pol, n.tainted, d.ceph.upOSDs[3])
 		}
 	}
 }
