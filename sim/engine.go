@@ -139,6 +139,7 @@ func New(cfg Config) (*Sim, error) {
 	}
 	s.wire()
 	s.fleet.init()
+	s.faults.init(c.Machines)
 	s.kube.init(c.Machines)
 	s.watch.init()
 	s.ceph.init()
@@ -163,7 +164,7 @@ func (s *Sim) wire() {
 	c := &s.core
 	s.faults = injector{core: c, fleet: &s.fleet, kube: &s.kube, ceph: &s.ceph, op: &s.op, watch: &s.watch}
 	s.faults.events = mailbox[faultEvent]{c: c, handle: s.faults.handle}
-	s.fleet = fleet{core: c, kube: &s.kube, ceph: &s.ceph, pgs: &s.pgs, clients: &s.clients, op: &s.op, safe: &s.safe, watch: &s.watch}
+	s.fleet = fleet{core: c, faults: &s.faults, kube: &s.kube, ceph: &s.ceph, pgs: &s.pgs, clients: &s.clients, op: &s.op, safe: &s.safe, watch: &s.watch}
 	s.fleet.events = mailbox[machineEvent]{c: c, handle: s.fleet.handle}
 	s.kube = kube{core: c, fleet: &s.fleet, clients: &s.clients, ceph: &s.ceph, op: &s.op, csi: &s.csi, faults: &s.faults, watch: &s.watch}
 	s.kube.events = mailbox[kubeEvent]{c: c, handle: s.kube.handle}

@@ -103,6 +103,7 @@ type machineEvent struct {
 type fleet struct {
 	*core
 	events  mailbox[machineEvent]
+	faults  *injector
 	kube    *kube
 	ceph    *cephCluster
 	pgs     *pgMap
@@ -147,6 +148,7 @@ func (f *fleet) handle(e machineEvent) {
 	case evHostBoot:
 		m := &f.m[i]
 		if e.gen == m.gen && m.phase == PhaseRunning && m.powered && !m.booted {
+			f.faults.osRestarted(i)
 			m.booted = true
 			f.kube.nodeRegistered(i)
 			f.changed(i)

@@ -187,15 +187,16 @@ func (f *fleet) machineReplaced(i int, gen int32) {
 	}
 	m.gen++
 	m.phase = PhaseRunning
-	m.hung, m.booted, m.osdCrashed = false, false, false
+	m.booted = false
+	f.faults.osRestarted(i)
 	if f.cfg.Cluster.BareMetal {
 		// the same host, reprovisioned: its hardware faults (power, links)
 		// are still there (faults.go, hw)
 		m.powered = !m.powerLost
 	} else {
-		m.powered, m.powerLost, m.reportOff = true, false, false
-		m.link = [3]bool{true, true, true}
 		m.hw++
+		f.faults.newHardware(i)
+		m.powered = true
 	}
 	m.remediated = false
 	f.ceph.hostReplaced(i)
@@ -223,7 +224,7 @@ func (f *fleet) rebootDone(i int, gen int32) {
 		return
 	}
 	m.phase = PhaseRunning
-	m.hung = false
+	f.faults.osRestarted(i)
 	m.powered = false
 	m.reboots++
 	// a host that does not come back is rebooted again at most
@@ -232,9 +233,8 @@ func (f *fleet) rebootDone(i int, gen int32) {
 	if !f.cfg.Cluster.BareMetal {
 		// a cloud power cycle (stop/start) brings the instance up on other
 		// hardware, with its disks: the old hardware's faults stay behind
-		m.powerLost, m.reportOff = false, false
-		m.link = [3]bool{true, true, true}
 		m.hw++
+		f.faults.newHardware(i)
 	}
 	if n := &f.kube.nodes[i]; m.machineSet && !n.ready && !m.remediated {
 		// still unhealthy after the remediation: the MHC looks again one
