@@ -29,7 +29,7 @@ type OSD struct {
 	// recovery reservations (recovery.go): remote ones as a target,
 	// local ones as a primary, and the PGs waiting for each
 	backfills, localBackfills int
-	waiting, lwaiting         []pgWait
+	waiting, lwaiting         waitQueue
 	// PGs remapped away from this OSD while it was out, and PGs backfilling
 	// back onto it since it came back in (remap.go)
 	away    []int32

@@ -169,7 +169,7 @@ func (w *monitor) checkFence(i int, kind FenceKind) {
 	} else if m.labelled && w.pol.Gate != gateNone && fa >= 0 && w.fleet.mdbObs < fa {
 		w.violate(2, fmt.Sprintf("%s fenced while labelled, on MDB maxUnavailable=%d observed at %s, before its fault at %s", m.Name, w.fleet.mdbMax, w.fleet.mdbObs, fa))
 	}
-	w.checkCutOff(i)
+	w.checkCutOff(i, "fencing "+m.Name)
 	if kind == FenceDelete || kind == FenceDeleteWipe {
 		for _, oi := range w.ceph.hostOSDs[i] {
 			if w.ceph.serving(int(oi)) {
@@ -180,8 +180,11 @@ func (w *monitor) checkFence(i int, kind FenceKind) {
 	}
 }
 
-// checkCutOff checks invariant 3 for an action that stops machine i's OSDs.
-func (w *monitor) checkCutOff(i int) {
+// checkCutOff checks invariant 3 for an action that stops machine i's
+// OSDs: a PG whose acting set had min_size serving OSDs, this machine's
+// among them, must keep min_size (a backfill target on it, or elsewhere,
+// is no replica: it is not in the acting set).
+func (w *monitor) checkCutOff(i int, what string) {
 	c := w.ceph
 	for _, oi := range c.hostOSDs[i] {
 		if !c.serving(int(oi)) {
@@ -189,14 +192,17 @@ func (w *monitor) checkCutOff(i int) {
 		}
 		for _, pi := range c.osds[oi].pgs {
 			p := &w.pgs.pgs[pi]
+			if w.pgs.acting(p, 1<<slotOf(p, int(oi))) == 0 {
+				continue
+			}
 			n := 0
 			for k := 0; k < w.P.PoolSize; k++ {
-				if o := p.slot[k]; o >= 0 && c.serving(int(o)) {
+				if o := p.slot[k]; o >= 0 && w.pgs.acting(p, 1<<k) != 0 && c.serving(int(o)) {
 					n++
 				}
 			}
 			if n >= w.P.PoolMinSize && n-1 < w.P.PoolMinSize {
-				w.violate(3, fmt.Sprintf("fencing %s drops PG %d from %d to %d serving replicas (min_size %d)", w.fleet.m[i].Name, pi, n, n-1, w.P.PoolMinSize))
+				w.violate(3, fmt.Sprintf("%s drops PG %d from %d to %d serving replicas in its acting set (min_size %d)", what, pi, n, n-1, w.P.PoolMinSize))
 				return
 			}
 		}

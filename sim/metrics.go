@@ -31,7 +31,8 @@ type Metrics struct {
 	WritesRefused float64
 	// StaleWrites counts writes accepted from clients whose pod was deleted
 	// while the workload's new client holds the lock: writes the current
-	// instance never sees, lost or corrupting (split-brain).
+	// instance never sees, lost or corrupting (split-brain). Like any
+	// write, they land only on PGs that serve.
 	StaleWrites float64
 	// FencesNotOK counts fences (remediations, cut-offs, taints) taken
 	// while `ceph status` was not HEALTH_OK; the seed design's rule
@@ -148,8 +149,11 @@ func (mt *Metrics) step(s *monitor) {
 	if nw := len(s.clients.workloads); nw > 0 {
 		per := s.P.ClientWriteIOPS / float64(Second)
 		cur := float64(s.clients.nCurWriting)
-		mt.refRate = per * (float64(nw) - cur + cur*s.pgs.unservedFraction())
-		mt.staleRate = per * float64(s.clients.nSplit)
+		un := s.pgs.unservedFraction()
+		mt.refRate = per * (float64(nw) - cur + cur*un)
+		// a stale client's writes land only on PGs that serve: an
+		// undersized+peered PG accepts none
+		mt.staleRate = per * float64(s.clients.nSplit) * (1 - un)
 	}
 	if s.rec != nil && len(s.pgs.pgs) > 0 {
 		v := 1 - s.pgs.unservedFraction()

@@ -97,6 +97,12 @@ func (k *kube) heartbeat(i int) {
 	}
 	n.hbOK = hb
 	n.hbGen++
+	if hb && n.tainted {
+		// the kubelet is back under the out-of-service taint: it kills
+		// the pods the taint evicted, OSDs included - the taint's fence
+		// takes effect now
+		k.watch.checkCutOff(i, "the out-of-service taint, "+m.Name+"'s kubelet back, evicting its OSD pods,")
+	}
 	if hb {
 		if !n.ready {
 			k.setReady(i, true)

@@ -85,6 +85,10 @@ type pgMap struct {
 	nDegraded int
 	nStuck    int
 	rebalWait []int32 // PGs whose backfill norebalance paused
+	// countBackfillTargets counts backfill targets toward min_size (the
+	// first-generation model's rule; tests switch it on to show what the
+	// invariants then miss).
+	countBackfillTargets bool
 }
 
 func (g *pgMap) handle(e pgEvent) {
@@ -259,11 +263,38 @@ func (g *pgMap) pgChanged(pi int) {
 	g.at(g.now+g.P.PeeringTime, evPGPeered, pi, p.gen)
 }
 
+// acting is PG p's acting set among its up OSDs: those whose copy the PG
+// log can bring up to date (the latest writes, or older data the log
+// covers). An up OSD without a copy - a slot CRUSH remapped to it, or a
+// wiped one - is a backfill target: Ceph's PeeringState
+// (calc_replicated_acting) leaves it out of the acting set, so it does
+// not count toward min_size until its backfill completes.
+func (g *pgMap) acting(p *PG, up uint8) uint8 {
+	if g.countBackfillTargets {
+		return up // the first-generation rule, kept for the test that shows what it hid
+	}
+	return up & p.data
+}
+
+// priority is the reservation priority of PG p's recovery of slots need
+// (recovery.go).
+func (g *pgMap) priority(p *PG, up, need uint8) int {
+	switch {
+	case bits.OnesCount8(g.acting(p, up)) < g.P.PoolMinSize:
+		return prioInactive
+	case need&^p.data != 0:
+		return prioBackfill
+	}
+	return prioRecovery
+}
+
 // pgSettle derives the PG's state after peering or recovery: active iff at
-// least min_size replicas are up and one of them has the latest writes.
+// least min_size OSDs of its acting set are up and one of them has the
+// latest writes; with fewer it is peered (undersized+peered: I/O blocks).
 // While active, replicas that are not up miss writes and become stale.
-// Stale or empty up replicas recover (log) or backfill (data) from a
-// current one; recovery below min_size is allowed, as in Ceph.
+// Stale up replicas recover (log) and backfill targets backfill (data)
+// from a current one; recovery and backfill below min_size are allowed, as
+// in Ceph (osd_allow_recovery_below_min_size).
 func (g *pgMap) pgSettle(pi int) {
 	p := &g.pgs[pi]
 	up := g.pgUp(p)
@@ -281,7 +312,7 @@ func (g *pgMap) pgSettle(pi int) {
 		st = stIncomplete
 	case c == 0:
 		st = stDown
-	case u < g.P.PoolMinSize:
+	case bits.OnesCount8(g.acting(p, up)) < g.P.PoolMinSize:
 		st = stInactive
 	default:
 		st = stActive
@@ -296,7 +327,7 @@ func (g *pgMap) pgSettle(pi int) {
 			p.cur &= up
 		}
 	}
-	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && g.reserve(pi, need) {
+	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && g.reserve(pi, need, g.priority(p, up, need)) {
 		var longest, total float64
 		for k := 0; k < g.P.PoolSize; k++ {
 			if need&(1<<k) == 0 {

@@ -50,16 +50,53 @@ func (g *pgMap) primary(p *PG) int32 {
 	return -1
 }
 
-// reserve tries to reserve recovery of slots need of PG pi: a local slot
-// on its primary and a remote slot on each target; on failure it queues the
-// PG on a full OSD and returns false.
-func (g *pgMap) reserve(pi int, need uint8) bool {
-	return g.reserveOn(pi, need, &g.pgs[pi].slot)
+// Reservation priorities, highest first, as PeeringState's
+// get_recovery_priority and get_backfill_priority order them: a PG whose
+// acting set is below min_size (it blocks I/O: OSD_*_INACTIVE_PRIORITY_BASE
+// 220), log recovery of a degraded PG (OSD_RECOVERY_PRIORITY_BASE 180),
+// backfill of a degraded or undersized PG (OSD_BACKFILL_DEGRADED_PRIORITY_BASE
+// 140), backfill of a PG that is only misplaced (OSD_BACKFILL_PRIORITY_BASE
+// 100). The AsyncReserver grants the highest waiting priority first.
+const (
+	prioMisplaced = iota
+	prioBackfill
+	prioRecovery
+	prioInactive
+	numPrios
+)
+
+// waitQueue is the PGs waiting for an OSD's reservation slots, one FIFO per
+// priority.
+type waitQueue [numPrios][]pgWait
+
+func (q *waitQueue) push(prio int, w pgWait) { q[prio] = append(q[prio], w) }
+
+// pop returns the first PG of the highest priority waiting (ok false: none).
+func (q *waitQueue) pop() (w pgWait, ok bool) {
+	for p := numPrios - 1; p >= 0; p-- {
+		if l := q[p]; len(l) > 0 {
+			w = l[0]
+			if len(l) == 1 {
+				q[p] = l[:0:0]
+			} else {
+				q[p] = l[1:]
+			}
+			return w, true
+		}
+	}
+	return w, false
+}
+
+// reserve tries to reserve recovery of slots need of PG pi at priority
+// prio: a local slot on its primary and a remote slot on each target; on
+// failure it queues the PG on a full OSD and returns false.
+func (g *pgMap) reserve(pi int, need uint8, prio int) bool {
+	return g.reserveOn(pi, need, &g.pgs[pi].slot, prio)
 }
 
 // reserveOn is reserve with the target OSD of slot k in to[k] (the PG's
 // slots, or the returned OSDs it backfills onto).
-func (g *pgMap) reserveOn(pi int, need uint8, to *[maxSize]int32) bool {
+func (g *pgMap) reserveOn(pi int, need uint8, to *[maxSize]int32, prio int) bool {
 	if g.P.OSDMaxBackfills == 0 {
 		return true
 	}
@@ -68,7 +105,7 @@ func (g *pgMap) reserveOn(pi int, need uint8, to *[maxSize]int32) bool {
 	prim := g.primary(p)
 	if prim >= 0 {
 		if o := &g.ceph.osds[prim]; o.localBackfills >= max {
-			o.lwaiting = append(o.lwaiting, pgWait{pi: int32(pi), gen: p.gen})
+			o.lwaiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
 			return false
 		}
 	}
@@ -77,7 +114,7 @@ func (g *pgMap) reserveOn(pi int, need uint8, to *[maxSize]int32) bool {
 			continue
 		}
 		if o := &g.ceph.osds[to[k]]; o.backfills >= max {
-			o.waiting = append(o.waiting, pgWait{pi: int32(pi), gen: p.gen})
+			o.waiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
 			return false
 		}
 	}
@@ -117,26 +154,24 @@ func (g *pgMap) release(pi int) {
 	}
 }
 
-// wake retries the PGs waiting on OSD o while it has free slots of the
-// kind they wait for.
+// wake retries the PGs waiting on OSD o, highest priority first, while it
+// has free slots of the kind they wait for.
 func (g *pgMap) wake(o int) {
 	od := &g.ceph.osds[o]
 	max := g.P.OSDMaxBackfills
-	for len(od.waiting) > 0 && od.backfills < max {
-		w := od.waiting[0]
-		od.waiting = od.waiting[1:]
+	for od.backfills < max {
+		w, ok := od.waiting.pop()
+		if !ok {
+			break
+		}
 		g.retry(w)
 	}
-	for len(od.lwaiting) > 0 && od.localBackfills < max {
-		w := od.lwaiting[0]
-		od.lwaiting = od.lwaiting[1:]
+	for od.localBackfills < max {
+		w, ok := od.lwaiting.pop()
+		if !ok {
+			break
+		}
 		g.retry(w)
-	}
-	if len(od.waiting) == 0 {
-		od.waiting = od.waiting[:0:0]
-	}
-	if len(od.lwaiting) == 0 {
-		od.lwaiting = od.lwaiting[:0:0]
 	}
 }
 

@@ -206,7 +206,7 @@ func (g *pgMap) startBackfillBack(pi int) bool {
 			go_ |= 1 << k
 		}
 	}
-	if go_ == 0 || !g.reserveOn(pi, go_, &p.back) {
+	if go_ == 0 || !g.reserveOn(pi, go_, &p.back, prioMisplaced) {
 		return true
 	}
 	p.bf = go_

@@ -272,7 +272,7 @@ func (sc *safeController) storageFence(i int) {
 	if sc.rec != nil {
 		sc.logf("FENCE", "%s cut off from storage by safe: OSDs marked down and blocklisted", sc.fleet.m[i].Name)
 	}
-	sc.watch.checkCutOff(i)
+	sc.watch.checkCutOff(i, "cutting "+sc.fleet.m[i].Name+" off")
 	sc.watch.fenceAction()
 	if !sc.pol.NoClientBlocklist {
 		sc.ceph.blocklist(i, forever, "safe")
