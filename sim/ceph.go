@@ -199,12 +199,13 @@ func (c *cephCluster) osdCanUp(o *OSD) bool {
 	return m.alive() && !c.cutOff[o.m] && !o.selfStop && !m.osdCrashed && m.link[linkPublic] && m.link[linkCluster] && !c.kube.oosEvicted(int(o.m))
 }
 
-// serving reports whether OSD i may serve client I/O: its daemon runs, it
-// is not blocklisted, it reaches the public network and the map says up.
+// serving reports whether OSD i may serve client I/O: its daemon runs
+// (its host is up and it neither crashed, stopped itself nor was evicted),
+// it is not blocklisted, it reaches the public network and the map says up.
 func (c *cephCluster) serving(i int) bool {
 	o := &c.osds[i]
 	m := &c.fleet.m[o.m]
-	return o.up && m.alive() && !c.cutOff[o.m] && m.link[linkPublic]
+	return o.up && m.alive() && !o.procDead && !o.selfStop && !m.osdCrashed && !c.kube.oosEvicted(int(o.m)) && !c.cutOff[o.m] && m.link[linkPublic]
 }
 
 // hostSilent reports whether every OSD of machine i has stopped

@@ -59,6 +59,7 @@ type rbdClients struct {
 	clients   []client
 	workloads []workload
 	onHost    [][]int32 // per machine: its client processes
+	staleEnd  []Time    // per machine: when a client process there last died
 	// counters kept incrementally for the metrics
 	nStaleWriting int // stale clients whose writes are accepted
 	nCurWriting   int // current clients whose writes are accepted
@@ -70,6 +71,7 @@ type rbdClients struct {
 func (r *rbdClients) init() {
 	n := r.cfg.Cluster.Clients
 	r.onHost = make([][]int32, len(r.fleet.m))
+	r.staleEnd = make([]Time, len(r.fleet.m))
 	r.workloads = make([]workload, n)
 	for w := 0; w < n; w++ {
 		h := w % len(r.fleet.m)
@@ -201,12 +203,15 @@ func (r *rbdClients) clientsOn(i int) {
 	for _, ci := range on {
 		r.eval(int(ci))
 		c := &r.clients[ci]
-		if !c.dead {
+		switch {
+		case !c.dead:
 			on[k] = ci
 			k++
-		} else if c.current {
+			continue
+		case c.current:
 			r.workloadLost(int(c.w), int(ci))
 		}
+		r.staleEnd[i] = r.now
 	}
 	r.onHost[i] = on[:k]
 	if k > 0 && r.fleet.m[i].reaches(linkAPI) {

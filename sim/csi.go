@@ -8,9 +8,17 @@ package sim
 // address if the node has the out-of-service taint (for a year,
 // csiAutoFenceExpire) before the volume is detached - no operator, no
 // watcher lookup, the old node's address by construction. Without quorum
-// the blocklist fails, so does the unpublish, and the workloads wait. When
-// the node is back without the taint, its node plugin lifts its own entry
-// after a cooldown (csiUnfenceCooldown, 5 min).
+// the blocklist fails, so does the unpublish, and the workloads wait.
+//
+// The node plugin (a DaemonSet pod, evicted by the taint like every pod
+// that does not tolerate it) runs on the node again once the taint is
+// removed; it lifts its own entry (csi-addons' GetFenceClients, ceph-csi
+// pull request 5828) once the node's old pods are gone - its kubelet back
+// on the API killed them - and csiUnfenceCooldown (5 min) after that: an
+// operator who removes the taint as soon as the node is Ready must not
+// unfence the writes of pods the kubelet has not killed yet. The
+// CSIUnfenceFromFence variant runs the cooldown from the fence, as ceph-csi
+// does: it unfences those pods (a split brain the explorer finds).
 
 // csiEventKind names a ceph-csi event.
 type csiEventKind uint8
@@ -30,10 +38,11 @@ type csiEvent struct {
 // cephCSI is ceph-csi's controller and node plugins.
 type cephCSI struct {
 	*core
-	events mailbox[csiEvent]
-	fleet  *fleet
-	kube   *kube
-	ceph   *cephCluster
+	events  mailbox[csiEvent]
+	fleet   *fleet
+	kube    *kube
+	ceph    *cephCluster
+	clients *rbdClients
 
 	fenceAt []Time // when it fenced a machine's address for the taint (-1: not fenced)
 }
@@ -70,22 +79,35 @@ func (d *cephCSI) unpublish(i int, gen int32) {
 	d.kube.moveWorkloads(i, "out-of-service taint: the pod GC force-deleted their pods", d.now)
 }
 
-// untainted: machine i's taint was removed; its node plugin lifts the
-// entry once the cooldown since the fence has passed.
+// untainted: machine i's taint was removed; its node plugin runs there
+// again and lifts the entry when it may (unfence).
 func (d *cephCSI) untainted(i int) {
-	if d.fenceAt[i] >= 0 {
-		d.events.at(max(d.now, d.fenceAt[i]+d.P.CSIUnfenceCooldown), csiEvent{kind: evCSIUnfence, m: int32(i), gen: d.fleet.m[i].gen})
+	if d.fenceAt[i] < 0 {
+		return
 	}
+	at := d.now
+	if d.pol.CSIUnfenceFromFence {
+		at = max(d.now, d.fenceAt[i]+d.P.CSIUnfenceCooldown)
+	}
+	d.events.at(at, csiEvent{kind: evCSIUnfence, m: int32(i), gen: d.fleet.m[i].gen})
 }
 
 // unfence: ceph-csi's node plugin on machine i, back without the taint,
-// finds its own address blocklisted with the auto-fence expiry and lifts it.
+// finds its own address blocklisted with the auto-fence expiry and lifts it
+// once the node's old pods are gone and the cooldown since has passed.
 func (d *cephCSI) unfence(i int, gen int32) {
 	if d.fleet.m[i].gen != gen || d.kube.nodes[i].tainted || d.fenceAt[i] < 0 {
 		return
 	}
-	if !d.kube.nodes[i].ready || !d.ceph.quorum {
-		d.events.at(d.now+d.P.CephStatusInterval, csiEvent{kind: evCSIUnfence, m: int32(i), gen: gen})
+	retry := d.now + d.P.CephStatusInterval
+	n := &d.kube.nodes[i]
+	if !n.ready || !d.ceph.quorum || (!d.pol.CSIUnfenceFromFence && d.clients.staleOn(i)) {
+		d.events.at(retry, csiEvent{kind: evCSIUnfence, m: int32(i), gen: gen})
+		return
+	}
+	if due := max(n.readyLT, d.clients.staleEnd[i]) + d.P.CSIUnfenceCooldown; !d.pol.CSIUnfenceFromFence && d.now < due {
+		// the cooldown runs from the node's return and its old pods' end
+		d.events.at(due, csiEvent{kind: evCSIUnfence, m: int32(i), gen: gen})
 		return
 	}
 	d.fenceAt[i] = -1

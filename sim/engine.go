@@ -178,7 +178,7 @@ func (s *Sim) wire() {
 	s.op.events = mailbox[operatorEvent]{c: c, handle: s.op.handle}
 	s.safe = safeController{core: c, fleet: &s.fleet, kube: &s.kube, ceph: &s.ceph, pgs: &s.pgs, clients: &s.clients, op: &s.op, watch: &s.watch}
 	s.safe.events = mailbox[safeEvent]{c: c, handle: s.safe.handle}
-	s.csi = cephCSI{core: c, fleet: &s.fleet, kube: &s.kube, ceph: &s.ceph}
+	s.csi = cephCSI{core: c, fleet: &s.fleet, kube: &s.kube, ceph: &s.ceph, clients: &s.clients}
 	s.csi.events = mailbox[csiEvent]{c: c, handle: s.csi.handle}
 	s.watch = monitor{core: c, fleet: &s.fleet, kube: &s.kube, ceph: &s.ceph, pgs: &s.pgs, clients: &s.clients, op: &s.op, safe: &s.safe}
 	s.watch.events = mailbox[livenessEvent]{c: c, handle: s.watch.handle}

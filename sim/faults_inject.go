@@ -253,7 +253,7 @@ func (in *injector) repairAll(r FaultKind, i int) {
 // and passes the change on.
 func (in *injector) machineFaults(i int) {
 	if in.derive(i) {
-		in.fleet.powerOn(i)
+		in.fleet.powerRestored(i)
 	}
 	in.fleet.changed(i)
 }

@@ -88,10 +88,12 @@ func (c *cephCluster) monsChanged() {
 	}
 }
 
-// monRuns reports whether mon k's host runs and reaches the public
-// network.
+// monRuns reports whether mon k runs and reaches the public network: its
+// host does, and its pod was not evicted by the out-of-service taint (Rook
+// pins a mon to its node, so it cannot run elsewhere meanwhile).
 func (c *cephCluster) monRuns(k int) bool {
-	return c.fleet.m[c.mons[k]].reaches(linkPublic)
+	h := int(c.mons[k])
+	return c.fleet.m[h].reaches(linkPublic) && !c.kube.oosEvicted(h)
 }
 
 // monStoreLost: mon k's store is gone with its machine (deleted, or wiped).

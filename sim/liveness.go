@@ -107,9 +107,11 @@ func (w *monitor) handle(e livenessEvent) {
 func (w *monitor) machineDown(i int) (down, fenced bool) {
 	m := &w.fleet.m[i]
 	// a storage cut-off is a step toward a fence, lifted when the node is
-	// back: it does not end the episode
-	fenced = m.remediated || w.kube.nodes[i].tainted || m.phase != PhaseRunning
-	down = m.machineSet && !fenced && !w.kube.nodes[i].ready && !m.reaches(linkPublic)
+	// back: it does not end the episode; nor does a remediation whose
+	// power-off the BMC has not confirmed, unless its Node was deleted
+	n := &w.kube.nodes[i]
+	fenced = (m.remediated && (m.bmh != bmhPowerOff || !n.hasNode)) || n.tainted || m.phase != PhaseRunning
+	down = m.machineSet && !fenced && !n.ready && !m.reaches(linkPublic)
 	return
 }
 

@@ -73,9 +73,13 @@ type Machine struct {
 
 	unhealthy    bool   // the MachineHealthCheck deems it unhealthy
 	refused      bool   // its remediation was refused (logged once)
-	remediated   bool   // remediated (or tainted) and not back yet
+	remediated   bool   // a remediation (or the taint) is under way or done, and the machine not back yet
 	blocked      string // why the MHC's remediation was refused
 	kindOverride int8   // the remediation kind an external remediator chose (-1: the cluster's)
+
+	bmh           bmhStep // the step of a bare-metal reboot remediation (remediation.go)
+	remStart      Time    // when its current attempt began
+	hostUnhealthy bool    // the remediation gave up: the host is not reprovisioned
 }
 
 // machineEventKind names a machine event.
@@ -86,7 +90,9 @@ const (
 	evMHCCheck                                   // the MHC looks at the machine's Node
 	evInstanceTerminated                         // the provider deleted the instance
 	evMachineReplaced                            // the MachineSet's replacement exists
-	evRebootDone                                 // the BMC power cycle is done
+	evRebootDone                                 // the power cycle is done: the host powers on
+	evBMCPoweredOff                              // the BMC reports the host powered off
+	evRemediationTimeout                         // the Node is not back within the remediation's timeout
 )
 
 // machineEvent is an event of the machines and machine-api. gen is the
@@ -161,6 +167,10 @@ func (f *fleet) handle(e machineEvent) {
 		f.machineReplaced(i, e.gen)
 	case evRebootDone:
 		f.rebootDone(i, e.gen)
+	case evBMCPoweredOff:
+		f.bmcPoweredOff(i, e.gen)
+	case evRemediationTimeout:
+		f.remediationTimeout(i, e.gen)
 	}
 }
 

@@ -95,14 +95,14 @@ func (k *kube) heartbeat(i int) {
 	if hb == n.hbOK {
 		return
 	}
-	n.hbOK = hb
-	n.hbGen++
 	if hb && n.tainted {
 		// the kubelet is back under the out-of-service taint: it kills
 		// the pods the taint evicted, OSDs included - the taint's fence
 		// takes effect now
 		k.watch.checkCutOff(i, "the out-of-service taint, "+m.Name+"'s kubelet back, evicting its OSD pods,")
 	}
+	n.hbOK = hb
+	n.hbGen++
 	if hb {
 		if !n.ready {
 			k.setReady(i, true)

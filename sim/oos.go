@@ -2,12 +2,17 @@ package sim
 
 // The Kubernetes non-graceful node shutdown flow: a remediator (policies
 // rook-oos and csi-oos) adds the node.kubernetes.io/out-of-service taint
-// to a node that stays NotReady for the MHC's unhealthy timeout; the pod GC
-// force-deletes its pods at once and the attach-detach controller detaches
-// their volumes without waiting, so the workloads move (pods.go). The
-// taint also evicts the node's OSD pods: when its kubelet is back they are
-// gone and cannot be scheduled there until the taint goes, and Kubernetes
-// never removes it - an operator does (the remove-oos-taint fault, or
+// (NoExecute) to a node that stays NotReady for the MHC's unhealthy
+// timeout. The taint evicts every pod that does not tolerate it - none of
+// the cluster's do: the pod GC force-deletes them at once and the
+// attach-detach controller detaches their volumes without waiting, so the
+// workloads move (pods.go) and the storage operator's pod restarts on
+// another node (operator.go). Pods pinned to the node - its OSDs, its mon,
+// ceph-csi's node plugin - cannot run anywhere else: their containers on a
+// node that is only cut off run on until its kubelet is back and kills
+// them, and then they cannot be scheduled there until the taint goes
+// (oosEvicted: OSDs down, the mon out of quorum). Kubernetes never removes
+// the taint - an operator does (the remove-oos-taint fault, or
 // oosTaintRemovalDelay). The two Ceph fencers that follow the taint are
 // Rook's NetworkFence (rook.go) and ceph-csi's (csi.go).
 
@@ -26,6 +31,7 @@ func (k *kube) taint(i int) {
 	k.watch.metrics.Fences++
 	k.watch.fenceAction()
 	k.watch.livenessUpdate(i)
+	k.op.taintDeleted(i)
 	if k.pol.CSIFence {
 		k.csi.unpublish(i, k.fleet.m[i].gen)
 		return

@@ -185,9 +185,24 @@ func (o *operator) evicted(host int, gen int32) {
 	if n := &o.kube.nodes[host]; n.readyGen != gen || n.ready {
 		return
 	}
+	o.restart(host, "evicted from")
+}
+
+// taintDeleted: machine i got the out-of-service taint; the pod GC
+// force-deleted the operator's pod if it ran there, and its Deployment
+// starts a new one elsewhere.
+func (o *operator) taintDeleted(i int) {
+	if o.host == i && o.started {
+		o.restart(i, "force-deleted by the out-of-service taint on")
+	}
+}
+
+// restart starts the operator's pod anew on the first schedulable machine
+// other than host.
+func (o *operator) restart(host int, why string) {
 	next := -1
 	for i := range o.fleet.m {
-		if c := &o.fleet.m[i]; i != host && o.kube.nodes[i].ready && c.link[linkAPI] && c.link[linkPublic] {
+		if c := &o.fleet.m[i]; i != host && o.kube.nodes[i].ready && !o.kube.nodes[i].tainted && c.link[linkAPI] && c.link[linkPublic] {
 			next = i
 			break
 		}
@@ -195,8 +210,9 @@ func (o *operator) evicted(host int, gen int32) {
 	o.started = false
 	o.host = next
 	o.epoch++
+	o.up = false
 	if o.rec != nil {
-		o.logf("operator", "operator pod evicted from %s, restarting", o.fleet.m[host].Name)
+		o.logf("operator", "operator pod %s %s, restarting", why, o.fleet.m[host].Name)
 	}
 	o.events.at(o.now+o.P.OperatorStartTime, operatorEvent{kind: evOpStarted, m: int32(next), epoch: o.epoch})
 }

@@ -66,6 +66,10 @@ type Policy struct {
 	NoClientBlocklist bool // cut off the OSDs but not the node's clients
 	TrustPowerReport  bool // without quorum, trust the provider's power report alone
 	TrustStalePGStats bool // decide a wipe on the PG stats of a stale mgr
+
+	// CSIUnfenceFromFence: ceph-csi's unfence cooldown runs from the fence,
+	// whatever the node's old pods (csi.go; the broken variant of csi-oos).
+	CSIUnfenceFromFence bool
 }
 
 // Policies are the selectable policies, by name.

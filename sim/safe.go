@@ -49,6 +49,7 @@ const (
 	evSafeCheck       safeEventKind = iota // look at an unhealthy machine and act
 	evSafeRevoke                           // lift the cut-off of a machine back Ready
 	evSafeClientFence                      // blocklist a NotReady node's clients before their eviction
+	evSafeDeleteNode                       // delete the Node of a cut-off host whose BMC does not answer
 )
 
 // safeEvent is an event of the safe controller for machine m: gen is the
@@ -98,6 +99,8 @@ func (sc *safeController) handle(e safeEvent) {
 		}
 	case evSafeClientFence:
 		sc.clientFence(i, e.gen, e.epoch, e.write)
+	case evSafeDeleteNode:
+		sc.deleteNode(i, e.epoch)
 	}
 }
 
@@ -315,8 +318,8 @@ func (sc *safeController) revoke(i int) {
 	if !sc.kube.nodes[i].ready || m.phase != PhaseRunning || !sc.fencing(i) {
 		return
 	}
-	if g.clientFenced && !sc.ceph.cutOff[i] && !g.granted && sc.clients.staleOn(i) {
-		// its evicted pods still run: lift the client fence once the
+	if sc.clients.staleOn(i) {
+		// its deleted or evicted pods still run: lift the fence once the
 		// kubelet has killed them
 		sc.events.at(sc.now+sc.P.StaleKillTime, safeEvent{kind: evSafeRevoke, m: int32(i), epoch: sc.op.epoch})
 		return
@@ -329,6 +332,30 @@ func (sc *safeController) revoke(i int) {
 	if sc.rec != nil {
 		sc.logf("safe", "%s Ready again: cut-off lifted", m.Name)
 	}
+	sc.fleet.changed(i)
+}
+
+// bmcUnreachable: the reboot remediation safe granted for machine i cannot
+// power the host off - it has no power, so its BMC does not answer - and
+// so never deletes its Node. A host safe cut off from storage (its OSDs
+// and its client address blocklisted) can write nothing even if it comes
+// back, so safe deletes the Node itself: its pods are deleted and the
+// workloads move.
+func (sc *safeController) bmcUnreachable(i int) {
+	if sc.pol.Grants && sc.ceph.cutOff[i] && !sc.pol.NoClientBlocklist {
+		sc.events.at(sc.now+sc.jit(sc.P.OperatorLag), safeEvent{kind: evSafeDeleteNode, m: int32(i), epoch: sc.op.epoch})
+	}
+}
+
+func (sc *safeController) deleteNode(i int, epoch int32) {
+	m := &sc.fleet.m[i]
+	if !sc.op.live(epoch) || m.bmh != bmhPowerOff || !sc.ceph.cutOff[i] || !sc.kube.nodes[i].hasNode {
+		return
+	}
+	if sc.rec != nil {
+		sc.logf("safe", "%s: its BMC does not answer (no power), so the remediation cannot power it off; it is cut off from storage, so safe deletes its Node", m.Name)
+	}
+	sc.kube.nodeDeleted(i)
 	sc.fleet.changed(i)
 }
 
