@@ -94,13 +94,16 @@ type monitor struct {
 	faultAt      []Time // invariant 2: a machine's latest fault while Ready (-1: none)
 	// invariant 6's episodes (liveness.go)
 	downEp               []episode
+	downEpGen            []int32 // its Node's Ready generation when a machine's episode began
 	quorumEp, degradedEp episode
+	degMovedAt           float64 // the data recovery had moved when the degraded episode began (MB)
 	metrics              Metrics
 }
 
 func (w *monitor) init() {
 	n := len(w.fleet.m)
 	w.fenced, w.fencedPerDom, w.faultAt, w.downEp = make([]bool, n), make([]int, n), make([]Time, n), make([]episode, n)
+	w.downEpGen = make([]int32, n)
 	for i := range w.faultAt {
 		w.faultAt[i] = -1
 		w.downEp[i].start = -1
@@ -302,53 +305,29 @@ func (w *monitor) blockers() []string {
 	}
 	var out []string
 	if !c.quorum {
-		var down []string
-		for k, mi := range c.mons {
-			if !c.monRuns(k) {
-				down = append(down, w.fleet.m[mi].Name)
-			}
-		}
-		out = append(out, fmt.Sprintf("mon quorum lost: mons on %s down", strings.Join(down, ", ")))
+		out = append(out, "mon quorum lost: "+w.monsOut())
 	}
-	hostsIn := 0
 	for i := range w.fleet.m {
-		m := &w.fleet.m[i]
-		in, downIn := 0, 0
+		downIn := 0
 		for _, oi := range c.hostOSDs[i] {
-			if c.osds[oi].in {
-				in++
-				if !c.osds[oi].up {
-					downIn++
-				}
+			if c.osds[oi].in && !c.osds[oi].up {
+				downIn++
 			}
-		}
-		if in > 0 {
-			hostsIn++
 		}
 		if downIn == 0 && c.upOSDs[i] == len(c.hostOSDs[i]) {
 			continue
 		}
-		var why string
-		switch {
-		case m.phase != PhaseRunning:
-			why = "machine " + m.phase.String()
-		case c.cutOff[i]:
-			why = "cut off from storage, waiting for the fence"
-		case !m.powered && m.powerLost:
-			why = "powered off"
-		case m.hung:
-			why = "hung"
-		case !m.link[linkPublic] || !m.link[linkCluster]:
-			why = "Ceph network cut"
-		case !w.kube.nodes[i].ready:
-			why = "not fenced: " + w.blockReason(i)
-		default:
-			why = "booting"
+		m := &w.fleet.m[i]
+		why := w.hostState(i)
+		if !w.kube.nodes[i].ready && m.phase == PhaseRunning && m.machineSet {
+			if down, fenced := w.machineDown(i); down && !fenced {
+				why += "; not fenced: " + w.blockReason(i)
+			}
 		}
-		out = append(out, fmt.Sprintf("%s: %d OSD(s) down (%s)", m.Name, len(c.hostOSDs[i])-c.upOSDs[i], why))
+		out = append(out, fmt.Sprintf("%s: %d OSD(s) down (it %s)", m.Name, len(c.hostOSDs[i])-c.upOSDs[i], why))
 	}
-	if hostsIn < w.P.PoolSize && len(w.pgs.pgs) > 0 {
-		out = append(out, fmt.Sprintf("capacity: only %d hosts with OSDs in for pool size %d, PGs cannot backfill", hostsIn, w.P.PoolSize))
+	if in := c.hostsIn(); in < w.P.PoolSize && len(w.pgs.pgs) > 0 {
+		out = append(out, fmt.Sprintf("capacity: only %d hosts with OSDs in for pool size %d, PGs cannot backfill", in, w.P.PoolSize))
 	}
 	rec := 0
 	for st := stActive; st < numPGStates; st++ {

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Invariant 6, bounded liveness, whatever the cause: a machine down and
 // unfenced, a cluster without mon quorum, or with degraded or unavailable
@@ -24,7 +21,13 @@ import (
 //     lifted when the node is back, does not count) ends the episode;
 //     bound livenessBound;
 //   - no mon quorum; bound noQuorumBound;
-//   - some PG degraded, inactive or blocked; bound degradedBound.
+//   - some PG degraded, inactive or blocked; bound degradedBound plus
+//     twice the time the data moved and still to move in the episode
+//     takes at the recovery rate of the OSDs up and in (degradedBound): a
+//     large backfill that progresses is no violation, one that is stuck
+//     (noout, the subtree limit, too few hosts) is.
+//
+// A violation names the cause (causes.go).
 
 // episode tracks one liveness condition.
 type episode struct {
@@ -60,12 +63,55 @@ func (w *monitor) track(e *episode, bad bool, bound Time, kind episodeKind, i in
 	if e.start < 0 {
 		e.start = w.now
 		e.gen++
+		switch kind {
+		case epNode:
+			w.downEpGen[i] = w.kube.nodes[i].readyGen
+		case epDegraded:
+			w.degMovedAt = w.metrics.MovedMB
+		}
 		w.events.at(w.now+bound, livenessEvent{kind: evEpisodeDue, ep: kind, m: int32(i), gen: e.gen})
 		return
 	}
 	if w.now-e.start >= bound {
-		w.livenessBroken(kind, i)
+		w.boundReached(e, kind, i)
 	}
+}
+
+// boundReached: episode e has lasted its base bound while its condition
+// holds; a degraded episode whose data still moves gets the time that
+// takes.
+func (w *monitor) boundReached(e *episode, kind episodeKind, i int) {
+	if kind == epDegraded {
+		if b, _ := w.degradedBound(); w.now-e.start < b {
+			w.events.at(e.start+b, livenessEvent{kind: evEpisodeDue, ep: kind, m: int32(i), gen: e.gen})
+			return
+		}
+	}
+	w.livenessBroken(kind, i)
+}
+
+// degradedBound is the degraded episode's bound: degradedBound plus twice
+// the time the data the episode moved and still has to move takes at the
+// recovery rate of the OSDs up and in (twice: the reservations keep the
+// OSDs from all moving data at once); why says so.
+func (w *monitor) degradedBound() (b Time, why string) {
+	mb := w.metrics.MovedMB - w.degMovedAt + w.pgs.toMoveMB()
+	rate := w.P.OSDRecoveryMBps
+	if w.P.OSDMaxBackfills == 0 {
+		rate = w.P.RecoveryMBps
+	}
+	osds := 0
+	for i := range w.ceph.osds {
+		if o := &w.ceph.osds[i]; o.up && o.in {
+			osds++
+		}
+	}
+	b = w.P.DegradedBound
+	if mb <= 0 || osds == 0 {
+		return b, b.Dur()
+	}
+	move := Time(2 * mb / (float64(osds) * rate) * float64(Second))
+	return b + move, fmt.Sprintf("%s + %s to move %.0f GB at %d OSDs x %.0f MB/s, twice", w.P.DegradedBound.Dur(), move.Dur(), mb/1024, osds, rate)
 }
 
 // reset ends episode e at once (the machine was fenced).
@@ -91,7 +137,7 @@ func (w *monitor) handle(e livenessEvent) {
 	case evEpisodeDue:
 		// the episode has reached its bound
 		if ep.gen == e.gen && ep.start >= 0 && ep.bad {
-			w.livenessBroken(e.ep, i)
+			w.boundReached(ep, e.ep, i)
 		}
 	case evEpisodeEnd:
 		// the condition has not held for livenessStable: the episode is over
@@ -146,36 +192,12 @@ func (w *monitor) livenessBroken(kind episodeKind, i int) {
 	age := (w.now - e.start).Dur()
 	switch kind {
 	case epQuorum:
-		var down []string
-		for k, mi := range w.ceph.mons {
-			if !w.ceph.monRuns(k) || w.ceph.monEmpty[k] {
-				down = append(down, w.fleet.m[mi].Name)
-			}
-		}
-		w.violate(6, fmt.Sprintf("no mon quorum for %s (bound %s; mons on %s out)", age, w.P.NoQuorumBound.Dur(), strings.Join(down, ", ")))
+		w.violate(6, fmt.Sprintf("no mon quorum for %s (bound %s; %s)", age, w.P.NoQuorumBound.Dur(), w.monsOut()))
 	case epDegraded:
-		w.violate(6, fmt.Sprintf("PGs degraded or unavailable for %s (bound %s; %s)", age, w.P.DegradedBound.Dur(), w.pgs.summary()))
+		_, bound := w.degradedBound()
+		w.violate(6, fmt.Sprintf("PGs degraded or unavailable for %s (bound %s; %s)", age, bound, w.degradedCause()))
 	default:
 		m := &w.fleet.m[i]
 		w.violate(6, fmt.Sprintf("%s down (NotReady, serving nothing) for %s and not fenced (bound %s; blocked: %s)", m.Name, age, w.P.LivenessBound.Dur(), w.blockReason(i)))
 	}
-}
-
-// blockReason names why machine i has not been fenced.
-func (w *monitor) blockReason(i int) string {
-	m := &w.fleet.m[i]
-	n := &w.kube.nodes[i]
-	switch {
-	case w.safe.g[i].why != "":
-		return w.safe.g[i].why
-	case m.blocked != "":
-		return m.blocked
-	case w.fleet.mhcStall && !w.pol.Grants:
-		return "the MachineHealthCheck is stalled"
-	case w.pol.usesOperator() && !w.op.up:
-		return "the storage operator is down"
-	case n.ready || n.readyLT+w.P.MHCUnhealthyTimeout > w.now:
-		return "its Ready condition flaps: the MachineHealthCheck's timer restarts at every transition"
-	}
-	return "no controller acted"
 }

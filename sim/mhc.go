@@ -81,6 +81,7 @@ func (f *fleet) nodeReady(i int) {
 	m := &f.m[i]
 	m.reboots = 0
 	m.refused = false
+	m.blocked = ""
 	if m.bmh == bmhWaiting {
 		// the Node is back: the remediation is over
 		m.bmh, m.remediated = bmhIdle, false

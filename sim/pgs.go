@@ -476,6 +476,36 @@ func (g *pgMap) withoutCurrentElsewhere(i int) int {
 	return -1
 }
 
+// toMoveMB is the data the PGs' recovery and backfill still have to move:
+// what the running ones move, and what the waiting ones need (the objects
+// a stale copy missed, a whole replica for a backfill target).
+func (g *pgMap) toMoveMB() float64 {
+	var mb float64
+	for pi := range g.pgs {
+		p := &g.pgs[pi]
+		switch {
+		case p.rec != 0 || p.bf != 0:
+			mb += float64(p.recMB)
+		case !p.peering:
+			up := g.pgUp(p)
+			if up&p.cur == 0 {
+				continue // nothing to recover from
+			}
+			need := up &^ p.cur
+			for k := 0; k < g.P.PoolSize; k++ {
+				switch {
+				case need&(1<<k) == 0:
+				case p.data&(1<<k) != 0:
+					mb += g.deltaMB(p.stale[k])
+				default:
+					mb += g.pgMB()
+				}
+			}
+		}
+	}
+	return mb
+}
+
 // summary counts the PGs by state ("120 active+clean, 8 peering").
 func (g *pgMap) summary() string {
 	var parts []string

@@ -132,6 +132,9 @@ func (sc *safeController) fencing(i int) bool {
 
 // readyChanged: machine i's Node turned Ready or NotReady.
 func (sc *safeController) readyChanged(i int) {
+	if sc.kube.nodes[i].ready {
+		sc.g[i].why = ""
+	}
 	if !sc.pol.Grants || !sc.op.up || sc.fleet.m[i].phase != PhaseRunning {
 		return
 	}
