@@ -17,15 +17,22 @@ import (
 //  2. A labelled machine is never fenced on a health observation older than
 //     the fault (the MDB value, or the safe policy's grant, must have been
 //     observed after the machine's latest fault).
-//  3. No PG drops below min_size because of a fence: a fence or cut-off that
-//     stops serving OSDs must leave every PG that had min_size serving
-//     replicas with min_size.
+//  3. No PG drops below min_size because of a fence: a fence, a cut-off, or
+//     the out-of-service taint's eviction of a node's OSD pods when its
+//     kubelet is back, that stops serving OSDs must leave every PG whose
+//     acting set had min_size serving OSDs with min_size (a backfill
+//     target is not in the acting set).
 //  4. Every PG keeps at least one replica with the latest writes.
 //  5. A node whose OSDs may still serve (daemon running, not blocklisted,
 //     public network reachable, up in the map) is never deleted.
 //  6. Bounded liveness (liveness.go): no machine down and unfenced, no
 //     lost quorum, no degraded or unavailable PGs for longer than a stated
-//     bound, whatever the cause.
+//     bound (for degraded PGs scaled with the data to move), whatever the
+//     cause; each violation names its cause (causes.go).
+//  7. Split-brain (clients.go): no write accepted from a client whose
+//     workload has moved while the new client holds the lock.
+//  8. No fence blocklists the client address of a Ready node that may run
+//     workloads (blocklist.go).
 
 // InvariantDocs describes each invariant by number.
 var InvariantDocs = map[int]string{
