@@ -46,7 +46,6 @@ type faultEvent struct {
 type occurrence struct {
 	kind FaultKind
 	m    int32 // the machine (-1: a controller)
-	hw   int32 // the hardware generation it happened on
 	open bool
 }
 
@@ -163,11 +162,10 @@ func (in *injector) start(k FaultKind, i int) int {
 		}
 		return oc
 	}
-	m := &in.fleet.m[i]
-	if m.phase == PhaseGone {
+	if in.fleet.m[i].phase == PhaseGone {
 		return -1
 	}
-	in.occ = append(in.occ, occurrence{kind: k, m: int32(i), hw: m.hw, open: true})
+	in.occ = append(in.occ, occurrence{kind: k, m: int32(i), open: true})
 	in.open[i] = append(in.open[i], int32(oc))
 	if k.breaks() {
 		in.watch.noteFault(i)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -103,18 +102,11 @@ func TestCSIUnfenceWaitsForOldPods(t *testing.T) {
 	if back := 100*Minute + 10*Second; unfenced < back+fixed.cfgParams().CSIUnfenceCooldown {
 		t.Errorf("csi-oos lifted its fence at %s; want after the old pods' end (%s) plus the cooldown", unfenced, back)
 	}
-	broken := *Policies["csi-oos"]
-	broken.Name, broken.CSIUnfenceFromFence = "csi-oos-unfence-from-fence", true
-	sc, err := LoadScenario(filepath.Join(scenarioDir, "oos-taint-removed-at-return.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := sc.Config(&broken, sc.Seed)
-	cfg.KeepGoing = true
-	old, err := RunConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := runScenario(t, "oos-taint-removed-at-return", "csi-oos", func(c *Config) {
+		p := *c.Policy
+		p.Name, p.CSIUnfenceFromFence = "csi-oos-unfence-from-fence", true
+		c.Policy = &p
+	})
 	if old.Verdict() != "inv7" || old.Metrics.StaleWrites < 1000 {
 		t.Errorf("cooldown from the fence: %s with %.0f stale writes; want inv7 and the old pods' writes for ~8 s", old.Verdict(), old.Metrics.StaleWrites)
 	}

@@ -147,7 +147,9 @@ func (f *fleet) rebootDone(i int, gen int32) {
 	}
 	m.phase = PhaseRunning
 	if f.cfg.Cluster.BareMetal {
-		m.bmh = f.bmhAfterPowerOn(i)
+		// the remediation waits for the Node until its timeout
+		m.bmh = bmhWaiting
+		f.at(max(f.now, m.remStart+f.P.RebootRemediationTimeout), evRemediationTimeout, i, m.gen)
 	} else {
 		f.stopStarted(i)
 	}
@@ -160,13 +162,6 @@ func (f *fleet) rebootDone(i int, gen int32) {
 		f.powerOn(i)
 	}
 	f.changed(i)
-}
-
-// bmhAfterPowerOn starts the remediation's wait for machine i's Node.
-func (f *fleet) bmhAfterPowerOn(i int) bmhStep {
-	m := &f.m[i]
-	f.at(max(f.now, m.remStart+f.P.RebootRemediationTimeout), evRemediationTimeout, i, m.gen)
-	return bmhWaiting
 }
 
 // remediationTimeout: machine i's Node is not back within the
