@@ -317,10 +317,18 @@ func (s *Sim) osdDownOut(i int, gen int32) {
 		return
 	}
 	if !s.ceph.quorum || float64(s.ceph.nIn) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
-		s.schedule(s.now+s.P.MonTickInterval, evOSDOut, int32(i), gen, 0)
+		s.schedule(s.monTick(s.now+1), evOSDOut, int32(i), gen, 0)
 		return
 	}
 	s.markOut(i)
+}
+
+// monTick is the leader mon's first tick at or after t: OSDMonitor::tick
+// marks down OSDs out, every mon_tick_interval from the mon's start (the
+// run's start), once they have been down mon_osd_down_out_interval.
+func (s *Sim) monTick(t Time) Time {
+	T := s.P.MonTickInterval
+	return (t + T - 1) / T * T
 }
 
 func (s *Sim) markDown(i int, why string) {
@@ -344,7 +352,7 @@ func (s *Sim) markDown(i int, why string) {
 	for _, p := range o.backPGs {
 		s.pgChanged(int(p))
 	}
-	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
+	s.schedule(s.monTick(s.now+s.P.MonOSDDownOutInterval), evOSDOut, int32(i), o.downGen, 0)
 	s.metrics.Markdowns++
 	o.downStamp, o.downSame = s.now, !o.procDead
 	if s.P.OSDMaxMarkdownCount > 0 && !o.procDead && m.alive() && !o.selfStop {
