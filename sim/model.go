@@ -268,6 +268,9 @@ func (s *Sim) Run() *Result {
 		s.Events++
 		s.dispatch(ev)
 		s.afterStep()
+		if s.rec != nil {
+			s.rec.sample(s)
+		}
 	}
 	return s.result()
 }
