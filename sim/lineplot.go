@@ -35,7 +35,7 @@ type Panel struct {
 // PlotsSVG draws the panels stacked, over one x axis from 0 to the largest
 // X, with the marks across all of them.
 func PlotsSVG(title, xlabel string, panels []Panel, marks []Mark) string {
-	const w, ph, gap, left, top = 760.0, 170.0, 46.0, 64.0, 40.0
+	const w, ph, gap, left, top = 760.0, 170.0, 46.0, 64.0, 70.0
 	xmax := 0.0
 	for _, p := range panels {
 		for _, s := range p.Series {

@@ -16,7 +16,7 @@ import (
 
 // realRunner runs experiments on a real Ceph; only bin/fenceproof-ceph
 // (build tag ceph, librados) has it (simcalibrate_ceph.go).
-var realRunner func(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logger) ([]*calibrate.Timeline, error)
+var realRunner func(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logger, done func(*calibrate.Timeline) error) error
 
 // simCalibrate compares the simulator with real Ceph runs of the
 // calibration experiments - the checked-in timelines, or (--run) new runs
@@ -73,15 +73,12 @@ func simCalibrate(args []string) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
 		t0 := time.Now()
-		ts, err := realRunner(ctx, exps, log)
-		for _, t := range ts {
-			p, serr := t.Save(*save)
-			if serr != nil {
-				return badArg("sim calibrate", "%v", serr)
-			}
+		err := realRunner(ctx, exps, log, func(t *calibrate.Timeline) error {
+			p, err := t.Save(*save)
 			log.Info("calibrate: real timeline", "experiment", t.Experiment, "file", p)
 			reals[t.Experiment] = t
-		}
+			return err
+		})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim calibrate: %v\n", err)
 			return 2

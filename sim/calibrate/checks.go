@@ -120,7 +120,9 @@ func returned(do string, n int, what string) Value {
 		if a == nil {
 			return 0, false
 		}
-		e, ok := t.first(what, -1, a.At)
+		// the event may come before the command's answer (the OSDs act on
+		// the mon's commit): look from a second before the action
+		e, ok := t.first(what, -1, a.At-1)
 		return e - max(a.At, a.Returned), ok
 	}}
 }

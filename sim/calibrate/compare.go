@@ -51,6 +51,13 @@ var knownGaps = map[string]knownGap{
 		why: "the model counts a backfill target that holds no complete copy toward min_size, so the PGs left with one complete copy " +
 			"stay active; Ceph keeps the backfill target out of the acting set and the PG is undersized+peered (issue 26, item 2)",
 	},
+	"mon-quorum-loss": {
+		checks: []string{"order of events", "quorum to clean (OSDs boot, PGs peer and recover)"},
+		why: "without quorum the model's PGs with a dead acting OSD block and miss no writes, and once quorum returns the dead hosts' " +
+			"OSDs, still up in the frozen map, simply serve again: nothing to recover. Ceph's primaries apply the writes they cannot " +
+			"acknowledge (the replica is up in the frozen map), the mon marks the dead instances down once it has quorum, the PGs go " +
+			"active degraded and take writes, and the restarted OSDs boot and recover all of it",
+	},
 }
 
 // Compare judges the simulated run against the real one.

@@ -128,17 +128,23 @@ var secondFailureChecks = []Check{
 	{Name: "second host's hang to down", Value: since("pause-host", 0, "down", 4), Lo: tolDetectLo, Hi: tolDetectHi},
 	{Name: "PG-seconds inactive during the second failure (below min_size: peered)", Value: areaBetween(inactivePGs, "pause-host", 0, "resume-host", 0), Lo: tolInactive, Hi: tolInactive},
 	{Name: "resume to up", Value: since("resume-host", 0, "up", 4), Lo: tolBoot, Hi: tolBoot},
-	{Name: "data backfilled", Value: moved("kill-host", 0, "", 0), Lo: tolMoved, Hi: tolMoved},
+	// no data-moved check here: a PG whose backfill the second failure
+	// interrupts re-peers, and its recovery statistics (num_bytes_recovered)
+	// restart with the new interval's primary, so Ceph's count falls
+	// short; hosts-out-backfill compares the data moved
 	{Name: "out to clean", Value: between(at("out", 5, "", 0), at("clean", -1, "resume-host", 0)), Lo: tolMoveTime, Hi: tolMoveTime},
 	{Name: "PG-seconds not active+clean", Value: area(notCleanPGs, "kill-host", 0), Lo: tolNotClean, Hi: tolNotClean},
 }
 
+// The frozen map keeps the dead hosts' OSDs up: Ceph marks the restarted
+// daemons up again with their boot (a new instance), the model keeps them
+// up and lets them serve once they run; what both show is the PGs
+// serving again, so the checks read the quorum and the PGs, not "up".
 var quorumChecks = []Check{
-	order(at("quorum", -1, "power-on", 0), at("up", 0, "power-on", 0), at("clean", -1, "power-on", 0)),
+	order(at("quorum", -1, "power-on", 0), at("clean", -1, "power-on", 0)),
 	{Name: "share of writes served without quorum (PGs on the running hosts)", Value: served("power-off", 0, 4, "power-on", 0), Lo: tolServed, Hi: tolServed},
 	{Name: "power back to quorum (mons start and elect)", Value: since("power-on", 0, "quorum", -1), Lo: tolQuorumLo, Hi: tolQuorumHi},
-	{Name: "quorum to the OSDs up", Value: between(at("quorum", -1, "power-on", 0), at("up", 0, "power-on", 0)), Lo: tolBoot, Hi: tolBoot},
-	{Name: "up to clean", Value: between(at("up", 0, "power-on", 0), at("clean", -1, "power-on", 0)), Lo: tolCatchUp, Hi: tolCatchUp},
+	{Name: "quorum to clean (OSDs boot, PGs peer and recover)", Value: between(at("quorum", -1, "power-on", 0), at("clean", -1, "power-on", 0)), Lo: tolCatchUp, Hi: tolCatchUp},
 }
 
 var blocklistChecks = []Check{

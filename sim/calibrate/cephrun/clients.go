@@ -158,6 +158,7 @@ type clientExp struct {
 	brokeNote  string
 	takerDone  chan struct{}
 	cancel     context.CancelFunc
+	stopOnce   sync.Once
 }
 
 const (
@@ -172,7 +173,9 @@ func (k *clientExp) setup(ctx context.Context, x *run) error {
 	}
 	name := map[string]string{"blocklist": "fenced-" + x.e.Name, "lock": "holder-" + x.e.Name}[k.kind]
 	var err error
-	if k.info, err = x.c.AddClient(ctx, name, cluster.WriterCaps(x.pool)); err != nil {
+	// rwx: the lock is a RADOS class method (cls_lock)
+	caps := []string{"mon", "allow r", "osd", "allow rwx pool=" + x.pool}
+	if k.info, err = x.c.AddClient(ctx, name, caps); err != nil {
 		return err
 	}
 	if k.conn, err = dialClient(k.info, 2*time.Second); err != nil {
@@ -190,7 +193,17 @@ func (k *clientExp) setup(ctx context.Context, x *run) error {
 		if k.watch, err = k.io.Watch(lockObj); err != nil {
 			return fmt.Errorf("holder's watch: %w", err)
 		}
-		caps := []string{"mon", `allow r, allow command "osd blocklist"`, "osd", "allow rw pool=" + x.pool}
+		// drain the watch's channels: its callbacks block until read, and
+		// unwatching waits for them (the broken holder's watch errors)
+		go func(w *rados.Watcher) {
+			for range w.Events() {
+			}
+		}(k.watch)
+		go func(w *rados.Watcher) {
+			for range w.Errors() {
+			}
+		}(k.watch)
+		caps := []string{"mon", `allow r, allow command "osd blocklist"`, "osd", "allow rwx pool=" + x.pool}
 		if k.taker, err = x.c.AddClient(ctx, "taker-"+x.e.Name, caps); err != nil {
 			return err
 		}
@@ -281,7 +294,9 @@ func nonceOf(addr string) string {
 	return addr
 }
 
-func (k *clientExp) stop() {
+func (k *clientExp) stop() { k.stopOnce.Do(k.halt) }
+
+func (k *clientExp) halt() {
 	if k.cancel != nil {
 		k.cancel()
 		<-k.takerDone

@@ -36,7 +36,6 @@ type run struct {
 
 	mu      sync.Mutex
 	actions []calibrate.Action
-	events  []calibrate.Event
 }
 
 // since is t on the experiment's clock.
@@ -73,7 +72,7 @@ func (x *run) run(ctx context.Context) (*calibrate.Timeline, error) {
 	if err := x.client.setup(ctx, x); err != nil {
 		return nil, err
 	}
-	defer x.client.stop()
+	defer within(30*time.Second, x.client.stop)
 	if x.bg, err = startWriter(ctx, x.c, x.pool, e.Objects*e.PGs, e.ObjectKiB, e.WritesPerSec); err != nil {
 		return nil, err
 	}
@@ -100,7 +99,9 @@ func (x *run) run(ctx context.Context) (*calibrate.Timeline, error) {
 	}
 	time.Sleep(5 * time.Second)
 	x.bg.stop()
-	x.client.stop()
+	if !within(30*time.Second, x.client.stop) {
+		x.log.Warn("calibrate: the clients did not stop within 30 s; going on")
+	}
 	x.obs.stop()
 	return x.timeline(ctx)
 }
@@ -146,6 +147,19 @@ func (x *run) wait(ctx context.Context, i int, s calibrate.Step, last time.Time,
 		return time.Now(), nil
 	}
 	return time.Time{}, fmt.Errorf("unknown condition %d", s.When)
+}
+
+// within runs f and reports whether it returned within limit (else it is
+// left running).
+func within(limit time.Duration, f func()) bool {
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(limit):
+		return false
+	}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -202,14 +216,7 @@ func (x *run) do(ctx context.Context, s calibrate.Step) error {
 	x.mu.Lock()
 	x.actions = append(x.actions, a)
 	x.mu.Unlock()
-	x.obs.acted()
 	return err
-}
-
-func (x *run) event(at time.Time, what string, osd int, note string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.events = append(x.events, calibrate.Event{At: x.since(at), What: what, OSD: osd, Note: note})
 }
 
 // createPool creates the experiment's pool on the host rule.
@@ -296,7 +303,6 @@ func (x *run) timeline(ctx context.Context) (*calibrate.Timeline, error) {
 	t.TickPhase = math.Round(x.ticks.next(x.t0).Sub(x.t0).Seconds()*1000) / 1000
 	x.mu.Lock()
 	t.Actions = slices.Clone(x.actions)
-	t.Events = slices.Clone(x.events)
 	x.mu.Unlock()
 	clog, err := x.clusterLog(ctx)
 	if err != nil {

@@ -78,9 +78,6 @@ func (o *observer) stop() {
 	}
 }
 
-// acted notes an action (nothing to do: conditions read the times).
-func (o *observer) acted() {}
-
 func (o *observer) pollPGs() {
 	raw, _ := json.Marshal(map[string]any{"prefix": "pg dump", "dumpcontents": []string{"pgs"}, "format": "json"})
 	out, _, err := o.x.admin.MgrCommand([][]byte{raw})
@@ -319,41 +316,52 @@ var clogEvents = []struct {
 	{regexp.MustCompile(`^mon\.\w+ is new leader, mons .* in quorum`), "quorum"},
 }
 
-// clusterLog reads the mon's decisions since t0 from the cluster log.
+// reClog is a cluster log line as the mon that wrote it logs it in its own
+// log file: its time and the message.
+var reClog = regexp.MustCompile(`^(\S+) \S+ +-?\d+ log_channel\(cluster\) log \[\w+\] : (.*)$`)
+
+// clusterLog reads the mons' decisions since t0 from the cluster log lines
+// each mon writes to its own log file (the cluster log's in-memory summary,
+// `log last`, keeps only the last mon_log_max_summary entries).
 func (x *run) clusterLog(ctx context.Context) ([]calibrate.Event, error) {
-	out, err := x.cmd(map[string]any{"prefix": "log last", "num": 10000, "level": "debug", "channel": "cluster", "format": "json"})
-	if err != nil {
-		return nil, err
-	}
-	var entries []struct {
-		Stamp   string `json:"stamp"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal(out, &entries); err != nil {
-		return nil, fmt.Errorf("log last: %v", err)
-	}
 	var evs []calibrate.Event
-	for _, en := range entries {
-		t, err := time.Parse("2006-01-02T15:04:05.999999-0700", en.Stamp)
-		if err != nil || t.Before(x.t0.Add(-time.Second)) {
-			continue
+	for _, id := range x.c.Mons() {
+		f, err := os.Open(x.c.DaemonLog("mon." + id))
+		if err != nil {
+			return nil, err
 		}
-		for _, c := range clogEvents {
-			m := c.re.FindStringSubmatch(en.Message)
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			m := reClog.FindStringSubmatch(sc.Text())
 			if m == nil {
 				continue
 			}
-			osd := -1
-			if len(m) > 1 {
-				osd, _ = strconv.Atoi(m[1])
-			}
-			if c.what == "quorum" && t.Before(x.t0.Add(time.Second)) {
+			t, err := time.Parse("2006-01-02T15:04:05.000-0700", m[1])
+			if err != nil || t.Before(x.t0.Add(-time.Second)) {
 				continue
 			}
-			evs = append(evs, calibrate.Event{At: round3(x.since(t)), What: c.what, OSD: osd, Note: en.Message})
+			for _, c := range clogEvents {
+				mm := c.re.FindStringSubmatch(m[2])
+				if mm == nil {
+					continue
+				}
+				osd := -1
+				if len(mm) > 1 {
+					osd, _ = strconv.Atoi(mm[1])
+				}
+				if c.what == "quorum" && t.Before(x.t0.Add(time.Second)) {
+					continue
+				}
+				evs = append(evs, calibrate.Event{At: round3(x.since(t)), What: c.what, OSD: osd, Note: m[2]})
+			}
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, err
 		}
 	}
-	return evs, nil
+	return evs, ctx.Err()
 }
 
 // ticks is the leader mon's tick: at ref + k period.

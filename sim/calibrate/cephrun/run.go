@@ -26,26 +26,23 @@ import (
 )
 
 // Run runs the experiments, each group that shares a layout and Ceph
-// settings on one cluster (a pool of its own per experiment), and returns
-// their real timelines in order.
-func Run(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logger) ([]*calibrate.Timeline, error) {
-	var out []*calibrate.Timeline
+// settings on one cluster (a pool of its own per experiment), and hands
+// each real timeline to done as soon as its experiment ends.
+func Run(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logger, done func(*calibrate.Timeline) error) error {
 	for i := 0; i < len(exps); {
 		j := i + 1
 		for j < len(exps) && calibrate.SameCluster(exps[i], exps[j]) && maps.Equal(exps[i].CephConfig(), exps[j].CephConfig()) {
 			j++
 		}
-		ts, err := runGroup(ctx, exps[i:j], log)
-		out = append(out, ts...)
-		if err != nil {
-			return out, err
+		if err := runGroup(ctx, exps[i:j], log, done); err != nil {
+			return err
 		}
 		i = j
 	}
-	return out, nil
+	return nil
 }
 
-func runGroup(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logger) ([]*calibrate.Timeline, error) {
+func runGroup(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logger, done func(*calibrate.Timeline) error) error {
 	e := exps[0]
 	cfg := e.CephConfig()
 	cfg["mon_allow_pool_delete"] = "true"
@@ -54,33 +51,34 @@ func runGroup(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logge
 	c, err := cluster.Start(ctx, cluster.Options{OSDs: e.Hosts * e.OSDsPerHost, Hosts: e.Hosts, Mons: calibrate.Mons, Mgr: true,
 		ObjectStore: "bluestore", PoolSize: e.Size, Config: cfg, Install: true, Log: log, Timeout: 8 * time.Minute})
 	if err != nil {
-		return nil, fmt.Errorf("starting Ceph: %w", err)
+		return fmt.Errorf("starting Ceph: %w", err)
 	}
 	defer c.Stop()
 	log.Info("calibrate: cluster healthy", "took", time.Since(t0).Round(time.Second))
 	admin, err := librados.Dial(librados.Options{Conf: c.AdminConf(), NetNS: c.NetNSPath(), MonTimeout: 5 * time.Second, OSDTimeout: 10 * time.Second})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer admin.Shutdown()
 	version := cephVersion(ctx, c)
-	var out []*calibrate.Timeline
 	for _, e := range exps {
 		log.Info("calibrate: experiment", "name", e.Name, "held_out", e.HeldOut)
 		x := &run{e: e, c: c, admin: admin, log: log.With("experiment", e.Name)}
 		t, err := x.run(ctx)
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", e.Name, err)
+			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 		t.Source = "real Ceph " + version
 		t.Machine = machine()
 		t.Config = e.CephConfig()
-		out = append(out, t)
+		if err := done(t); err != nil {
+			return err
+		}
 		if err := x.restore(ctx); err != nil {
-			return out, fmt.Errorf("%s: restoring the cluster: %w", e.Name, err)
+			return fmt.Errorf("%s: restoring the cluster: %w", e.Name, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // machine describes this machine: cores, memory, load when the
