@@ -60,7 +60,7 @@ const (
 	evOSDBoot          cephEventKind = iota // a starting OSD's boot reaches the mon
 	evOSDFailure                            // peers report an OSD (after the grace, or at once)
 	evOSDReportTimeout                      // the mon has had no beacon for mon_osd_report_timeout
-	evOSDDownOut                            // mon_osd_down_out_interval after the markdown
+	evOSDDownOut                            // the mon's first tick mon_osd_down_out_interval after the markdown
 	evOSDReassert                           // a wrongly marked-down OSD's boot reaches the mon
 	evOSDRestart                            // a self-stopped daemon's container restarts
 	evMonSynced                             // an empty mon finished syncing its store
@@ -330,10 +330,18 @@ func (c *cephCluster) osdDownOut(i int, gen int32) {
 		return
 	}
 	if !c.quorum || float64(c.nIn) < c.P.MonOSDMinInRatio*float64(c.nOSDs) || c.outHeld(i) {
-		c.at(c.now+c.P.MonTickInterval, evOSDDownOut, i, gen)
+		c.at(c.monTick(c.now+1), evOSDDownOut, i, gen)
 		return
 	}
 	c.markOut(i)
+}
+
+// monTick is the leader mon's first tick at or after t: OSDMonitor::tick
+// marks down OSDs out, every mon_tick_interval from the mon's start (the
+// run's start), once they have been down mon_osd_down_out_interval.
+func (c *cephCluster) monTick(t Time) Time {
+	T := c.P.MonTickInterval
+	return (t + T - 1) / T * T
 }
 
 func (c *cephCluster) markDown(i int, why string) {
@@ -356,7 +364,7 @@ func (c *cephCluster) markDown(i int, why string) {
 	for _, p := range o.backPGs {
 		c.pgs.pgChanged(int(p))
 	}
-	c.at(c.now+c.P.MonOSDDownOutInterval, evOSDDownOut, i, o.downGen)
+	c.at(c.monTick(c.now+c.P.MonOSDDownOutInterval), evOSDDownOut, i, o.downGen)
 	c.watch.metrics.Markdowns++
 	m := &c.fleet.m[o.m]
 	o.downStamp, o.downSame = c.now, !o.procDead

@@ -211,6 +211,9 @@ func (s *Sim) step() bool {
 	s.Events++
 	next.fire()
 	s.watch.afterStep()
+	if s.rec != nil {
+		s.rec.sample(s)
+	}
 	if s.watch.stop || s.faults.ended {
 		s.stopped = true
 	}

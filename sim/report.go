@@ -37,6 +37,8 @@ type fenceMark struct {
 type Recorder struct {
 	// Entries is the timeline, in order.
 	Entries []Entry
+	// Samples are the cluster's states over the run (samples.go).
+	Samples []Sample
 	names   []string
 	nodes   [][]stateSample
 	health  []stateSample
