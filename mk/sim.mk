@@ -100,8 +100,9 @@ report-index: $(FENCEPROOF) ## write reports/index.html: the verdicts first (fai
 # CALIBRATE_SAVE=fixtures/sim-calibration replaces the checked-in ones).
 # Exit 1 when the shipped model fails an experiment or a perturbed model
 # passes them all. About 45 minutes; not part of make test (go test
-# ./sim/calibrate/ runs the comparison and the perturbations on the
-# checked-in timelines). Run it through fp-heavy.
+# ./sim/calibrate/ runs the perturbations on the scripts played on the
+# shipped model and holds the verdicts on the checked-in timelines). Run
+# it through fp-heavy.
 CALIBRATE_SAVE ?= $(REPORTS)/calibration
 calibrate: ceph-deps ## the calibration experiments on a real Ceph (root), compared with the simulator: reports/calibration.md
 	@why="$(ceph_ready)"; if [ -n "$$why" ]; then echo "calibrate: $$why"; exit 2; fi; \

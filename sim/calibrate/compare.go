@@ -46,11 +46,6 @@ type knownGap struct {
 // fail; every other check must pass. When a gap's checks pass, the gap is
 // closed and its entry goes (TestShippedModelPasses says so).
 var knownGaps = map[string]knownGap{
-	"second-failure-during-backfill": {
-		checks: []string{"PG-seconds inactive during the second failure (below min_size: peered)"},
-		why: "the model counts a backfill target that holds no complete copy toward min_size, so the PGs left with one complete copy " +
-			"stay active; Ceph keeps the backfill target out of the acting set and the PG is undersized+peered (issue 26, item 2)",
-	},
 	"mon-quorum-loss": {
 		checks: []string{"order of events", "quorum to clean (OSDs boot, PGs peer and recover)"},
 		why: "without quorum the model's PGs with a dead acting OSD block and miss no writes, and once quorum returns the dead hosts' " +
