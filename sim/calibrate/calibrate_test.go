@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -23,7 +22,7 @@ func loadReals(t *testing.T) map[string]*Timeline {
 	reals := map[string]*Timeline{}
 	for _, e := range Experiments {
 		p := filepath.Join(data, e.Name+".json")
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) && !e.HeldOut {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) && !e.HeldOut {
 			continue
 		}
 		r, err := Load(p)
@@ -44,10 +43,9 @@ const verdicts = "testdata/verdicts.txt"
 
 // TestShippedModelVerdicts compares the shipped model with every real run,
 // the held-out one included, runs the perturbed models on them, and holds
-// the verdicts of every check and perturbation to testdata/verdicts.txt. A failing check no known gap covers is part of
-// the golden (the calibration's finding, reported by make calibrate, which
-// exits 1 on it), never silently excused: the known gaps name their
-// checks.
+// the verdicts of every check and perturbation to testdata/verdicts.txt.
+// A failing check no known gap covers stays in the golden as the
+// calibration's finding (make calibrate exits 1 on it), never excused.
 func TestShippedModelVerdicts(t *testing.T) {
 	reals := loadReals(t)
 	var b strings.Builder
