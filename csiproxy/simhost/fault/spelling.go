@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -45,20 +46,26 @@ func belowIgnoringDrive(p string, dirs []string, sep bool) bool {
 }
 
 // driveLetterIgnored compares the kubelet directories below the drive
-// letter only: D:\var\lib\kubelet\pods\x is taken for C:\var\lib\kubelet\pods\x.
+// letter only, where it checks the path and where it checks what the path
+// leads to: D:\var\lib\kubelet\pods\x is taken for C:\var\lib\kubelet\pods\x.
 func driveLetterIgnored(v *restrict.Violation, value string, _ Request, h *Validator) bool {
 	switch v.Rule {
 	case "DIR-001", "LINK-001", "LINK-002":
 		return belowIgnoringDrive(value, dirsOf(v.Rule, h), true)
+	case "DIR-002": // where a path on the directories' own drive leads is judged as ever
+		dirs := dirsOf("", h)
+		return !slices.ContainsFunc(dirs, func(d string) bool { return strings.EqualFold(d[:1], value[:1]) }) &&
+			belowIgnoringDrive(value, dirs, true)
 	}
 	return false
 }
 
 // driveRelativeDir takes the separator after the drive's colon as
 // optional: C:var\lib\kubelet\pods\x (relative to C:'s current directory,
-// C:\Windows\System32) passes as below the pod path.
+// C:\Windows\System32) passes as below the pod path, and so does where it
+// leads.
 func driveRelativeDir(v *restrict.Violation, value string, _ Request, h *Validator) bool {
-	return v.Rule == "PATH-001" && belowIgnoringDrive(value, dirsOf("", h), false)
+	return (v.Rule == "PATH-001" || v.Rule == "DIR-002") && belowIgnoringDrive(value, dirsOf("", h), false)
 }
 
 // leafRules are the character rules and the characters each refuses.
