@@ -27,6 +27,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require github.com/joshdk/go-junit v1.0.0 // indirect
+
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2

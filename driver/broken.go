@@ -89,7 +89,7 @@ func (d *Driver) enforceLater(delay time.Duration) {
 	default:
 	}
 	d.stateMu.Lock()
-	ps := d.live.prefixes()
+	ps := d.faults.Enforced(d.live.prefixes())
 	d.stateMu.Unlock()
 	if err := d.backend.Apply(context.Background(), ps); err != nil {
 		d.log.Error("fault ack-before-enforce: late apply failed", "err", err)

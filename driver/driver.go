@@ -192,7 +192,7 @@ func New(ctx context.Context, o Options) (*Driver, error) {
 		d.store.Close()
 		return nil, err
 	}
-	if err := d.backend.Apply(ctx, st.prefixes()); err != nil {
+	if err := d.backend.Apply(ctx, d.faults.Enforced(st.prefixes())); err != nil {
 		d.backend.Close()
 		d.store.Close()
 		return nil, fmt.Errorf("re-apply %d stored fences: %w", len(st), err)
@@ -433,7 +433,7 @@ func (d *Driver) protectControlPort(a net.Addr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stateMu.RLock()
-	ps := d.live.prefixes()
+	ps := d.faults.Enforced(d.live.prefixes())
 	d.stateMu.RUnlock()
 	if err := d.backend.Apply(context.Background(), ps); err != nil {
 		return fmt.Errorf("protect control port %d: %w", ta.Port, err)

@@ -179,6 +179,17 @@ var faultCases = []faultCase{
 		applied, _ := h.d.backend.(*memory.Backend).Applied()
 		return !slices.Contains(applied, netip.MustParsePrefix("192.0.2.0/24"))
 	}},
+	// Listed as asked, enforced as something else.
+	{spec: "enforce-first-address", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.0/24")
+		applied, _ := h.d.backend.(*memory.Backend).Applied()
+		return listed(t, h, "192.0.2.0/24") && slices.Equal(applied, []netip.Prefix{netip.MustParsePrefix("192.0.2.0/32")})
+	}},
+	{spec: "enforce-neighbour", broken: func(t *testing.T, h *harness, _ Options) bool {
+		h.fence(t, "192.0.2.0/25")
+		applied, _ := h.d.backend.(*memory.Backend).Applied()
+		return listed(t, h, "192.0.2.0/25") && slices.Equal(applied, []netip.Prefix{netip.MustParsePrefix("192.0.2.128/25")})
+	}},
 
 	// Faults of the list, capacity, expiry and spelling rules.
 	{spec: "list-storage-native", broken: func(t *testing.T, h *harness, _ Options) bool {

@@ -362,7 +362,7 @@ func (d *Driver) enforce(ctx context.Context, df diff) error {
 		return nil
 	}
 	if inc, ok := d.backend.(backend.Incremental); ok {
-		return inc.Change(ctx, df.add, df.unset)
+		return inc.Change(ctx, d.faults.Enforced(df.add), d.faults.Enforced(df.unset))
 	}
 	next := maps.Clone(d.live)
 	for _, k := range df.del {
@@ -371,5 +371,5 @@ func (d *Driver) enforce(ctx context.Context, df diff) error {
 	for k, e := range df.put {
 		next[k] = e
 	}
-	return d.backend.Apply(ctx, next.prefixes())
+	return d.backend.Apply(ctx, d.faults.Enforced(next.prefixes()))
 }

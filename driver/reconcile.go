@@ -64,7 +64,7 @@ func (d *Driver) reconcile(v backend.Verifier) {
 	}
 	d.log.Warn("enforcement drifted from the store; restoring it", "drift", err.Error())
 	d.stateMu.RLock()
-	ps := d.live.prefixes()
+	ps := d.faults.Enforced(d.live.prefixes())
 	d.stateMu.RUnlock()
 	if err := d.backend.Apply(ctx, ps); err != nil {
 		d.log.Error("restoring enforcement failed; will retry", "err", err)

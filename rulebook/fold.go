@@ -12,8 +12,25 @@ import (
 // Selection is how a run was narrowed, as Ginkgo's --label-filter, --focus
 // and --skip do.
 type Selection struct {
-	LabelFilter string
-	Focus, Skip []string
+	LabelFilter string   `json:"labelFilter,omitempty"`
+	Focus       []string `json:"focus,omitempty"`
+	Skip        []string `json:"skip,omitempty"`
+}
+
+// String says how the run was narrowed, as the flags spell it; "" for a
+// run of every rule.
+func (sel Selection) String() string {
+	var parts []string
+	if sel.LabelFilter != "" {
+		parts = append(parts, fmt.Sprintf("--label-filter %q", sel.LabelFilter))
+	}
+	for _, f := range sel.Focus {
+		parts = append(parts, fmt.Sprintf("--focus %q", f))
+	}
+	for _, f := range sel.Skip {
+		parts = append(parts, fmt.Sprintf("--skip %q", f))
+	}
+	return strings.Join(parts, " ")
 }
 
 // Check refuses a label filter or a focus/skip expression that does not
@@ -59,9 +76,12 @@ func (sel Selection) compile(description string) (func(types.SpecReport) bool, e
 
 // Fold builds the result of a run from its Ginkgo report: every rule of the
 // book in table order, with the specs labelled with its ID as its cases.
+// How a case ended is read from its run state (the typed outcome its body
+// recorded) and Ginkgo's typed spec state; why a run was cut, from the
+// suite's own record of it.
 func (s *Suite) Fold(rep types.Report, sel Selection) *Result {
 	b := s.book
-	res := &Result{Suite: b.Title, Strict: s.o.Strict, Started: rep.StartTime, Duration: rep.RunTime}
+	res := &Result{Suite: b.Title, Strict: s.o.Strict, Started: rep.StartTime, Duration: rep.RunTime, Selection: sel}
 	res.Rules = make([]RuleResult, len(b.rules))
 	for i, r := range b.rules {
 		res.Rules[i].Rule = r
@@ -70,7 +90,7 @@ func (s *Suite) Fold(rep types.Report, sel Selection) *Result {
 	if err != nil {
 		selected = func(types.SpecReport) bool { return true }
 	}
-	cut := notRunCause(rep)
+	cut := s.cutKind()
 	for _, sp := range rep.SpecReports {
 		if sp.LeafNodeType != types.NodeTypeIt {
 			continue
@@ -113,59 +133,58 @@ func (s *Suite) redact(msg string) string {
 	return s.o.Redact(msg)
 }
 
-// notRunCause is why the selected specs that never started did not: the run
-// was interrupted, or its time budget ran out.
-func notRunCause(rep types.Report) NotRunKind {
-	for _, why := range rep.SpecialSuiteFailureReasons {
-		switch {
-		case strings.Contains(why, "Interrupted"):
-			return NotRunInterrupted
-		case strings.Contains(why, "Timeout"):
-			return NotRunBudget
+// caseOf is the run state the engine attached to a spec, nil when its body
+// never started.
+func caseOf(sp types.SpecReport) *caseRun {
+	for _, e := range sp.ReportEntries {
+		if c, ok := e.GetRawValue().(*caseRun); ok && e.Name == entryCase {
+			return c
 		}
 	}
-	return NotRunFiltered
+	return nil
 }
+
+// notStarted is the reason of a selected case the suite never started in a
+// run that was not cut.
+const notStarted = "the suite did not start this case: a setup step before it failed"
 
 // foldCase turns one spec report into a case of its rule.
 func (s *Suite) foldCase(sp types.SpecReport, selected func(types.SpecReport) bool, cut NotRunKind) CaseResult {
 	c := CaseResult{Name: sp.LeafNodeText, State: sp.State.String(), Duration: sp.RunTime}
-	started, outcome, warning := false, "", ""
-	for _, e := range sp.ReportEntries {
-		switch e.Name {
-		case entryRule:
-			started = true
-		case entryOutcome:
-			outcome = e.StringRepresentation()
-		case entryWarning:
-			warning = e.StringRepresentation()
-		}
+	run := caseOf(sp)
+	var o *outcome
+	if run != nil {
+		o = run.ended()
 	}
-	msg := s.redact(strings.TrimSpace(sp.Failure.Message))
-	kind, cutOutcome := notRunKindOf(outcome)
 	switch {
-	case (sp.State == types.SpecStateInterrupted || sp.State == types.SpecStateTimedout) && cut != NotRunFiltered:
+	case sp.State == types.SpecStateInterrupted || sp.State == types.SpecStateTimedout:
 		// Cut while it ran by the run's timeout or a signal: what it saw
 		// before is no verdict.
-		c.Verdict, c.NotRun = VerdictNotRun, cut
-		c.Message = cut.During()
-	case warning != "":
-		c.Verdict, c.Message, c.State = VerdictWarn, s.redact(warning), "warned"
+		kind := cut
+		switch {
+		case kind != "":
+		case sp.State == types.SpecStateTimedout:
+			kind = NotRunBudget
+		default:
+			kind = NotRunInterrupted
+		}
+		c.Verdict, c.NotRun, c.Message = VerdictNotRun, kind, kind.During()
+	case o != nil && o.Verdict == VerdictWarn:
+		c.Verdict, c.Message, c.State = VerdictWarn, s.redact(o.Reason), "warned"
 	case sp.State.Is(types.SpecStateFailureStates):
-		c.Verdict, c.Message, c.Location = VerdictFail, msg, sp.Failure.Location.String()
+		c.Verdict, c.Message, c.Location = VerdictFail, s.redact(strings.TrimSpace(sp.Failure.Message)), sp.Failure.Location.String()
 	case sp.State == types.SpecStatePassed:
 		c.Verdict = VerdictPass
-	case sp.State == types.SpecStateSkipped && outcome == outcomeNotSupported:
-		c.Verdict, c.Message = VerdictNotSup, strings.TrimPrefix(msg, outcomeNotSupported+": ")
-	case sp.State == types.SpecStateSkipped && cutOutcome:
-		c.Verdict, c.NotRun, c.Message = VerdictNotRun, kind, strings.TrimPrefix(msg, outcomeDependency+": ")
-	case sp.State == types.SpecStateSkipped && msg != "":
-		c.Verdict, c.Message = VerdictSkip, msg
-	default: // never started: filtered out, or cut by the budget or a signal
+	case o != nil:
+		c.Verdict, c.NotRun, c.Message = o.Verdict, o.NotRun, s.redact(o.Reason)
+	case run != nil: // a body that called ginkgo.Skip itself
+		c.Verdict, c.Message = VerdictSkip, s.redact(strings.TrimSpace(sp.Failure.Message))
+	case !selected(sp):
 		c.Verdict, c.NotRun = VerdictNotRun, NotRunFiltered
-		if !started && selected(sp) {
-			c.NotRun = cut
-		}
+	case cut != "":
+		c.Verdict, c.NotRun = VerdictNotRun, cut
+	default:
+		c.Verdict, c.NotRun, c.Message = VerdictNotRun, NotRunDependency, notStarted
 	}
 	return c
 }

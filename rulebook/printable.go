@@ -50,7 +50,6 @@ func isPrintable(s string) bool {
 func (r *Result) shown() *Result {
 	c := *r
 	c.Endpoint, c.SetupError = Printable(r.Endpoint), Printable(r.SetupError)
-	c.Core, c.Extended = Printable(r.Core), Printable(r.Extended)
 	c.IncompleteBecause = printableAll(r.IncompleteBecause)
 	c.Facts = make([]Fact, len(r.Facts))
 	for i, f := range r.Facts {
@@ -58,7 +57,7 @@ func (r *Result) shown() *Result {
 	}
 	c.Rules = make([]RuleResult, len(r.Rules))
 	for i, rr := range r.Rules {
-		rr.Reason, rr.Notes = Printable(rr.Reason), printableAll(rr.Notes)
+		rr.Reason, rr.Incomplete, rr.Notes = Printable(rr.Reason), Printable(rr.Incomplete), printableAll(rr.Notes)
 		cases := make([]CaseResult, len(rr.Cases))
 		for j, cs := range rr.Cases {
 			cs.Name, cs.Message = Printable(cs.Name), Printable(cs.Message)

@@ -25,11 +25,15 @@ type RuleResult struct {
 	Rule
 	Verdict Verdict `json:"verdict"`
 	// NotRun says why, when Verdict is NOT RUN.
-	NotRun   NotRunKind    `json:"notRun,omitempty"`
-	Reason   string        `json:"reason,omitempty"`
-	Notes    []string      `json:"notes,omitempty"`
-	Cases    []CaseResult  `json:"cases"`
-	Duration time.Duration `json:"duration"`
+	NotRun NotRunKind `json:"notRun,omitempty"`
+	Reason string     `json:"reason,omitempty"`
+	// Incomplete says why this rule's result keeps a run that failed
+	// nothing from CONFORMS (the book's Incomplete policy); "" when it
+	// does not.
+	Incomplete string        `json:"incomplete,omitempty"`
+	Notes      []string      `json:"notes,omitempty"`
+	Cases      []CaseResult  `json:"cases"`
+	Duration   time.Duration `json:"duration"`
 }
 
 // Fact is one line of a report's header that a suite adds (the driver, its
@@ -47,14 +51,15 @@ type Result struct {
 	Strict     bool          `json:"strict"`
 	Started    time.Time     `json:"started"`
 	Duration   time.Duration `json:"duration"`
-	Rules      []RuleResult  `json:"rules"`
-	// Core is the verdict over the MUST rules; Extended also needs every
-	// SHOULD rule met and every rule run.
-	Core     string `json:"core"`
-	Extended string `json:"extended"`
-	// Verdict is the run's verdict, the one the exit status reports.
+	// Selection is how the run was narrowed (empty: every rule).
+	Selection Selection    `json:"selection"`
+	Rules     []RuleResult `json:"rules"`
+	// Verdict is the run's verdict, computed once (conclude) from the
+	// rules: the one the exit status, the terminal, every report, JUnit
+	// and the reports index show.
 	Verdict RunVerdict `json:"verdict"`
-	// IncompleteBecause are the reasons of an INCOMPLETE verdict.
+	// IncompleteBecause are the reasons of an INCOMPLETE verdict, one per
+	// rule whose Incomplete is set ("ID: why").
 	IncompleteBecause []string `json:"incompleteBecause,omitempty"`
 	// Facts are the suite's header lines of the Markdown and HTML reports.
 	Facts []Fact `json:"-"`
@@ -117,6 +122,18 @@ func (r *Result) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
+// Ran counts the rules the run selected: every rule but those filtered
+// out by its Selection.
+func (r *Result) Ran() int {
+	n := 0
+	for _, rr := range r.Rules {
+		if rr.Verdict != VerdictNotRun || rr.NotRun != NotRunFiltered {
+			n++
+		}
+	}
+	return n
+}
+
 // Attention are the rules that failed or warned, in report order.
 func (r *Result) Attention() []RuleResult {
 	var out []RuleResult
@@ -128,35 +145,20 @@ func (r *Result) Attention() []RuleResult {
 	return out
 }
 
-// conclude computes the core, extended and run verdicts from the rules.
+// conclude computes the run's verdict from the rules: DOES NOT CONFORM when
+// a MUST rule (or, when strict, a SHOULD rule) failed; else INCOMPLETE when
+// the book's policy says some rule's result keeps the run from vouching for
+// conformance; else CONFORMS.
 func (r *Result) conclude(incomplete func(RuleResult) string) {
-	r.Core, r.Extended = string(Conforms), string(Conforms)
-	var unmet, notRun []string
-	for _, rr := range r.Rules {
-		switch {
-		case rr.Verdict == VerdictFail && rr.Level == Must:
-			r.Core = string(DoesNotConform)
-		case rr.Verdict == VerdictFail || rr.Verdict == VerdictWarn:
-			unmet = append(unmet, rr.ID)
-		case rr.Verdict == VerdictSkip || rr.Verdict == VerdictNotRun:
-			notRun = append(notRun, rr.ID)
-		}
-	}
-	switch {
-	case r.Core != string(Conforms) || len(unmet) > 0:
-		r.Extended = string(DoesNotConform)
-		if len(unmet) > 0 {
-			r.Extended += " (" + strings.Join(unmet, ", ") + ")"
-		}
-	case len(notRun) > 0:
-		r.Extended = string(Incomplete) + " (skipped or not run: " + strings.Join(notRun, ", ") + ")"
-	}
 	r.IncompleteBecause = nil
-	if incomplete != nil {
-		for _, rr := range r.Rules {
-			if why := incomplete(rr); why != "" {
-				r.IncompleteBecause = append(r.IncompleteBecause, rr.ID+": "+why)
-			}
+	for i := range r.Rules {
+		rr := &r.Rules[i]
+		rr.Incomplete = ""
+		if incomplete != nil {
+			rr.Incomplete = incomplete(*rr)
+		}
+		if rr.Incomplete != "" {
+			r.IncompleteBecause = append(r.IncompleteBecause, rr.ID+": "+rr.Incomplete)
 		}
 	}
 	switch {
@@ -166,6 +168,36 @@ func (r *Result) conclude(incomplete func(RuleResult) string) {
 		r.Verdict = Incomplete
 	default:
 		r.Verdict = Conforms
+	}
+}
+
+// MustRulesRun is the Incomplete policy of a suite that vouches for
+// conformance only when every MUST rule ran: a MUST rule, or a case of one,
+// that did not run (cut by the budget or a signal, filtered out, missing a
+// dependency) keeps a run that failed nothing from CONFORMS. SKIP (not
+// asked for) and NOT SUPPORTED (a choice the profile allows) do not.
+func MustRulesRun(rr RuleResult) string {
+	if rr.Level != Must {
+		return ""
+	}
+	if rr.Verdict == VerdictNotRun {
+		return fmt.Sprintf("NOT RUN (%s): %s", rr.NotRun, rr.Reason)
+	}
+	for _, c := range rr.Cases {
+		if c.Verdict == VerdictNotRun {
+			return fmt.Sprintf("case %q NOT RUN (%s): %s", c.Name, c.NotRun, c.Message)
+		}
+	}
+	return ""
+}
+
+// SetUnreachable gives the run the UNREACHABLE verdict: the implementation
+// could not be reached, why says so, and nothing was tested (no rule is a
+// reason for INCOMPLETE then: none could run).
+func (r *Result) SetUnreachable(why string) {
+	r.Verdict, r.SetupError, r.IncompleteBecause = Unreachable, why, nil
+	for i := range r.Rules {
+		r.Rules[i].Incomplete = ""
 	}
 }
 

@@ -36,6 +36,14 @@ type Rule struct {
 	Labels []string `json:"labels,omitempty"`
 	// RPCs are the RPCs the rule calls, when it is about a few of them.
 	RPCs []string `json:"rpcs,omitempty"`
+	// Always says the rule runs whatever is left of the run's time budget:
+	// it reads what the run recorded, or undoes what it did. A suite's
+	// Gate lets it through when the budget is spent.
+	Always bool `json:"always,omitempty"`
+	// OptIn, when set, is what a user gives to run the rule (a flag such
+	// as --destructive): a run without it ends the rule as SKIP, which
+	// does not keep the run from CONFORMS (SuiteOptions.OptedIn).
+	OptIn string `json:"optIn,omitempty"`
 }
 
 // Tags are what a label filter selects a rule by besides its ID and level:

@@ -1,6 +1,7 @@
 package rulebook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/formatter"
-	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 )
@@ -17,8 +17,9 @@ import (
 type RunOptions struct {
 	// Selection narrows the run the way Ginkgo's flags do.
 	Selection
-	// JUnitPath, when set, is where Ginkgo writes the JUnit XML report.
-	JUnitPath string
+	// Interrupt, when set, cuts the run when it is done (a signal): the
+	// rules not run yet are NOT RUN (interrupted).
+	Interrupt context.Context
 	// Verbose prints every spec, not only failures.
 	Verbose bool
 	// NoColor turns off ANSI colours.
@@ -27,7 +28,8 @@ type RunOptions struct {
 	DryRun bool
 	// Seed is Ginkgo's random seed (the specs run in order either way).
 	Seed int64
-	// Timeout bounds the whole run; 0 is Ginkgo's default (one hour).
+	// Timeout bounds the whole run; 0 is Ginkgo's default (one hour). The
+	// rules it does not reach are NOT RUN (budget).
 	Timeout time.Duration
 }
 
@@ -56,6 +58,12 @@ func (s *Suite) Run(opts RunOptions) (*Result, error) {
 	}
 	if opts.Timeout > 0 {
 		sc.Timeout = opts.Timeout
+		t := time.AfterFunc(opts.Timeout, func() { s.noteCut(NotRunBudget) })
+		defer t.Stop()
+	}
+	if opts.Interrupt != nil {
+		stop := context.AfterFunc(opts.Interrupt, func() { s.noteCut(NotRunInterrupted) })
+		defer stop()
 	}
 	rc.NoColor = opts.NoColor
 	if opts.NoColor {
@@ -68,74 +76,14 @@ func (s *Suite) Run(opts RunOptions) (*Result, error) {
 	rc.ShowNodeEvents = false
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(&failRecorder{}, s.book.Title, sc, rc)
+	if opts.Interrupt != nil && opts.Interrupt.Err() != nil {
+		s.noteCut(NotRunInterrupted) // also when its AfterFunc has not run yet
+	}
 	if rep == nil {
 		return nil, errors.New("the suite did not produce a report")
-	}
-	if opts.JUnitPath != "" {
-		// Written here rather than by Ginkgo, from a copy of the report
-		// with the suite's secrets redacted and unprintable bytes escaped.
-		if err := writeJUnit(s.cleanReport(*rep), opts.JUnitPath); err != nil {
-			return nil, fmt.Errorf("JUnit report: %w", err)
-		}
 	}
 	if missing := s.Missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("rules without a spec body: %s", strings.Join(missing, ", "))
 	}
 	return s.Fold(*rep, opts.Selection), nil
-}
-
-func writeJUnit(rep types.Report, path string) error {
-	return reporters.GenerateJUnitReportWithConfig(rep, path, reporters.JunitReportConfig{
-		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped | types.SpecStatePending,
-	})
-}
-
-// cleanReport is a copy of rep with every text a driver may have put in it
-// (failure messages, panics, report entries, captured output, progress
-// reports) redacted by the suite and passed through Printable.
-func (s *Suite) cleanReport(rep types.Report) types.Report {
-	clean := func(t string) string { return Printable(s.redact(t)) }
-	rep.SpecialSuiteFailureReasons = mapStrings(rep.SpecialSuiteFailureReasons, clean)
-	specs := make(types.SpecReports, len(rep.SpecReports))
-	for i, sp := range rep.SpecReports {
-		sp.LeafNodeText = clean(sp.LeafNodeText)
-		sp.ContainerHierarchyTexts = mapStrings(sp.ContainerHierarchyTexts, clean)
-		sp.Failure = cleanFailure(sp.Failure, clean)
-		var more []types.AdditionalFailure
-		for _, af := range sp.AdditionalFailures {
-			af.Failure = cleanFailure(af.Failure, clean)
-			more = append(more, af)
-		}
-		sp.AdditionalFailures = more
-		sp.CapturedGinkgoWriterOutput = clean(sp.CapturedGinkgoWriterOutput)
-		sp.CapturedStdOutErr = clean(sp.CapturedStdOutErr)
-		var entries types.ReportEntries
-		for _, e := range sp.ReportEntries {
-			e.Value = types.WrapEntryValue(clean(e.StringRepresentation()))
-			entries = append(entries, e)
-		}
-		sp.ReportEntries = entries
-		sp.ProgressReports = nil
-		sp.SpecEvents = nil
-		specs[i] = sp
-	}
-	rep.SpecReports = specs
-	return rep
-}
-
-func cleanFailure(f types.Failure, clean func(string) string) types.Failure {
-	f.Message, f.ForwardedPanic = clean(f.Message), clean(f.ForwardedPanic)
-	f.ProgressReport = types.ProgressReport{}
-	return f
-}
-
-func mapStrings(in []string, f func(string) string) []string {
-	if in == nil {
-		return nil
-	}
-	out := make([]string, len(in))
-	for i, x := range in {
-		out[i] = f(x)
-	}
-	return out
 }

@@ -28,9 +28,6 @@ const (
 	NotRunDependency  NotRunKind = "dependency"  // something it needs is missing; the reason names it
 )
 
-// notRunKinds are the kinds, for parsing them back from a spec's outcome.
-var notRunKinds = []NotRunKind{NotRunFiltered, NotRunBudget, NotRunInterrupted, NotRunDependency}
-
 // Reason is the sentence a report shows for a rule that did not run for
 // this kind, when the rule itself gave none.
 func (k NotRunKind) Reason() string {

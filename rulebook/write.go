@@ -14,23 +14,29 @@ import (
 // Result) and is what the JSON report holds.
 type Reportable interface{ Base() *Result }
 
-// WriteReports writes base.json (r as a whole), base.md and base.html into
-// dir and returns their paths.
-func WriteReports(dir, base string, r Reportable) ([]string, error) {
+// WriteReports writes base.json (r as a whole), base.md, base.html and the
+// JUnit XML report (at junit, or base-junit.xml when junit is "") into dir
+// and returns their paths, JUnit first. Every one renders the verdicts the
+// result holds; none computes one.
+func WriteReports(dir, base string, r Reportable, junit string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
+	}
+	if junit == "" {
+		junit = filepath.Join(dir, base+"-junit.xml")
 	}
 	res := r.Base()
 	var paths []string
 	for _, w := range []struct {
-		ext   string
+		path  string
 		write func(io.Writer) error
 	}{
-		{".json", func(w io.Writer) error { return WriteJSON(w, r) }},
-		{".md", res.WriteMarkdown},
-		{".html", res.WriteHTML},
+		{junit, res.WriteJUnit},
+		{filepath.Join(dir, base+".json"), func(w io.Writer) error { return WriteJSON(w, r) }},
+		{filepath.Join(dir, base+".md"), res.WriteMarkdown},
+		{filepath.Join(dir, base+".html"), res.WriteHTML},
 	} {
-		p := filepath.Join(dir, base+w.ext)
+		p := w.path
 		f, err := os.Create(p)
 		if err != nil {
 			return paths, err
@@ -85,9 +91,11 @@ func (r *Result) header() []headerLine {
 		headerLine{Name: "started", Value: r.Started.UTC().Format(time.RFC3339)},
 		headerLine{Name: "duration", Value: r.Duration.Round(time.Millisecond).String()},
 		headerLine{Name: "strict", Value: fmt.Sprint(r.Strict)},
-		headerLine{Name: "rules", Value: r.Summary()},
-		headerLine{Name: "core verdict", Value: r.Core, Strong: true},
-		headerLine{Name: "extended verdict", Value: r.Extended})
+		headerLine{Name: "rules", Value: r.Summary()})
+	if sel := r.Selection.String(); sel != "" {
+		out = append(out, headerLine{Name: "selection", Value: fmt.Sprintf("%d of %d rules selected by %s", r.Ran(), len(r.Rules), sel)})
+	}
+	out = append(out, headerLine{Name: "verdict", Value: string(r.Verdict), Strong: true})
 	if len(r.IncompleteBecause) > 0 {
 		out = append(out, headerLine{Name: "incomplete because", Value: strings.Join(r.IncompleteBecause, "; ")})
 	}
@@ -151,12 +159,58 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// WriteAttention prints, for a terminal, each rule that failed or warned
-// with its reason.
-func (r *Result) WriteAttention(w io.Writer) {
-	for _, rr := range r.shown().Attention() {
-		fmt.Fprintf(w, "  %-4s %-10s %-6s %s\n       %s\n", rr.Verdict, rr.ID, rr.Level, rr.Title, rr.Reason)
+// WriteVerdicts prints, for a terminal, the verdict of every rule, one line
+// each, with the reason under each rule that did not pass, then the rules
+// that keep the run from CONFORMS and the run's verdict.
+func (r *Result) WriteVerdicts(w io.Writer) {
+	r = r.shown()
+	width := 0
+	for _, rr := range r.Rules {
+		width = max(width, len(rr.ID))
 	}
+	filtered := func(rr RuleResult) bool { return rr.Verdict == VerdictNotRun && rr.NotRun == NotRunFiltered }
+	for _, rr := range r.Rules {
+		fmt.Fprintf(w, "  %-13s %-*s %-6s %s\n", rr.Verdict, width, rr.ID, rr.Level, clip(rr.Title, 90))
+		if rr.Verdict != VerdictPass && rr.Reason != "" && !filtered(rr) {
+			fmt.Fprintf(w, "  %-13s %s\n", "", clip(rr.Reason, 200))
+		}
+	}
+	var incomplete []string
+	unselected := 0
+	for _, rr := range r.Rules {
+		switch {
+		case rr.Incomplete == "":
+		case filtered(rr):
+			unselected++
+		default:
+			incomplete = append(incomplete, rr.ID+": "+clip(rr.Incomplete, 200))
+		}
+	}
+	for i, why := range incomplete {
+		if i == 10 {
+			fmt.Fprintf(w, "incomplete: and %d more rules (the reports name each)\n", len(incomplete)-10)
+			break
+		}
+		fmt.Fprintf(w, "incomplete: %s\n", why)
+	}
+	if sel := r.Selection.String(); sel != "" {
+		fmt.Fprintf(w, "selection: %d of %d rules selected by %s", r.Ran(), len(r.Rules), sel)
+		if unselected > 0 {
+			fmt.Fprintf(w, "; the %d rules it leaves out that must run keep the run from CONFORMS", unselected)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// clip is the first line of s, at most n runes.
+func clip(s string, n int) string {
+	s, _, cut := strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	} else if cut {
+		return s + " …"
+	}
+	return s
 }
 
 // codeFence is a Markdown code fence longer than any run of backticks in s,

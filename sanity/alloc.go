@@ -3,6 +3,7 @@ package sanity
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 
@@ -35,6 +36,15 @@ var (
 	destructivePool6 = []netip.Prefix{netip.MustParsePrefix("2001:2::/48"), netip.MustParsePrefix("100::/64")}
 	destructiveWide4 = netip.MustParsePrefix("198.19.0.0/24")
 )
+
+// FencedRanges are every range the suite may fence: the documentation
+// ranges and the reserved ones --destructive adds (CIDR-010's 240.0.0.0/4
+// aside). An enforce command's setup routes them.
+func FencedRanges() []netip.Prefix {
+	out := slices.Clone(docRanges)
+	out = append(append(append(out, destructivePool4...), destructiveWide4), destructivePool6...)
+	return out
+}
 
 // allocator hands out fresh, aligned blocks from the documentation ranges
 // that overlap no fence that existed before the run, nor any block still in

@@ -107,13 +107,6 @@ func notRun(format string, a ...any) {
 	rulebook.NotRun("%s", clean(fmt.Sprintf(format, a...)))
 }
 
-// optIn ends a case the user did not ask for (--destructive,
-// --restart-command): SKIP, which does not make a run INCOMPLETE.
-func optIn(format string, a ...any) {
-	GinkgoHelper()
-	rulebook.Skip("%s", clean(fmt.Sprintf(format, a...)))
-}
-
 // needState ends a case as NOT RUN when the fences cannot be read: List is
 // missing (optional) or broken, and no --observe-command was given. The
 // missing or broken List fails its own rule (LIST-001), once.

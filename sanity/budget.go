@@ -16,18 +16,14 @@ import (
 // the budget lasts, less what the end of the run needs (the final cleanup
 // and SUITE-001's check of it); a rule the budget does not reach is NOT RUN
 // (budget), and a rule cut while it ran is NOT RUN too, never FAIL. The
-// rules that always run (alwaysRules) still run after the budget: they read
-// what the run recorded, and SUITE-001 undoes every fence the run made.
+// rules the table marks Always still run after the budget: they read what
+// the run recorded, and SUITE-001 undoes every fence the run made.
 // A signal (SIGINT, SIGTERM) cuts the run the same way, as interrupted.
 
 // DefaultTimeout is the budget of a run without --timeout, on top of the
 // hold (EXPIRE-001): it fits a driver whose List takes a second and holds
 // 20,000 fences, or a storage that needs a second per blocklist command.
 const DefaultTimeout = 10 * time.Minute
-
-// alwaysRules run whatever is left of the budget: they send no RPC of
-// their own except SUITE-001's cleanup.
-var alwaysRules = map[string]bool{"TIME-001": true, "SUITE-001": true, "SUITE-002": true, "SUITE-003": true}
 
 // runBudget tracks the run's time.
 type runBudget struct {
@@ -116,7 +112,7 @@ func (s *State) gate(r Rule) (rulebook.NotRunKind, string) {
 		return rulebook.NotRunDependency, "the suite's setup failed: " + clean(s.setupErr.Error())
 	case s.fc == nil:
 		return rulebook.NotRunDependency, "the suite's setup did not run"
-	case alwaysRules[r.ID]:
+	case r.Always:
 		return "", ""
 	}
 	if c := s.cut(); c != nil {

@@ -173,9 +173,6 @@ func describeCIDRs(s *State) {
 		})
 
 		s.it("CIDR-010", func(ctx context.Context) {
-			if !s.cfg.Destructive {
-				optIn("fencing prefixes outside the documentation ranges needs --destructive")
-			}
 			s.needState()
 			wide := []string{"240.0.0.0/8", "240.0.0.0/4"}
 			expectOK(s.fence(ctx, wide), "FenceClusterNetwork of reserved 240.0.0.0/8 and /4")

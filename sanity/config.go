@@ -84,11 +84,30 @@ type Config struct {
 	// address per line (run with sh -c); the state rules read through it
 	// when ListClusterFence is missing or broken.
 	ObserveCommand string `json:"observeCommand,omitempty"`
+	// EnforceCommand tries a write to the storage from an address, run as
+	// `sh -c 'CMD ADDR'`, and says whether it was allowed or refused
+	// (sanity/README.md); empty skips ENFORCE-001.
+	EnforceCommand string `json:"enforceCommand,omitempty"`
+	// EnforceTimeout bounds one run of the enforce command.
+	EnforceTimeout Duration `json:"enforceTimeout,omitempty"`
 	// Timeout is the run's time budget: rules that it does not reach, or
 	// that it cuts, are NOT RUN (budget) and the run INCOMPLETE; the final
 	// cleanup and its check (SUITE-001) run after it. Zero is
 	// DefaultTimeout plus Hold.
 	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// optedIn says whether the run was given a rule's opt-in (Rule.OptIn).
+func (c *Config) optedIn(flag string) bool {
+	switch flag {
+	case "--destructive":
+		return c.Destructive
+	case "--restart-command":
+		return c.RestartCommand != ""
+	case "--enforce-command":
+		return c.EnforceCommand != ""
+	}
+	return false
 }
 
 // RunBudget is the run's time budget: Timeout, or DefaultTimeout plus the
@@ -126,6 +145,7 @@ func Defaults() Config {
 		Concurrency:    8,
 		ScaleSize:      1024,
 		Hold:           Duration{ExpiryMinimum},
+		EnforceTimeout: Duration{DefaultEnforceTimeout},
 	}
 }
 
@@ -183,6 +203,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RPCTimeout.Duration <= 0 {
 		errs = append(errs, errors.New("field rpcTimeout: must be positive"))
+	}
+	if c.EnforceTimeout.Duration <= 0 {
+		errs = append(errs, errors.New("field enforceTimeout: must be positive"))
 	}
 	switch c.Profile.HostBits {
 	case HostBitsNormalise, HostBitsReject, HostBitsEither:

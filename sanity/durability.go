@@ -68,9 +68,6 @@ func describeDurability(s *State) {
 			}
 		})
 		s.it("RESTART-001", func(ctx context.Context) {
-			if s.cfg.RestartCommand == "" {
-				optIn("no --restart-command: give the command that restarts your driver (e.g. 'kubectl -n storage rollout restart deploy/csi-controller && kubectl -n storage rollout status deploy/csi-controller') to check fences survive a restart")
-			}
 			s.needState()
 			kept := append(s.v4(2, 32), s.v4(1, 28)...)
 			if s.cfg.Profile.IPv6 == Required {

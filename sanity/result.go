@@ -42,24 +42,8 @@ type Result struct {
 // did not run (cut by the budget or a signal, filtered out, missing a
 // dependency such as free blocks or a readable List) keeps a run that
 // failed nothing from CONFORMS. SKIP is left for what the user did not ask
-// for (--destructive, --restart-command), NOT SUPPORTED for the choices the
-// profile allows.
-func init() { book.Incomplete = incompleteBecause }
-
-func incompleteBecause(rr rulebook.RuleResult) string {
-	if rr.Level != rulebook.Must {
-		return ""
-	}
-	if rr.Verdict == rulebook.VerdictNotRun {
-		return fmt.Sprintf("NOT RUN (%s): %s", rr.NotRun, rr.Reason)
-	}
-	for _, c := range rr.Cases {
-		if c.Verdict == rulebook.VerdictNotRun {
-			return fmt.Sprintf("case %q NOT RUN (%s): %s", c.Name, c.NotRun, c.Message)
-		}
-	}
-	return ""
-}
+// for (the rules' OptIn), NOT SUPPORTED for the choices the profile allows.
+func init() { book.Incomplete = rulebook.MustRulesRun }
 
 // buildResult completes the engine's result of a run with what the suite
 // knows about the driver. Driver-supplied strings are kept cleaned: secrets
@@ -83,9 +67,7 @@ func buildResult(s *State, base *rulebook.Result) *Result {
 	switch {
 	case s.unreachable != nil:
 		res.Unreachable = clean(s.unreachable.Error())
-		res.SetupError = res.Unreachable
-		res.Verdict, res.Core, res.Extended = rulebook.Unreachable, string(rulebook.Unreachable), string(rulebook.Unreachable)
-		res.IncompleteBecause = nil
+		res.SetUnreachable(res.Unreachable)
 	case s.setupErr != nil:
 		res.SetupError = clean(s.setupErr.Error())
 	case s.fc != nil:
@@ -111,10 +93,11 @@ func buildResult(s *State, base *rulebook.Result) *Result {
 // every fifth step when List is slow or long). The suite's tests check it.
 const ListCallBound = 140
 
-// WriteReports writes sanity.json, sanity.md and sanity.html into dir and
+// WriteReports writes the JUnit report (at junit, or dir/sanity-junit.xml
+// when junit is ""), sanity.json, sanity.md and sanity.html into dir and
 // returns their paths.
-func (r *Result) WriteReports(dir string) ([]string, error) {
-	return rulebook.WriteReports(dir, "sanity", r)
+func (r *Result) WriteReports(dir, junit string) ([]string, error) {
+	return rulebook.WriteReports(dir, "sanity", r, junit)
 }
 
 // WriteJSON writes the result as indented JSON.

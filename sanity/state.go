@@ -113,7 +113,7 @@ func newState(cfg Config) *State {
 	s.secrets = installRedactor(cfg.Secrets)
 	s.alloc.destructive = cfg.Destructive
 	s.alloc.reclaim = s.reclaimBlocks
-	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Gate: s.gate, Before: s.cleanupAfterSpec})
+	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Gate: s.gate, Before: s.cleanupAfterSpec, OptedIn: cfg.optedIn})
 	return s
 }
 

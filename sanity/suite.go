@@ -59,6 +59,7 @@ func GinkgoTest(cfg *Config) *State {
 		})
 		describeRunWide(s)
 		describeDurability(s)
+		describeEnforcement(s)
 		describeHygiene(s)
 	})
 	return s
@@ -89,8 +90,6 @@ type RunOptions struct {
 	// LabelFilter, Focus and Skip narrow the run the way Ginkgo's flags do.
 	LabelFilter string
 	Focus, Skip []string
-	// JUnitPath, when set, is where the JUnit XML report is written.
-	JUnitPath string
 	// Verbose prints every spec, not only failures.
 	Verbose bool
 	// NoColor turns off ANSI colours.
@@ -114,8 +113,8 @@ func Run(ctx context.Context, cfg Config, opts RunOptions) (*Result, error) {
 	defer stop()
 	defer s.close()
 	base, err := s.suite.Run(rulebook.RunOptions{
-		Selection: rulebook.Selection{LabelFilter: opts.LabelFilter, Focus: opts.Focus, Skip: opts.Skip},
-		JUnitPath: opts.JUnitPath, Verbose: opts.Verbose, NoColor: opts.NoColor, DryRun: opts.DryRun,
+		Selection: rulebook.Selection{LabelFilter: opts.LabelFilter, Focus: opts.Focus, Skip: opts.Skip}, Interrupt: ctx,
+		Verbose: opts.Verbose, NoColor: opts.NoColor, DryRun: opts.DryRun,
 		Seed: s.Seed, Timeout: cfg.RunBudget() + 3*cfg.RPCTimeout.Duration + cfg.ConnectTimeout.Duration + time.Minute,
 	})
 	if err != nil {

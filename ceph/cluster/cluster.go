@@ -89,8 +89,9 @@ type Cluster struct {
 	dir string
 	log *slog.Logger
 
-	mu sync.Mutex
-	st state
+	mu     sync.Mutex
+	st     state
+	probes int // writer namespaces WriterAt made in this process
 }
 
 // state is what Attach needs to find a cluster again, persisted as

@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -242,21 +241,22 @@ flags:`)
 	fmt.Printf("csiproxy-sanity: seed %d, profile %s (replay: --seed %d)\n", cfg.Seed, cfg.Profile, cfg.Seed)
 	start := time.Now()
 	res, err := conformance.Run(cfg, conformance.RunOptions{
-		LabelFilter: *labels, JUnitPath: filepath.Join(*reports, "csiproxy-junit.xml"), Verbose: *verbose,
+		LabelFilter: *labels, Verbose: *verbose,
 		NoColor: *noColor || !isTerminal(os.Stdout), Strict: *strict,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: %v\n", err)
 		return rulebook.ExitUsage
 	}
-	paths, err := res.WriteReports(*reports)
+	paths, err := res.WriteReports(*reports, "")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof csiproxy-sanity: reports: %v\n", err)
 		return rulebook.ExitNotConform
 	}
 	fmt.Printf("\ncsiproxy-sanity: %s against %s (%s)\n", res.Summary(), res.Endpoint, time.Since(start).Round(time.Millisecond))
-	res.WriteAttention(os.Stdout)
-	fmt.Printf("reports: %s %v\nverdict: %s\n", filepath.Join(*reports, "csiproxy-junit.xml"), paths, res.Verdict)
+	res.WriteVerdicts(os.Stdout)
+	paths = append(paths, writeReportIndex(*reports)...)
+	fmt.Printf("reports: %s\nverdict: %s\n", strings.Join(paths, " "), res.Verdict)
 	return res.Verdict.ExitCode()
 }
 

@@ -35,9 +35,24 @@ func reportIndexMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "fenceproof report-index: %v\n", err)
 		return 1
 	}
+	printIndexLines(lines)
+	fmt.Printf("report-index: %d verdicts and %d report files on %s\n", len(lines), len(es), filepath.Join(*dir, "index.html"))
+	return 0
+}
+
+// writeReportIndex brings dir/index.html up to date after a suite's run
+// wrote its reports there and returns its path; a failure is said on
+// stderr, and the run's verdict stands.
+func writeReportIndex(dir string) []string {
+	if _, _, err := reportindex.Write(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "fenceproof: reports index: %v\n", err)
+		return nil
+	}
+	return []string{filepath.Join(dir, "index.html")}
+}
+
+func printIndexLines(lines []reportindex.Line) {
 	for _, l := range lines {
 		fmt.Printf("  %-42s %-16s %s\n", l.Name, l.Verdict, l.Figure)
 	}
-	fmt.Printf("report-index: %d verdicts and %d report files on %s\n", len(lines), len(es), filepath.Join(*dir, "index.html"))
-	return 0
 }

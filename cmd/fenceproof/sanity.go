@@ -73,47 +73,39 @@ func runSanity(args []string) int {
 		}
 		defer stopRef()
 	}
-	if o.junit == "" {
-		o.junit = filepath.Join(o.reports, "sanity-junit.xml")
-	}
-	if err := os.MkdirAll(filepath.Dir(o.junit), 0o755); err != nil {
-		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
-		return exitUsageConfig
+	if o.junit != "" {
+		if err := os.MkdirAll(filepath.Dir(o.junit), 0o755); err != nil {
+			fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
+			return exitUsageConfig
+		}
 	}
 	res, err := sanity.Run(ctx, cfg, sanity.RunOptions{
-		LabelFilter: o.labelFilter, Focus: o.focus, Skip: o.skip, JUnitPath: o.junit, Verbose: o.verbose,
+		LabelFilter: o.labelFilter, Focus: o.focus, Skip: o.skip, Verbose: o.verbose,
 		NoColor: o.noColor || !isTerminal(os.Stdout),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
 		return exitUsageConfig
 	}
-	paths, err := res.WriteReports(o.reports)
+	paths, err := res.WriteReports(o.reports, o.junit)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: writing reports: %v\n", err)
 	}
-	printVerdict(res, o.junit, paths)
+	printVerdict(res, append(paths, writeReportIndex(o.reports)...))
 	return res.Verdict.ExitCode()
 }
 
-// printVerdict prints the run's summary; every driver-supplied text in it
-// is escaped (rulebook.Printable), secrets were redacted before.
-func printVerdict(res *sanity.Result, junit string, paths []string) {
+// printVerdict prints the verdict of every rule and of the run, the one the
+// reports hold; every driver-supplied text in it is escaped
+// (rulebook.Printable), secrets were redacted before.
+func printVerdict(res *sanity.Result, paths []string) {
 	p := rulebook.Printable
-	fmt.Printf("\nfenceproof sanity: %s against %s (%s), seed %d\n", res.Summary(), p(res.Endpoint), p(strings.TrimSpace(res.DriverName+" "+res.DriverVer)), res.Seed)
-	res.WriteAttention(os.Stdout)
+	fmt.Printf("\nfenceproof sanity against %s (%s), seed %d:\n", p(res.Endpoint), p(strings.TrimSpace(res.DriverName+" "+res.DriverVer)), res.Seed)
+	res.WriteVerdicts(os.Stdout)
 	if res.Verdict == rulebook.Unreachable {
 		fmt.Printf("unreachable: %s\n", p(res.Unreachable))
 	}
-	for i, why := range res.IncompleteBecause {
-		if i == 10 {
-			fmt.Printf("incomplete: and %d more rules (the reports name each)\n", len(res.IncompleteBecause)-10)
-			break
-		}
-		fmt.Printf("incomplete: %s\n", p(why))
-	}
-	fmt.Printf("state read from: %s\ncore: %s\nextended: %s\n", res.StateSource, p(res.Core), p(res.Extended))
-	fmt.Printf("reports: %s %v\n", junit, paths)
+	fmt.Printf("state read from: %s\nrules: %s\nreports: %s\n", res.StateSource, res.Summary(), strings.Join(paths, " "))
 	fmt.Printf("verdict: %s\n", res.Verdict)
 }
 
@@ -140,34 +132,49 @@ func startReference(ctx context.Context, cfg *sanity.Config, backend string, fau
 	if err != nil {
 		return nil, err
 	}
-	d, err := newReference(ctx, cfg, backend, faults, reportsDir, dir)
+	backend, err = referenceBackend(backend)
 	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	netns, stopNetNS := "", func() {}
+	if backend == "nftables" {
+		if netns, stopNetNS, err = enforcingNetNS(cfg); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	d, err := newReference(ctx, cfg, backend, netns, faults, reportsDir, dir)
+	if err != nil {
+		stopNetNS()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	return func() {
 		d.Stop()
+		stopNetNS()
 		_ = os.RemoveAll(dir)
 	}, nil
 }
 
-func newReference(ctx context.Context, cfg *sanity.Config, backend string, faults []string, reportsDir, dir string) (*driver.Driver, error) {
-	root := os.Geteuid() == 0
-	netns := ""
+// referenceBackend resolves --driver-backend: auto is nftables as root (in
+// a private network namespace, with the write probe as the enforce
+// command), memory otherwise.
+func referenceBackend(backend string) (string, error) {
 	switch backend {
 	case "auto":
-		if root {
-			backend, netns = "nftables", "new"
-		} else {
-			backend = "memory"
-			fmt.Fprintln(os.Stderr, "fenceproof sanity: not root: the reference driver uses the memory backend (nothing is enforced); run as root for nftables in a private network namespace")
+		if os.Geteuid() == 0 {
+			return "nftables", nil
 		}
-	case "nftables":
-		netns = "new"
-	case "memory":
-	default:
-		return nil, fmt.Errorf("--driver-backend %q is not auto, memory or nftables", backend)
+		fmt.Fprintln(os.Stderr, "fenceproof sanity: not root: the reference driver uses the memory backend (nothing is enforced); run as root for nftables in a private network namespace")
+		return "memory", nil
+	case "nftables", "memory":
+		return backend, nil
 	}
+	return "", fmt.Errorf("--driver-backend %q is not auto, memory or nftables", backend)
+}
+
+func newReference(ctx context.Context, cfg *sanity.Config, backend, netns string, faults []string, reportsDir, dir string) (*driver.Driver, error) {
 	if len(cfg.Secrets) == 0 {
 		cfg.Secrets = map[string]string{"userID": "sanity-user", "userKey": randomSecret()}
 	}

@@ -8,6 +8,10 @@ import (
 	"github.com/fenceproof/fenceproof/rulebook"
 )
 
+// A run vouches for conformance only when every MUST rule ran: a filtered
+// or cut run is INCOMPLETE, as in the fence suite.
+func init() { book.Incomplete = rulebook.MustRulesRun }
+
 // Result is a whole run: the engine's result and the API versions the host
 // served.
 type Result struct {
@@ -38,8 +42,9 @@ func newResult(s *state, base *rulebook.Result) *Result {
 	return r
 }
 
-// WriteReports writes csiproxy.json, csiproxy.md and csiproxy.html into
-// dir and returns their paths.
-func (r *Result) WriteReports(dir string) ([]string, error) {
-	return rulebook.WriteReports(dir, "csiproxy", r)
+// WriteReports writes the JUnit report (at junit, or
+// dir/csiproxy-junit.xml when junit is ""), csiproxy.json, csiproxy.md and
+// csiproxy.html into dir and returns their paths.
+func (r *Result) WriteReports(dir, junit string) ([]string, error) {
+	return rulebook.WriteReports(dir, "csiproxy", r, junit)
 }

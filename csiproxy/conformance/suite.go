@@ -267,7 +267,6 @@ func register(s *state) {
 // RunOptions are the settings of a command-line run.
 type RunOptions struct {
 	LabelFilter string
-	JUnitPath   string
 	Verbose     bool
 	NoColor     bool
 	// Strict makes SHOULD rules fail the run instead of warning.
@@ -284,7 +283,7 @@ func Run(cfg Config, opts RunOptions) (*Result, error) {
 	var _ = Describe("", func() { register(s) })
 	base, err := s.suite.Run(rulebook.RunOptions{
 		Selection: rulebook.Selection{LabelFilter: opts.LabelFilter},
-		JUnitPath: opts.JUnitPath, Verbose: opts.Verbose, NoColor: opts.NoColor,
+		Verbose:   opts.Verbose, NoColor: opts.NoColor,
 	})
 	if err != nil {
 		return nil, err

@@ -36,6 +36,7 @@ const (
 	AtUnfence  Hook = "unfence"  // one block removed by Unfence
 	AtMutate   Hook = "mutate"   // how mutations are serialised
 	AtEnforce  Hook = "enforce"  // when a committed change is enforced
+	AtEnforced Hook = "enforced" // what the backend is given to enforce for each stored block
 	AtList     Hook = "list"     // ListClusterFence's answer
 	AtIdentity Hook = "identity" // GetIdentity, GetCapabilities and Probe
 	AtClients  Hook = "clients"  // GetFenceClients's answer
@@ -108,6 +109,7 @@ type behaviour struct {
 	unfence  func(s *UnfenceStep) error
 	mutate   Mode
 	enforce  time.Duration
+	enforced func(p netip.Prefix) netip.Prefix
 	list     func(l []Listed) []Listed
 	identity func(id *Identity)
 	clients  func(cs []Client)
@@ -124,7 +126,7 @@ func (b *behaviour) hooks() []Hook {
 	}{
 		{AtCall, b.call != nil}, {AtAuth, b.auth != nil}, {AtMessage, b.message != nil}, {AtParams, b.params != nil},
 		{AtCIDR, b.cidr != nil}, {AtRequest, b.request != nil}, {AtFence, b.fence != nil}, {AtUnfence, b.unfence != nil},
-		{AtMutate, b.mutate != Serialised}, {AtEnforce, b.enforce > 0}, {AtList, b.list != nil},
+		{AtMutate, b.mutate != Serialised}, {AtEnforce, b.enforce > 0}, {AtEnforced, b.enforced != nil}, {AtList, b.list != nil},
 		{AtIdentity, b.identity != nil}, {AtClients, b.clients != nil || b.clear}, {AtLoad, b.load != nil},
 		{AtLate, b.late != nil},
 	} {

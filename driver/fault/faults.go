@@ -58,9 +58,9 @@ func at(f func(raw string, b cidr.Block, err error) (cidr.Block, error)) func(st
 
 // all is the table of faults, in the order the rule table lists proofs:
 // the faults of this file, then those of the credentials' comparison
-// (credentials.go) and of what is fenced, listed and reported
-// (fenced.go).
-var all = append(append(faults, credentialFaults...), fencedFaults...)
+// (credentials.go), of what is fenced, listed and reported (fenced.go) and
+// of what is enforced (enforced.go).
+var all = append(append(append(faults, credentialFaults...), fencedFaults...), enforcedFaults...)
 
 var faults = []*Fault{
 	{Name: "accept-empty", Help: "Fence and Unfence with no cidrs answer OK", Proofs: fails("ERR-001", "ERR-006"),

@@ -2,6 +2,7 @@ package fault
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -207,6 +208,22 @@ func (s *Set) EnforceDelay() time.Duration {
 	var d time.Duration
 	s.each(func(b *behaviour) { d = max(d, b.enforce) })
 	return d
+}
+
+// Enforced is what the backend is given to enforce for the stored
+// prefixes ps: ps itself on the faithful path; a fault at AtEnforced maps
+// each prefix to another (List still shows the stored ones).
+func (s *Set) Enforced(ps []netip.Prefix) []netip.Prefix {
+	s.each(func(b *behaviour) {
+		if b.enforced != nil {
+			out := make([]netip.Prefix, len(ps))
+			for i, p := range ps {
+				out[i] = b.enforced(p)
+			}
+			ps = out
+		}
+	})
+	return ps
 }
 
 // List reshapes List's answer: the stored blocks, sorted.

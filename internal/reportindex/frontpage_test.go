@@ -12,10 +12,12 @@ import (
 // fencing suite failing one case.
 func reportsWithAFailure(t *testing.T) string {
 	dir := t.TempDir()
-	write(t, dir, "sanity.json", `{"driverName":"ref","core":"CONFORMS","extended":"INCOMPLETE (skipped or not run: CIDR-010)","duration":2000000000,
-		"rules":[{"id":"IDENT-001","level":"MUST","verdict":"PASS"},{"id":"CIDR-010","level":"MUST","verdict":"SKIP"},{"id":"LIST-003","level":"SHOULD","verdict":"PASS"}]}`)
+	// A run narrowed to one rule: every MUST rule it passed, yet it vouches
+	// for nothing else (INCOMPLETE), and the page must not colour it green.
+	write(t, dir, "sanity.json", `{"driverName":"ref","verdict":"INCOMPLETE","duration":2000000000,"selection":{"labelFilter":"IDENT-001"},
+		"rules":[{"id":"IDENT-001","level":"MUST","verdict":"PASS"},{"id":"CIDR-010","level":"MUST","verdict":"NOT RUN","notRun":"filtered"},{"id":"LIST-003","level":"SHOULD","verdict":"NOT RUN","notRun":"filtered"}]}`)
 	write(t, dir, "sanity.html", "<html></html>")
-	write(t, dir, "csiproxy.json", `{"rules":[{"id":"PATH-001","level":"MUST","verdict":"PASS"},{"id":"PIPE-002","level":"MUST","verdict":"FAIL"}]}`)
+	write(t, dir, "csiproxy.json", `{"verdict":"DOES NOT CONFORM","rules":[{"id":"PATH-001","level":"MUST","verdict":"PASS"},{"id":"PIPE-002","level":"MUST","verdict":"FAIL"}]}`)
 	write(t, dir, "fencing.xml", `<testsuites><testsuite name="fencing end to end" time="312.5">
 <testcase name="[BeforeSuite]" status="passed"></testcase>
 <testcase name="[It] fencing through csi-addons FENCING-001 fence [suite:fencing]" status="passed"></testcase>
@@ -50,8 +52,7 @@ func TestFrontPageLeadsWithTheFailure(t *testing.T) {
 		{"csi-proxy conformance", "DOES NOT CONFORM", "1 of 2 MUST rules pass; failed: PIPE-002"},
 		{"fencing end to end (refstore)", "FAIL", "1 of 3 cases passed; failed: FENCING-003; skipped: FENCING-007; in 312 s"},
 		{"make e2e (every kind suite)", "unreadable", "e2e-summary.xml: "},
-		{"sanity extended (SHOULD and opt-in rules)", "INCOMPLETE", "2 PASS, 1 SKIP of 3 rules; skipped or not run: CIDR-010"},
-		{"sanity core (MUST rules)", "CONFORMS", "1 of 2 MUST rules pass; not passed: CIDR-010 SKIP; driver ref; in 2s"},
+		{"fence conformance (fenceproof sanity)", "INCOMPLETE", `1 of 2 MUST rules pass; 1 of 3 rules selected (--label-filter "IDENT-001"); driver ref; in 2s`},
 		{"data-plane isolation", "PASS", "2 of 2 matrix cases passed"},
 		{"simulator: policies compared", "PASS", "safe 0/224, seed 73/224"},
 		{"fencing end to end (Ceph)", "not run", "no fencing-ceph.xml; make e2e-fencing FENCING_STORAGE=ceph writes it"},
@@ -97,5 +98,20 @@ func TestReadJUnitNeedsTestcases(t *testing.T) {
 	l, err := readJUnit("suites")([]byte(`<testsuite name="make e2e" time="265"><testcase name="e2e-smoke"></testcase><testcase name="e2e-fencing"><failure message="exit 1"/></testcase></testsuite>`))
 	if err != nil || l.State != Failed || l.Figure != "1 of 2 suites passed; failed: e2e-fencing; in 265 s" {
 		t.Errorf("lone testsuite: %+v, %v", l, err)
+	}
+}
+
+// TestConformanceLineIsTheRunVerdict: the line says the suite's own run
+// verdict, coloured so that only CONFORMS is green; a report without one
+// (written before the suites computed it once) is unreadable, not a pass.
+func TestConformanceLineIsTheRunVerdict(t *testing.T) {
+	for verdict, want := range map[string]State{"CONFORMS": Passed, "DOES NOT CONFORM": Failed, "INCOMPLETE": Incomplete, "UNREACHABLE": Failed} {
+		l, err := readConformance([]byte(`{"verdict":"` + verdict + `","rules":[{"id":"A-001","level":"MUST","verdict":"PASS"}]}`))
+		if err != nil || l.State != want || l.Verdict != verdict {
+			t.Errorf("%s: %+v %v, want state %s", verdict, l, err, want)
+		}
+	}
+	if l, err := readConformance([]byte(`{"core":"CONFORMS","rules":[{"id":"A-001","level":"MUST","verdict":"PASS"}]}`)); err == nil {
+		t.Errorf("a report without a run verdict read as %+v", l)
 	}
 }

@@ -9,116 +9,106 @@ import (
 	"time"
 )
 
-// rollup picks the core (MUST) or the extended verdict of a conformance
-// report.
-type rollup int
-
-const (
-	core rollup = iota
-	extended
-)
-
 // conformance is what the front page reads of a conformance suite's JSON
-// report (sanity.json, csiproxy.json): the rules' verdicts and, where the
-// suite rolls them up, its core and extended verdicts.
+// report (sanity.json, csiproxy.json): the run's verdict, computed once by
+// the suite (the one its exit status, terminal, reports and JUnit say), and
+// the rules' verdicts for the figure.
 type conformance struct {
-	Core     string        `json:"core"`
-	Extended string        `json:"extended"`
-	Driver   string        `json:"driverName"`
-	Duration time.Duration `json:"duration"`
-	Setup    string        `json:"setupError"`
-	Rules    []struct {
+	Verdict   string        `json:"verdict"`
+	Driver    string        `json:"driverName"`
+	Duration  time.Duration `json:"duration"`
+	Setup     string        `json:"setupError"`
+	Selection struct {
+		LabelFilter string   `json:"labelFilter"`
+		Focus       []string `json:"focus"`
+		Skip        []string `json:"skip"`
+	} `json:"selection"`
+	Rules []struct {
 		ID      string `json:"id"`
 		Level   string `json:"level"`
 		Verdict string `json:"verdict"`
+		NotRun  string `json:"notRun"`
 	} `json:"rules"`
 }
 
-// readConformance reads the core or extended verdict of a conformance
-// report; a report without rolled-up verdicts is judged on its MUST rules.
-func readConformance(which rollup) func([]byte) (Line, error) {
-	return func(data []byte) (Line, error) {
-		var c conformance
-		if err := json.Unmarshal(data, &c); err != nil {
-			return Line{}, err
-		}
-		if len(c.Rules) == 0 && c.Setup == "" {
-			return Line{}, fmt.Errorf("no rules")
-		}
-		counts := map[string]int{}
-		var mustFailed, mustOther []string
-		must, mustPassed := 0, 0
-		for _, r := range c.Rules {
-			counts[r.Verdict]++
-			if r.Level != "MUST" {
-				continue
-			}
-			must++
-			switch r.Verdict {
-			case "PASS":
-				mustPassed++
-			case "FAIL":
-				mustFailed = append(mustFailed, r.ID)
-			default:
-				mustOther = append(mustOther, r.ID+" "+r.Verdict)
-			}
-		}
-		verdict := c.Core
-		if which == extended {
-			verdict = c.Extended
-		}
-		if verdict == "" {
-			verdict = "CONFORMS"
-			if len(mustFailed) > 0 || c.Setup != "" {
-				verdict = "DOES NOT CONFORM"
-			}
-		}
-		word, detail, _ := strings.Cut(verdict, " (")
-		l := Line{Verdict: word, State: Passed}
-		switch word {
-		case "DOES NOT CONFORM":
-			l.State = Failed
-		case "INCOMPLETE":
-			l.State = Incomplete
-		}
-		var parts []string
-		switch {
-		case c.Setup != "":
-			parts = append(parts, "setup failed: "+c.Setup)
-		case which == core:
-			parts = append(parts, fmt.Sprintf("%d of %d MUST rules pass", mustPassed, must))
-			if len(mustFailed) > 0 {
-				parts = append(parts, "failed: "+strings.Join(mustFailed, ", "))
-			}
-			if len(mustOther) > 0 {
-				parts = append(parts, "not passed: "+strings.Join(mustOther, ", "))
-			}
-		default:
-			parts = append(parts, verdictCounts(counts, len(c.Rules)))
-			if detail != "" {
-				parts = append(parts, strings.TrimSuffix(detail, ")"))
-			}
-		}
-		if c.Driver != "" && which == core {
-			parts = append(parts, "driver "+c.Driver)
-		}
-		if c.Duration > 0 && which == core {
-			parts = append(parts, "in "+c.Duration.Round(time.Millisecond).String())
-		}
-		l.Figure = strings.Join(parts, "; ")
-		return l, nil
+// runStates colour a run verdict: a run that cannot vouch for conformance
+// (INCOMPLETE: cut, filtered, missing what a rule needs) is never green.
+var runStates = map[string]State{"CONFORMS": Passed, "DOES NOT CONFORM": Failed, "INCOMPLETE": Incomplete, "UNREACHABLE": Failed}
+
+// readConformance reads the run verdict of a conformance report, with the
+// MUST rules' verdicts, how the run was narrowed and what it ran against as
+// its figure.
+func readConformance(data []byte) (Line, error) {
+	var c conformance
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Line{}, err
 	}
+	st, ok := runStates[c.Verdict]
+	if !ok {
+		return Line{}, fmt.Errorf("no run verdict (verdict %q)", c.Verdict)
+	}
+	var mustFailed, mustOther []string
+	must, mustPassed, filtered := 0, 0, 0
+	for _, r := range c.Rules {
+		if r.Verdict == "NOT RUN" && r.NotRun == "filtered" {
+			filtered++
+		}
+		if r.Level != "MUST" {
+			continue
+		}
+		must++
+		switch r.Verdict {
+		case "PASS":
+			mustPassed++
+		case "FAIL":
+			mustFailed = append(mustFailed, r.ID)
+		default:
+			mustOther = append(mustOther, r.ID+" "+r.Verdict)
+		}
+	}
+	var parts []string
+	if c.Setup != "" {
+		parts = append(parts, "setup: "+c.Setup)
+	}
+	parts = append(parts, fmt.Sprintf("%d of %d MUST rules pass", mustPassed, must))
+	if len(mustFailed) > 0 {
+		parts = append(parts, "failed: "+strings.Join(mustFailed, ", "))
+	}
+	if filtered > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d rules selected (%s)", len(c.Rules)-filtered, len(c.Rules), selectionText(c.Selection.LabelFilter, c.Selection.Focus, c.Selection.Skip)))
+	} else if len(mustOther) > 0 {
+		parts = append(parts, "not passed: "+clipList(mustOther, 8))
+	}
+	if c.Driver != "" {
+		parts = append(parts, "driver "+c.Driver)
+	}
+	if c.Duration > 0 {
+		parts = append(parts, "in "+c.Duration.Round(time.Millisecond).String())
+	}
+	return Line{Verdict: c.Verdict, State: st, Figure: strings.Join(parts, "; ")}, nil
 }
 
-// verdictCounts is e.g. "49 PASS, 1 WARN, 2 SKIP of 52 rules".
-func verdictCounts(counts map[string]int, total int) string {
-	var parts []string
-	for _, v := range []string{"FAIL", "WARN", "PASS", "INFO", "SKIP", "NOT SUPPORTED", "NOT RUN"} {
-		if counts[v] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
-		}
+// selectionText says how a run was narrowed, as the flags spell it.
+func selectionText(filter string, focus, skip []string) string {
+	var out []string
+	if filter != "" {
+		out = append(out, fmt.Sprintf("--label-filter %q", filter))
 	}
-	return strings.Join(parts, ", ") + fmt.Sprintf(" of %d rules", total)
+	for _, f := range focus {
+		out = append(out, fmt.Sprintf("--focus %q", f))
+	}
+	for _, f := range skip {
+		out = append(out, fmt.Sprintf("--skip %q", f))
+	}
+	return strings.Join(out, " ")
+}
+
+// clipList joins at most n items and says how many more there are.
+func clipList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }
 
 // caseID finds a stable case ID (FENCING-003, ISOLATION-014) in a test name.

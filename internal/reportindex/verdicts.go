@@ -28,7 +28,7 @@ func (s State) String() string {
 
 // Line is one verdict of the front page.
 type Line struct {
-	// Name says whose verdict it is ("sanity core").
+	// Name says whose verdict it is ("fence conformance (fenceproof sanity)").
 	Name string
 	// State orders and colours the line.
 	State State
@@ -64,9 +64,8 @@ type Source struct {
 // calibration", File: "sim-calibration.json", Read: ...} once it writes a
 // verdict there.
 var Sources = []Source{
-	{Name: "sanity core (MUST rules)", File: "sanity.json", Page: []string{"sanity.html", "sanity.md"}, Run: "make sanity", Read: readConformance(core)},
-	{Name: "sanity extended (SHOULD and opt-in rules)", File: "sanity.json", Page: []string{"sanity.html", "sanity.md"}, Run: "make sanity", Read: readConformance(extended)},
-	{Name: "csi-proxy conformance", File: "csiproxy.json", Page: []string{"csiproxy.html", "csiproxy.md"}, Run: "make csiproxy-sanity", Read: readConformance(core)},
+	{Name: "fence conformance (fenceproof sanity)", File: "sanity.json", Page: []string{"sanity.html", "sanity.md"}, Run: "make sanity", Read: readConformance},
+	{Name: "csi-proxy conformance", File: "csiproxy.json", Page: []string{"csiproxy.html", "csiproxy.md"}, Run: "make csiproxy-sanity", Read: readConformance},
 	{Name: "make e2e (every kind suite)", File: "e2e-summary.xml", Page: []string{"e2e-summary.md"}, Run: "make e2e", Read: readJUnit("suites")},
 	{Name: "fencing end to end (refstore)", File: "fencing.xml", Page: []string{"fencing.md"}, Run: "make e2e-fencing", Read: readJUnit("cases")},
 	{Name: "fencing end to end (Ceph)", File: "fencing-ceph.xml", Page: []string{"fencing-ceph.md"}, Run: "make e2e-fencing FENCING_STORAGE=ceph", Read: readJUnit("cases")},
