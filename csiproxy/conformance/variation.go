@@ -91,11 +91,12 @@ func (s *state) drawIndices(below, n int) []int {
 	return out
 }
 
-// underLoad runs valid PathExists requests of fresh names below the pod
-// path, loadSenders at a time, until the returned stop is called: the
-// requests sent meanwhile meet a host busy checking others. noise are the
-// Windows calls one such request makes alone, which a host's record of a
-// request sent meanwhile also holds.
+// underLoad runs PathExists requests of fresh names in a Windows
+// directory, loadSenders at a time, until the returned stop is called: the
+// requests sent meanwhile meet a host busy checking others. The load is
+// refused by its checks, so a faithful host makes no Windows call for it;
+// noise are the calls one such request makes alone on a host that makes
+// some, which that host's record of a request sent meanwhile also holds.
 func (s *state) underLoad(ctx context.Context) (stop func(), noise []string) {
 	fs := s.fs()
 	if fs == nil {
@@ -103,7 +104,7 @@ func (s *state) underLoad(ctx context.Context) (stop func(), noise []string) {
 	}
 	paths := make([]string, loadSenders)
 	for i := range paths {
-		paths[i] = s.cfg.PodPath + `\` + s.name()
+		paths[i] = s.draw.Spell(`{outside}\{s}`, restrict.KindPath, s.name())
 	}
 	cctx, cancelCall := s.call(ctx)
 	wctx, calls := hostrecord.Watch(cctx)
