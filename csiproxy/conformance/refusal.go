@@ -64,9 +64,9 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 	sent := 0
 	v := s.variationOf(r, vs)
 	for _, gv := range vs {
-		loaded, stopLoad, noise := gv.Version == v.loaded, func() {}, []string(nil)
+		loaded, stopLoad := gv.Version == v.loaded, func() {}
 		if loaded {
-			stopLoad, noise = s.underLoad(ctx)
+			stopLoad = s.underLoad(ctx)
 		}
 		send := func(fl restrict.Field, rule string, p restrict.Probe, pair *pairedField) {
 			if why := s.unsendable(r, p.Case, p); why != "" {
@@ -74,7 +74,7 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 				return
 			}
 			sent++
-			how := sendAs{loaded: loaded, noise: noise, pair: pair}
+			how := sendAs{loaded: loaded, pair: pair}
 			how.pause, v.pause = v.pause, 0
 			s.probe(ctx, gv, r, fl, rule, p, how, &f)
 		}
@@ -223,9 +223,9 @@ func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, 
 	case err == nil:
 		f.add("%s: accepted", what)
 		b.undo(cctx, b.req)
-	case s.recorded && s.cfg.Profile == restrict.Hardened && len(how.own(calls.Names)) > 0 && !c.ByWindows && how.pair == nil:
+	case s.recorded && s.cfg.Profile == restrict.Hardened && len(calls.Names) > 0 && !c.ByWindows && how.pair == nil:
 		// (with two bad fields, the one let through may be the other's)
-		f.add("%s: let through to Windows (%s), which failed: %v", what, strings.Join(how.own(calls.Names), ", "), status.Convert(err).Message())
+		f.add("%s: let through to Windows (%s), which failed: %v", what, strings.Join(calls.Names, ", "), status.Convert(err).Message())
 	case status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded:
 		f.add("%s: failed on the network (%s), not refused", what, status.Code(err))
 	default:

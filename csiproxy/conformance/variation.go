@@ -95,12 +95,12 @@ func (s *state) drawIndices(below, n int) []int {
 // directory, loadSenders at a time, until the returned stop is called: the
 // requests sent meanwhile meet a host busy checking others. The load is
 // refused by its checks, so a faithful host makes no Windows call for it;
-// noise are the calls one such request makes alone on a host that makes
-// some, which that host's record of a request sent meanwhile also holds.
-func (s *state) underLoad(ctx context.Context) (stop func(), noise []string) {
+// a host that records calls and makes some for it alone gets no load (its
+// record of a probe sent meanwhile would hold the load's calls).
+func (s *state) underLoad(ctx context.Context) (stop func()) {
 	fs := s.fs()
 	if fs == nil {
-		return func() {}, nil
+		return func() {}
 	}
 	paths := make([]string, loadSenders)
 	for i := range paths {
@@ -110,6 +110,9 @@ func (s *state) underLoad(ctx context.Context) (stop func(), noise []string) {
 	wctx, calls := hostrecord.Watch(cctx)
 	_, _ = fs.PathExists(wctx, &api.FilesystemPathExistsRequest{Path: paths[0]})
 	cancelCall()
+	if len(calls.Names) > 0 {
+		return func() {}
+	}
 	// each sender finishes the request it has out (not cancelled: the
 	// host would go on handling it, and its calls would count for the
 	// next probe's)
@@ -126,7 +129,7 @@ func (s *state) underLoad(ctx context.Context) (stop func(), noise []string) {
 			}
 		}()
 	}
-	return func() { done.Store(true); wg.Wait() }, calls.Names
+	return func() { done.Store(true); wg.Wait() }
 }
 
 // pairOf draws, for a probe of field fl, a bad value for another checked
@@ -168,20 +171,9 @@ func (s *state) pairCases(r restrict.RPC, o restrict.Field) []restrict.Case {
 // sendAs is how one probe goes out: after a pause, under load, with a
 // second bad field.
 type sendAs struct {
-	pause time.Duration
-	// loaded: sent under load, whose requests make the Windows calls noise
+	pause  time.Duration
 	loaded bool
-	noise  []string
 	pair   *pairedField
-}
-
-// own are the Windows calls a host recorded for a probe less those the
-// load may have made meanwhile.
-func (how sendAs) own(calls []string) []string {
-	if !how.loaded {
-		return calls
-	}
-	return slices.DeleteFunc(slices.Clone(calls), func(c string) bool { return slices.Contains(how.noise, c) })
 }
 
 // pairedField is a second bad field of a probe.
