@@ -25,7 +25,7 @@ csiproxy-reports: deps $(FENCEPROOF) ## csi-proxy conformance vs the simulated W
 
 csiproxy-sanity: csiproxy-reports ## csiproxy-reports, then every fault-injected host fails exactly its rules, every hostile host a MUST rule, and the suite against csi-proxy's own code matches its verdict tables
 ifeq ($(CSIPROXY_ENDPOINT),)
-	$(GO) test -count=1 -timeout 10m -run 'TestEveryFaultFailsExactlyItsRules|TestEveryRuleHasAFault|TestUnknownCodeWarns|TestSimulatedHostConforms|TestRealisticBugsFail|TestLearningHostFails' ./csiproxy/conformance/
+	$(GO) test -count=1 -timeout 10m -run 'TestEveryFaultFailsExactlyItsRules|TestEveryRuleHasAFault|TestUnknownCodeWarns|TestSimulatedHostConforms|TestRealisticBugsFail|TestLearningHostFails|TestEveryHostileHostFails|TestOrderLearningHostFails' ./csiproxy/conformance/
 	$(GO) test -count=1 -timeout 10m ./csiproxy/reference/
 endif
 

@@ -55,3 +55,26 @@ e2e-fencing-ceph: ## the fencing suite on a real single-node Ceph: NetworkFence 
 
 rehearse-kind: ## DR rehearsal on kind: cut worker B off, fence it via the CR, out-of-service taint, restore; prints the timeline
 	@E2E_GINKGO_ARGS="-ginkgo.label-filter=area:rehearsal $(E2E_GINKGO_ARGS)" $(FENCING_RUN)
+
+# Fencing on your own cluster (fencing/README.md): `fenceproof fencing`
+# against a world it did not deploy. make fencing-world deploys fenceproof's
+# reference world as a vendor deploys theirs (cmd/fenceworld: csi-addons,
+# the reference driver with its sidecar, a single-node Ceph or refstore) on
+# the kind cluster, or on E2E_KUBECONFIG/KUBECONFIG=path, and writes what it
+# deployed to reports/fencing-world/world.yaml; make fencing-world-down
+# removes it. FENCING_WORLD_FLAGS adds flags (--driver-fault ack-before-enforce).
+FENCING_WORLD_STORAGE ?= ceph
+FENCING_WORLD_FLAGS   ?=
+FENCING_WORLD_KUBECONFIG = $(or $(E2E_KUBECONFIG),$(shell $(CLUSTER_SH) kubeconfig))
+
+E2E_TARGETS += e2e-byo-fencing
+.PHONY: e2e-byo-fencing fencing-world fencing-world-down
+
+e2e-byo-fencing: ## fenceproof fencing given only names against a world deployed apart (cmd/fenceworld): PASS, the DR rehearsal, FAIL at the exact write of a driver that acks before it enforces
+	@E2E_TIMEOUT=$${E2E_TIMEOUT:-40m} $(CLUSTER_SH) e2e byofencing
+
+fencing-world: ## deploy the reference world (csi-addons, reference driver + sidecar, Ceph) as a vendor would, on the kind cluster or KUBECONFIG=path
+	$(GO) run ./cmd/fenceworld up --kubeconfig $(FENCING_WORLD_KUBECONFIG) --storage $(FENCING_WORLD_STORAGE) $(FENCING_WORLD_FLAGS)
+
+fencing-world-down: ## remove what make fencing-world deployed
+	$(GO) run ./cmd/fenceworld down --kubeconfig $(FENCING_WORLD_KUBECONFIG)

@@ -12,6 +12,9 @@
 //	server: OK <seq> <t_ns>             accepted: the audit record is on disk (fsynced); t_ns is its time
 //	server: REFUSED <seq> <reason>      refused (reason fenced, fenced-open, audit-failed, busy); the server closes
 //	server: ERR <message>               malformed request; the server closes
+//	client: READ <id>                   read back: the writes of <id> the service accepted
+//	server: REC <seq> <t_ns> [payload]  one per accepted write of <id>, in audit order
+//	server: END <n>                     after the n REC lines
 //
 // Ids are 1-128 characters of [A-Za-z0-9._:-]. A connection from a fenced
 // source gets "REFUSED 0 fenced" and is closed before any request is read.
@@ -20,7 +23,7 @@
 // # Files
 //
 //   - audit log (--audit): one JSON line per accepted write, AuditRecord
-//     {"client","addr","seq","t_ns"}, written and fsynced before the OK
+//     {"client","addr","seq","t_ns","payload"}, written and fsynced before the OK
 //     (concurrent writes share fsyncs: group commit). If
 //     a write or fsync fails the service refuses every later write
 //     (audit-failed): nothing is ever acknowledged without its record.

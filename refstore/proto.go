@@ -31,7 +31,7 @@ const (
 
 // Request is one parsed client line.
 type Request struct {
-	Verb    string // "HELLO" or "WRITE"
+	Verb    string // "HELLO", "WRITE" or "READ"
 	Client  string
 	Seq     uint64 // WRITE only, > 0
 	Payload string // WRITE only, may be empty
@@ -56,11 +56,11 @@ func ValidID(id string) bool {
 func ParseRequest(line string) (Request, error) {
 	f := strings.Split(line, " ")
 	switch {
-	case len(f) == 2 && f[0] == "HELLO":
+	case len(f) == 2 && (f[0] == "HELLO" || f[0] == "READ"):
 		if !ValidID(f[1]) {
 			return Request{}, fmt.Errorf("bad client id %q", trunc(f[1]))
 		}
-		return Request{Verb: "HELLO", Client: f[1]}, nil
+		return Request{Verb: f[0], Client: f[1]}, nil
 	case (len(f) == 3 || len(f) == 4) && f[0] == "WRITE":
 		if !ValidID(f[1]) {
 			return Request{}, fmt.Errorf("bad client id %q", trunc(f[1]))
@@ -78,7 +78,7 @@ func ParseRequest(line string) (Request, error) {
 		}
 		return r, nil
 	}
-	return Request{}, errors.New(`want "HELLO <id>" or "WRITE <id> <seq> [payload]"`)
+	return Request{}, errors.New(`want "HELLO <id>", "WRITE <id> <seq> [payload]" or "READ <id>"`)
 }
 
 // FormatHello and FormatWrite build request lines, newline included.
@@ -126,6 +126,16 @@ func ParseReply(line string) (Reply, error) {
 	}
 	return Reply{}, fmt.Errorf("malformed reply %q", trunc(line))
 }
+
+// FormatRead builds a READ line.
+func FormatRead(id string) string { return "READ " + id + "\n" }
+
+// A READ is answered with one REC line per accepted write of the client,
+// in the order they were accepted, then END with their count.
+func formatRec(r AuditRecord) string {
+	return strings.TrimSuffix(fmt.Sprintf("REC %d %d %s", r.Seq, r.TNs, r.Payload), " ") + "\n"
+}
+func formatEnd(n int) string { return fmt.Sprintf("END %d\n", n) }
 
 func formatOK(seq uint64, tns int64) string { return fmt.Sprintf("OK %d %d\n", seq, tns) }
 func formatRefused(seq uint64, reason string) string {

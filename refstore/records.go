@@ -15,6 +15,8 @@ type AuditRecord struct {
 	Addr   string `json:"addr"` // source ip:port as the service saw it (IPv4-mapped IPv6 unmapped)
 	Seq    uint64 `json:"seq"`
 	TNs    int64  `json:"t_ns"` // server time (unix ns), taken after the blocklist check
+	// Payload is what the write carried (READ gives it back).
+	Payload string `json:"payload,omitempty"`
 }
 
 // RefusalRecord is one line of the refusals log: a connection or write the

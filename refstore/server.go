@@ -3,6 +3,7 @@ package refstore
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -324,11 +325,15 @@ func (s *Server) handle(ss *session, req Request) bool {
 		s.refuse(ss, req.Client, req.Seq, ReasonFenced)
 		return false
 	}
-	if req.Verb == "HELLO" {
+	switch req.Verb {
+	case "HELLO":
 		s.gate.RUnlock()
 		return s.reply(ss, formatOK(0, time.Now().UnixNano()))
+	case "READ":
+		s.gate.RUnlock()
+		return s.read(ss, req.Client)
 	}
-	rec := AuditRecord{Client: req.Client, Addr: ss.src.String(), Seq: req.Seq, TNs: time.Now().UnixNano()}
+	rec := AuditRecord{Client: req.Client, Addr: ss.src.String(), Seq: req.Seq, TNs: time.Now().UnixNano(), Payload: req.Payload}
 	err := s.audit.append(rec)
 	s.gate.RUnlock()
 	if err != nil {
@@ -338,6 +343,36 @@ func (s *Server) handle(ss *session, req Request) bool {
 	}
 	s.accepted.Add(1)
 	return s.reply(ss, formatOK(req.Seq, rec.TNs))
+}
+
+// read answers READ: every accepted write of client, from the audit log
+// (what the service stores), then END. A torn last line (a write being
+// appended) is skipped: its client has not had its OK yet.
+func (s *Server) read(ss *session, client string) bool {
+	f, err := os.Open(s.o.AuditPath)
+	if err != nil {
+		return s.reply(ss, formatErr("read: "+err.Error()))
+	}
+	defer f.Close()
+	w := bufio.NewWriter(ss.conn)
+	ss.conn.SetWriteDeadline(time.Now().Add(time.Minute))
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var r AuditRecord
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Client == client {
+			w.WriteString(formatRec(r))
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		w.WriteString(formatErr("read: " + err.Error()))
+		w.Flush()
+		return false
+	}
+	w.WriteString(formatEnd(n))
+	return w.Flush() == nil
 }
 
 func (s *Server) reply(ss *session, line string) bool {

@@ -355,6 +355,9 @@ func TestUnreachableEndpoint(t *testing.T) {
 		if r.result.Verdict != "UNREACHABLE" || !strings.Contains(r.result.Unreachable, sock) {
 			t.Errorf("%s: verdict %s, reason %q: want UNREACHABLE naming the endpoint", sock, r.result.Verdict, r.result.Unreachable)
 		}
+		if sock != notGRPC && !strings.Contains(r.result.Unreachable, "no such file or directory") {
+			t.Errorf("%s: reason %q does not say why the socket cannot be reached", sock, r.result.Unreachable)
+		}
 		if !strings.Contains(r.Out, "verdict: UNREACHABLE") || !strings.Contains(r.Out, "unreachable: ") || strings.Contains(r.Out, "incomplete:") {
 			t.Errorf("%s: stdout does not say UNREACHABLE, once:\n%s", sock, clitest.Tail(r.Out))
 		}

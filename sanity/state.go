@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -134,6 +135,18 @@ func newState(cfg Config) *State {
 	return s
 }
 
+// dialError is "; " and why a plain connection to the endpoint fails (no
+// such socket, permission denied: a socket that is root's), or "" when it
+// does not: gRPC's connection state does not say.
+func dialError(ep endpoint.Endpoint) string {
+	c, err := net.DialTimeout(ep.Scheme, ep.Address, time.Second)
+	if err != nil {
+		return "; " + err.Error()
+	}
+	c.Close()
+	return ""
+}
+
 // connect dials the endpoint and waits until it is usable or ConnectTimeout
 // passes, then reads identity, capabilities and the pre-existing fences. An
 // endpoint that does not answer is unreachable (s.unreachable); a driver
@@ -157,7 +170,7 @@ func (s *State) connect(ctx context.Context) error {
 	conn.Connect()
 	for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
 		if !conn.WaitForStateChange(cctx, st) {
-			s.unreachable = fmt.Errorf("nothing answered at %s within --connect-timeout %s (last connection state %s)", s.cfg.Endpoint, s.cfg.ConnectTimeout.Duration, st)
+			s.unreachable = fmt.Errorf("nothing answered at %s within --connect-timeout %s (last connection state %s%s)", s.cfg.Endpoint, s.cfg.ConnectTimeout.Duration, st, dialError(ep))
 			return nil
 		}
 	}

@@ -2,13 +2,13 @@ package sim
 
 import "fmt"
 
-// This file holds Ceph's OSD rules: failure detection (heartbeat grace and
-// reporters, the report timeout), down→out with mon_osd_min_in_ratio, the
-// noout flag and the subtree limit (flags.go, domains.go), and PG placement
-// in the pool's failure domain. Quorum and health are in health.go, PG
-// peering, states and recovery in pgs.go, backfill reservations in
-// recovery.go, mapping back in remap.go. Nothing here iterates over all
-// PGs: a change to an OSD touches only its PGs.
+// This file holds Ceph's OSD rules: the daemons and their map state
+// (up/in), down→out with mon_osd_min_in_ratio, the noout flag and the
+// subtree limit (flags.go, domains.go). Failure detection is in detect.go,
+// quorum and health in health.go, the client blocklist in blocklist.go;
+// the PGs (peering, states, recovery, mapping back) are the pgMap's
+// (pgs.go, recovery.go, remap.go). Nothing here iterates over all PGs: a
+// change to an OSD touches only its PGs.
 
 // maxSize is the largest supported pool size.
 const maxSize = 4
@@ -29,7 +29,7 @@ type OSD struct {
 	// recovery reservations (recovery.go): remote ones as a target,
 	// local ones as a primary, and the PGs waiting for each
 	backfills, localBackfills int
-	waiting, lwaiting         []pgWait
+	waiting, lwaiting         waitQueue
 	// PGs remapped away from this OSD while it was out, and PGs backfilling
 	// back onto it since it came back in (remap.go)
 	away    []int32
@@ -53,48 +53,60 @@ type OSD struct {
 	blocksPeering bool
 }
 
-type pgState uint8
+// cephEventKind names an event of the Ceph cluster's mons and daemons.
+type cephEventKind uint8
 
-// PG states, from Ceph's point of view.
 const (
-	stClean      pgState = iota // active+clean
-	stActive                    // active, degraded/undersized/recovering
-	stPeering                   // peering (inactive)
-	stInactive                  // undersized+peered: fewer than min_size up
-	stDown                      // down: no up replica has the latest writes
-	stIncomplete                // no replica anywhere has the latest writes
-	numPGStates
+	evOSDBoot          cephEventKind = iota // a starting OSD's boot reaches the mon
+	evOSDFailure                            // peers report an OSD (after the grace, or at once)
+	evOSDReportTimeout                      // the mon has had no beacon for mon_osd_report_timeout
+	evOSDDownOut                            // the mon's first tick mon_osd_down_out_interval after the markdown
+	evOSDReassert                           // a wrongly marked-down OSD's boot reaches the mon
+	evOSDRestart                            // a self-stopped daemon's container restarts
+	evMonSynced                             // an empty mon finished syncing its store
+	evBlocklistExpired                      // a client address's blocklist entry expires
 )
 
-var pgStateNames = [numPGStates]string{"active+clean", "active+degraded", "peering", "undersized+peered", "down", "incomplete"}
+// failureReport is how peers report an OSD's failure.
+type failureReport uint8
 
-func (st pgState) active() bool { return st <= stActive }
+const (
+	reportGrace    failureReport = iota // heartbeats missed for the grace
+	reportAgain                         // still missing; more reporters may exist now
+	reportFastFail                      // heartbeats refused: the daemon is gone
+)
 
-// PG is one placement group of the pool.
-type PG struct {
-	slot          [maxSize]int32
-	stale         [maxSize]Time
-	resv          [maxSize]int32 // OSDs holding a remote recovery reservation for this PG (-1: none)
-	homeStale     [maxSize]Time  // since when the home OSD's copy misses writes (remap.go; -1: no data)
-	home          [maxSize]int32 // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
-	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
-	bf            uint8          // slots backfilling onto back[k]
-	rwait         bool           // waits for norebalance to go (flags.go)
-	recMB         float32        // data the running recovery or backfill moves
-	inactiveSince Time
-	lresv         int32 // the primary holding the local reservation (-1: none)
-	gen           uint32
-	cur           uint8 // slots holding the latest writes
-	data          uint8 // slots holding (possibly stale) data
-	rec           uint8 // slots being recovered
-	state         pgState
-	degraded      bool
-	blocked       bool // active, but an acting OSD up in the map cannot serve
-	peering       bool
-	stuck         bool
+// cephEvent is an event of the mons and daemons: id is the OSD (the mon,
+// or the machine of a blocklist entry), gen the generation it was
+// scheduled for, how the failure report, until a blocklist entry's expiry.
+type cephEvent struct {
+	kind  cephEventKind
+	id    int32
+	gen   int32
+	how   failureReport
+	until Time
 }
 
-type cephState struct {
+// cephCluster is the Ceph cluster's mons and OSD daemons: the OSD map,
+// quorum, health, flags and the client blocklist. Its PGs are the pgMap.
+type cephCluster struct {
+	*core
+	events  mailbox[cephEvent]
+	fleet   *fleet
+	kube    *kube
+	pgs     *pgMap
+	clients *rbdClients
+	watch   *monitor
+
+	osds     []OSD
+	topo     topology
+	hostOSDs [][]int32    // per machine: its OSDs
+	upOSDs   []int        // per machine: OSDs up in the map
+	healthy  []int        // per machine: OSDs up and able to serve
+	hostMon  []int        // per machine: its mon (-1: none)
+	cutOff   []bool       // per machine: safe cut it off (its OSDs blocklisted)
+	blocks   []blockEntry // per machine: the blocklist entry of its client address
+
 	quorum       bool
 	mons         []int32
 	monEmpty     []bool // the mon's store was lost: it rejoins only by syncing from a quorum
@@ -105,151 +117,152 @@ type cephState struct {
 	nIn          int
 	nDownIn      int
 	healthyHosts int
-	nState       [numPGStates]int
-	nInactive    int
-	nBlocked     int // active PGs whose I/O blocks on an acting OSD up in the map that cannot serve
-	nDegraded    int
-	nStuck       int
-	full         uint8
-	flags        uint8   // OSD map flags (flags.go)
-	rebalWait    []int32 // PGs whose backfill norebalance paused
+	flags        uint8 // OSD map flags (flags.go)
+	// statusHang: the operators' ceph commands hang; mgrStale: the PG
+	// stats `ceph status` reports are frozen at pgSnap (health.go)
+	statusHang bool
+	mgrStale   bool
+	pgSnap     pgStats
 }
 
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
+func (c *cephCluster) handle(e cephEvent) {
+	i := int(e.id)
+	switch e.kind {
+	case evOSDBoot:
+		c.osdBoot(i, e.gen)
+	case evOSDFailure:
+		c.osdFailureReported(i, e.gen, e.how)
+	case evOSDReportTimeout:
+		c.osdReportTimeout(i, e.gen)
+	case evOSDDownOut:
+		c.osdDownOut(i, e.gen)
+	case evOSDReassert:
+		c.osdReassert(i, e.gen)
+	case evOSDRestart:
+		c.osdRestart(i, e.gen)
+	case evMonSynced:
+		c.monSynced(i, e.gen)
+	case evBlocklistExpired:
+		c.blockExpire(i, e.until)
+	}
 }
 
-func (s *Sim) initCeph() {
-	c := s.cfg.Cluster
-	n := c.Machines * c.OSDsPerMachine
-	s.osds = make([]OSD, n)
-	s.ceph.nOSDs, s.ceph.nIn = n, n
-	for i := range s.osds {
-		o := &s.osds[i]
-		o.m = int32(i / c.OSDsPerMachine)
+func (c *cephCluster) at(t Time, k cephEventKind, id int, gen int32) {
+	c.events.at(t, cephEvent{kind: k, id: int32(id), gen: gen})
+}
+
+func (c *cephCluster) init() {
+	cl := c.cfg.Cluster
+	nm := len(c.fleet.m)
+	c.initTopology()
+	n := cl.Machines * cl.OSDsPerMachine
+	c.osds = make([]OSD, n)
+	c.hostOSDs = make([][]int32, nm)
+	c.upOSDs, c.healthy, c.hostMon = make([]int, nm), make([]int, nm), make([]int, nm)
+	c.cutOff, c.blocks = make([]bool, nm), make([]blockEntry, nm)
+	for i := range c.hostMon {
+		c.hostMon[i] = -1
+	}
+	c.nOSDs, c.nIn = n, n
+	for i := range c.osds {
+		o := &c.osds[i]
+		o.m = int32(i / cl.OSDsPerMachine)
 		o.up, o.in, o.canUp, o.beacon = true, true, true, true
-		m := &s.machines[o.m]
-		m.osds = append(m.osds, int32(i))
-		m.upOSDs++
-		m.healthy++
+		c.hostOSDs[o.m] = append(c.hostOSDs[o.m], int32(i))
+		c.upOSDs[o.m]++
+		c.healthy[o.m]++
 	}
-	for i := range s.machines {
-		if s.machines[i].healthy > 0 {
-			s.ceph.healthyHosts++
+	for i := 0; i < nm; i++ {
+		if c.healthy[i] > 0 {
+			c.healthyHosts++
 		}
 	}
-	for i := 0; i < c.Mons; i++ {
+	for i := 0; i < cl.Mons; i++ {
 		h := i
-		if len(c.MonsOn) > 0 {
-			h = c.MonsOn[i]
+		if len(cl.MonsOn) > 0 {
+			h = cl.MonsOn[i]
 		}
-		s.ceph.mons = append(s.ceph.mons, int32(h))
-		s.ceph.monEmpty = append(s.ceph.monEmpty, false)
-		s.ceph.monSyncGen = append(s.ceph.monSyncGen, 0)
-		s.ceph.monSyncing = append(s.ceph.monSyncing, false)
-		s.machines[h].mon = i
+		c.mons = append(c.mons, int32(h))
+		c.monEmpty = append(c.monEmpty, false)
+		c.monSyncGen = append(c.monSyncGen, 0)
+		c.monSyncing = append(c.monSyncing, false)
+		c.hostMon[h] = i
 	}
-	for i := range s.osds {
-		s.countUp(i, 1)
+	for i := range c.osds {
+		c.countUp(i, 1)
 	}
-	s.ceph.monsUp, s.ceph.quorum = c.Mons, true
-	size := s.P.PoolSize
-	s.ceph.full = uint8(1<<size - 1)
-	if n == 0 {
-		c.PGs = 0
-	}
-	s.pgs = make([]PG, c.PGs)
-	per := (c.PGs*size)/max(n, 1) + 8
-	for i := range s.osds {
-		s.osds[i].pgs = make([]int32, 0, per)
-	}
-	for pi := range s.pgs {
-		p := &s.pgs[pi]
-		for k := range p.slot {
-			p.slot[k], p.resv[k], p.home[k], p.back[k] = -1, -1, -1, -1
-		}
-		p.lresv = -1
-		for k := 0; k < size; k++ {
-			o := s.chooseOSD(pi, p, k)
-			p.slot[k] = int32(o)
-			s.osds[o].pgs = append(s.osds[o].pgs, int32(pi))
-		}
-		p.cur, p.data = s.ceph.full, s.ceph.full
-	}
-	s.ceph.nState[stClean] = c.PGs
+	c.monsUp, c.quorum = cl.Mons, true
 }
 
-// chooseOSD picks an "in" OSD for slot k of PG pi on a host no other slot
-// uses, walking a per-PG pseudo-random host sequence (a stand-in for CRUSH
-// straw2 with a host failure domain). It returns -1 when no host qualifies.
-func (s *Sim) chooseOSD(pi int, p *PG, k int) int {
-	nh := len(s.machines)
-	per := s.cfg.Cluster.OSDsPerMachine
-	for try := 0; try < 4*nh+8; try++ {
-		hv := splitmix(uint64(pi)<<20 ^ uint64(try))
-		var h int
-		if try < 3*nh {
-			h = int(hv % uint64(nh))
-		} else {
-			h = (try - 3*nh) % nh
-		}
-		if !s.domainFree(p, k, h) || s.machines[h].phase == PhaseGone {
-			continue
-		}
-		start := int((hv >> 32) % uint64(per))
-		for r := 0; r < per; r++ {
-			o := h*per + (start+r)%per
-			if s.osds[o].in {
-				return o
-			}
+func (c *cephCluster) osdCanUp(o *OSD) bool {
+	m := &c.fleet.m[o.m]
+	return m.alive() && !c.cutOff[o.m] && !o.selfStop && !m.osdCrashed && m.link[linkPublic] && m.link[linkCluster] && !c.kube.oosEvicted(int(o.m))
+}
+
+// serving reports whether OSD i may serve client I/O: its daemon runs
+// (its host is up and it neither crashed, stopped itself nor was evicted),
+// it is not blocklisted, it reaches the public network and the map says up.
+func (c *cephCluster) serving(i int) bool {
+	o := &c.osds[i]
+	m := &c.fleet.m[o.m]
+	return o.up && m.alive() && !o.procDead && !o.selfStop && !m.osdCrashed && !c.kube.oosEvicted(int(o.m)) && !c.cutOff[o.m] && m.link[linkPublic]
+}
+
+// hostSilent reports whether every OSD of machine i has stopped
+// heartbeating to its peers (readable from the surviving OSDs without mon
+// quorum).
+func (c *cephCluster) hostSilent(i int) bool {
+	for _, o := range c.hostOSDs[i] {
+		if c.osds[o].canUp {
+			return false
 		}
 	}
-	return -1
+	return true
 }
 
-func (s *Sim) osdCanUp(o *OSD) bool {
-	m := &s.machines[o.m]
-	return m.alive() && !m.storageFenced && !o.selfStop && !m.osdCrashed && m.link[linkPublic] && m.link[linkCluster] && !s.oosEvicted(m)
+// hostChanged: machine i's hardware, phase or cut-off changed; its
+// daemons and its mon follow.
+func (c *cephCluster) hostChanged(i int) {
+	for _, o := range c.hostOSDs[i] {
+		c.osdReeval(int(o))
+	}
+	if c.hostMon[i] >= 0 {
+		c.monsChanged()
+	}
 }
 
-// oosEvicted reports whether machine m's OSD pods are gone because of the
-// out-of-service taint: its kubelet is back and killed them, and they
-// cannot be scheduled there until the taint is removed (oos.go).
-func (s *Sim) oosEvicted(m *Machine) bool { return m.tainted && m.hbOK }
+// hostReplaced: machine i is a new Machine; nothing of Ceph cut it off.
+func (c *cephCluster) hostReplaced(i int) { c.cutOff[i] = false }
 
-// serving reports whether OSD i may serve client I/O: its daemon runs, it
-// is not blocklisted, it reaches the public network and the map says up.
-func (s *Sim) serving(i int) bool {
-	o := &s.osds[i]
-	m := &s.machines[o.m]
-	return o.up && m.alive() && !m.storageFenced && m.link[linkPublic]
+// hostMonStoreLost: machine i's mon (if any) lost its store with the
+// machine.
+func (c *cephCluster) hostMonStoreLost(i int) {
+	if k := c.hostMon[i]; k >= 0 {
+		c.monStoreLost(k)
+	}
 }
 
-func (s *Sim) hostHealth(o *OSD, was bool) {
+func (c *cephCluster) hostHealth(o *OSD, was bool) {
 	now := o.up && o.canUp
 	if now == was {
 		return
 	}
-	m := &s.machines[o.m]
 	if now {
-		m.healthy++
-		if m.healthy == 1 {
-			s.ceph.healthyHosts++
+		c.healthy[o.m]++
+		if c.healthy[o.m] == 1 {
+			c.healthyHosts++
 		}
 	} else {
-		m.healthy--
-		if m.healthy == 0 {
-			s.ceph.healthyHosts--
+		c.healthy[o.m]--
+		if c.healthy[o.m] == 0 {
+			c.healthyHosts--
 		}
 	}
 }
 
-func (s *Sim) osdReeval(i int) {
-	o := &s.osds[i]
-	m := &s.machines[o.m]
+func (c *cephCluster) osdReeval(i int) {
+	o := &c.osds[i]
+	m := &c.fleet.m[o.m]
 	if !m.alive() || m.osdCrashed {
 		// the daemon dies with its host, or crashed; a new one starts when
 		// it is back
@@ -257,181 +270,154 @@ func (s *Sim) osdReeval(i int) {
 	} else if o.procDead {
 		o.procDead, o.mdN, o.downSame = false, 0, false
 	}
-	if bc := m.alive() && m.link[linkPublic] && !m.storageFenced && !o.selfStop && !m.osdCrashed && !s.oosEvicted(m); bc != o.beacon {
+	if bc := m.alive() && m.link[linkPublic] && !c.cutOff[o.m] && !o.selfStop && !m.osdCrashed && !c.kube.oosEvicted(int(o.m)); bc != o.beacon {
 		o.beacon = bc
-		o.silent = s.now
+		o.silent = c.now
 		if !bc && o.up {
 			// Beacons stop: the mon marks it down after the report timeout
 			// even when no peer can report it.
-			s.schedule(s.now+s.P.MonOSDReportTimeout, evOSDReportTimeout, int32(i), o.gen, int64(o.downGen))
+			c.at(c.now+c.P.MonOSDReportTimeout, evOSDReportTimeout, i, o.downGen)
 		}
 	}
-	c := s.osdCanUp(o)
-	if c == o.canUp {
-		s.seeMarkdown(i)
+	can := c.osdCanUp(o)
+	if can == o.canUp {
+		c.seeMarkdown(i)
 		return
 	}
 	was := o.up && o.canUp
-	o.canUp = c
+	o.canUp = can
 	o.gen++
-	s.hostHealth(o, was)
+	c.hostHealth(o, was)
 	if o.up {
 		for _, p := range o.pgs {
-			s.pgBlocked(int(p))
+			c.pgs.pgBlocked(int(p))
 		}
 	}
-	if !c {
-		o.failAt = s.now
+	if !can {
+		o.failAt = c.now
 		switch {
-		case o.up && s.connRefused(o):
+		case o.up && c.connRefused(o):
 			// the daemon died on a live host: its peers' next heartbeat
 			// is refused and they report it at once
 			// (osd_fast_fail_on_connection_refused)
-			s.schedule(s.now+s.jit(s.P.OSDHeartbeatInterval), evOSDMarkDown, int32(i), o.gen, fastFail)
+			c.events.at(c.now+c.jit(c.P.OSDHeartbeatInterval), cephEvent{kind: evOSDFailure, id: int32(i), gen: o.gen, how: reportFastFail})
 		case o.up:
-			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
+			c.at(c.now+c.P.OSDHeartbeatGrace, evOSDFailure, i, o.gen)
 		}
 	} else if !o.up {
-		s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
+		c.at(c.now+c.jit(c.P.OSDBootTime), evOSDBoot, i, o.gen)
 	} else if o.blocksPeering {
 		o.blocksPeering = false
 		for _, p := range o.pgs {
-			if s.pgs[p].state == stPeering && !s.pgs[p].peering {
-				s.pgChanged(int(p))
+			if pg := &c.pgs.pgs[p]; pg.state == stPeering && !pg.peering {
+				c.pgs.pgChanged(int(p))
 			}
 		}
 	}
-	s.seeMarkdown(i)
+	c.seeMarkdown(i)
 }
 
-func (s *Sim) osdBoot(i int, gen int32) {
-	o := &s.osds[i]
-	if o.gen == gen && o.canUp && !o.up && s.ceph.quorum {
-		s.markUp(i)
+func (c *cephCluster) osdBoot(i int, gen int32) {
+	o := &c.osds[i]
+	if o.gen == gen && o.canUp && !o.up && c.quorum {
+		c.markUp(i)
 	}
 }
 
-func (s *Sim) osdDownOut(i int, gen int32) {
-	o := &s.osds[i]
+func (c *cephCluster) osdDownOut(i int, gen int32) {
+	o := &c.osds[i]
 	if o.downGen != gen || o.up || !o.in {
 		return
 	}
-	if !s.ceph.quorum || float64(s.ceph.nIn) < s.P.MonOSDMinInRatio*float64(s.ceph.nOSDs) || s.outHeld(i) {
-		s.schedule(s.now+s.P.MonTickInterval, evOSDOut, int32(i), gen, 0)
+	if !c.quorum || float64(c.nIn) < c.P.MonOSDMinInRatio*float64(c.nOSDs) || c.outHeld(i) {
+		c.at(c.monTick(c.now+1), evOSDDownOut, i, gen)
 		return
 	}
-	s.markOut(i)
+	c.markOut(i)
 }
 
-func (s *Sim) markDown(i int, why string) {
-	o := &s.osds[i]
+// monTick is the leader mon's first tick at or after t: OSDMonitor::tick
+// marks down OSDs out, every mon_tick_interval from the mon's start (the
+// run's start), once they have been down mon_osd_down_out_interval.
+func (c *cephCluster) monTick(t Time) Time {
+	T := c.P.MonTickInterval
+	return (t + T - 1) / T * T
+}
+
+func (c *cephCluster) markDown(i int, why string) {
+	o := &c.osds[i]
 	was := o.up && o.canUp
 	o.up = false
 	o.downGen++
-	s.countUp(i, -1)
-	s.hostHealth(o, was)
+	c.countUp(i, -1)
+	c.hostHealth(o, was)
 	if o.in {
-		s.ceph.nDownIn++
+		c.nDownIn++
 	}
-	m := &s.machines[o.m]
-	m.upOSDs--
-	if s.rec != nil {
-		s.logf("ceph", "osd.%d down (%s)", i, why)
+	c.upOSDs[o.m]--
+	if c.rec != nil {
+		c.logf("ceph", "osd.%d down (%s)", i, why)
 	}
 	for _, p := range o.pgs {
-		s.pgChanged(int(p))
+		c.pgs.pgChanged(int(p))
 	}
 	for _, p := range o.backPGs {
-		s.pgChanged(int(p))
+		c.pgs.pgChanged(int(p))
 	}
-	s.schedule(s.now+s.P.MonOSDDownOutInterval, evOSDOut, int32(i), o.downGen, 0)
-	s.metrics.Markdowns++
-	o.downStamp, o.downSame = s.now, !o.procDead
-	if s.P.OSDMaxMarkdownCount > 0 && !o.procDead && m.alive() && !o.selfStop {
+	c.at(c.monTick(c.now+c.P.MonOSDDownOutInterval), evOSDDownOut, i, o.downGen)
+	c.watch.metrics.Markdowns++
+	m := &c.fleet.m[o.m]
+	o.downStamp, o.downSame = c.now, !o.procDead
+	if c.P.OSDMaxMarkdownCount > 0 && !o.procDead && m.alive() && !o.selfStop {
 		// the daemon runs: it sees the markdown now, or when it reaches
 		// the mons again (seeMarkdown)
 		o.mdPending = true
-		s.seeMarkdown(i)
+		c.seeMarkdown(i)
 	}
-	s.livenessUpdate(int(o.m))
+	c.watch.livenessUpdate(int(o.m))
 }
 
-func (s *Sim) markUp(i int) {
-	o := &s.osds[i]
+func (c *cephCluster) markUp(i int) {
+	o := &c.osds[i]
 	o.up = true
-	s.laggyBoot(o)
-	s.countUp(i, 1)
-	s.hostHealth(o, false)
+	c.laggyBoot(o)
+	c.countUp(i, 1)
+	c.hostHealth(o, false)
 	if o.in {
-		s.ceph.nDownIn--
+		c.nDownIn--
 	}
-	m := &s.machines[o.m]
-	m.upOSDs++
-	if s.rec != nil {
-		s.logf("ceph", "osd.%d up", i)
+	c.upOSDs[o.m]++
+	if c.rec != nil {
+		c.logf("ceph", "osd.%d up", i)
 	}
 	if !o.in && o.autoOut {
 		o.in, o.autoOut = true, false
-		s.ceph.nIn++
-		if s.rec != nil {
-			s.logf("ceph", "osd.%d in (auto-marked out earlier)", i)
+		c.nIn++
+		if c.rec != nil {
+			c.logf("ceph", "osd.%d in (auto-marked out earlier)", i)
 		}
-		s.markIn(i)
+		c.pgs.markIn(i)
 	}
 	for _, p := range o.pgs {
-		s.pgChanged(int(p))
+		c.pgs.pgChanged(int(p))
 	}
 	for _, p := range o.backPGs {
-		s.pgChanged(int(p))
+		c.pgs.pgChanged(int(p))
 	}
-	s.livenessUpdate(int(o.m))
-	s.backCheck(int(o.m))
+	c.watch.livenessUpdate(int(o.m))
+	c.watch.backCheck(int(o.m))
 }
 
-// markOut marks a down OSD out and remaps its PGs: each slot moves to an OSD
-// on a host the PG does not use yet, which must then backfill. A slot whose
-// OSD has the latest writes stays when no up replica has them (the PG is
-// down and Ceph waits for that OSD rather than forget it).
-func (s *Sim) markOut(i int) {
-	o := &s.osds[i]
+// markOut marks a down OSD out; CRUSH remaps its PGs (pgMap.remapOut).
+func (c *cephCluster) markOut(i int) {
+	o := &c.osds[i]
 	o.in, o.autoOut = false, true
-	s.ceph.nIn--
-	s.ceph.nDownIn--
-	s.cancelBack(i)
-	moved := 0
-	for j := len(o.pgs) - 1; j >= 0; j-- {
-		pi := int(o.pgs[j])
-		p := &s.pgs[pi]
-		k := slotOf(p, i)
-		bit := uint8(1) << k
-		if p.cur&bit != 0 && (p.cur&^bit)&s.pgUp(p) == 0 {
-			continue
-		}
-		no := s.chooseOSD(pi, p, k)
-		if no < 0 || no == i {
-			continue
-		}
-		stale := s.replicaStale(p, k)
-		p.slot[k] = int32(no)
-		p.cur &^= bit
-		p.data &^= bit
-		o.pgs[j] = o.pgs[len(o.pgs)-1]
-		o.pgs = o.pgs[:len(o.pgs)-1]
-		s.osds[no].pgs = append(s.osds[no].pgs, int32(pi))
-		s.noteRemap(pi, k, i, no, stale)
-		moved++
-		s.pgChanged(pi)
+	c.nIn--
+	c.nDownIn--
+	moved := c.pgs.remapOut(i)
+	if c.rec != nil {
+		c.logf("ceph", "osd.%d out after mon_osd_down_out_interval; %d PGs remapped", i, moved)
 	}
-	if s.rec != nil {
-		s.logf("ceph", "osd.%d out after mon_osd_down_out_interval; %d PGs remapped", i, moved)
-	}
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func slotOf(p *PG, o int) int {

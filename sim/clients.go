@@ -3,31 +3,26 @@ package sim
 import "fmt"
 
 // This file models the clients fencing protects: RBD/CephFS clients of
-// workloads (pods with a ReadWriteOnce volume) on the machines, the
-// volume's exclusive lock, and Ceph's client blocklist.
+// workloads (pods with a ReadWriteOnce volume) on the machines, and the
+// volume's exclusive lock; the blocklist is the OSD map's (blocklist.go).
 //
 // A workload has one current client (the pod Kubernetes believes runs it).
 // When its pod is deleted from the API (the node object is deleted, or the
 // out-of-service taint force-deletes it) the workload moves: a new client
 // starts on another Ready node after WorkloadStartTime and takes the
-// exclusive lock. RBD's exclusive lock is cooperative (the owner hands it
-// over on request and takes it back to write), so it does not stop the old
-// client: a process that still runs on the old host keeps writing unless
-// its address is blocklisted. The old process dies when its host loses
-// power, reboots or is replaced, or when its kubelet reaches the API again
-// and kills the deleted pod (StaleKillTime later).
-//
-// A blocklist entry covers one machine's client address and has an expiry
-// (Ceph's mon_osd_blocklist_default_expire, 1 h, unless the fencer sets
-// one). On cloud a replacement machine gets a new address; a bare-metal
-// host keeps its address across reprovisioning and reboots.
+// exclusive lock (pods.go). RBD's exclusive lock is cooperative (the owner
+// hands it over on request and takes it back to write), so it does not
+// stop the old client: a process that still runs on the old host keeps
+// writing unless its address is blocklisted. The old process dies when its
+// host loses power, reboots or is replaced, or when its kubelet reaches
+// the API again and kills the deleted pod (StaleKillTime later).
 
 // client is one RBD client process of a workload.
 type client struct {
 	w       int32 // workload
 	host    int32 // machine
 	gen     int32 // host incarnation the process runs on
-	addr    int32 // address generation (see addrGen)
+	addr    int32 // address generation (see fleet.addr)
 	dead    bool  // the process is gone
 	current bool  // the workload's current client (holds the lease)
 	started bool  // has taken the lock (current clients only)
@@ -46,15 +41,25 @@ type workload struct {
 	staleW  int32 // its old clients whose writes are accepted
 }
 
-// blockEntry is a blocklist entry for one machine's client address.
-type blockEntry struct {
-	addr  int32
-	until Time // 0: none
+// clientEvent is the end of client c's blocklisting by a lock break.
+type clientEvent struct {
+	c     int32
+	until Time
 }
 
-type clientState struct {
+// rbdClients is the workloads' RBD clients and their exclusive locks.
+type rbdClients struct {
+	*core
+	events mailbox[clientEvent]
+	fleet  *fleet
+	kube   *kube
+	ceph   *cephCluster
+	watch  *monitor
+
 	clients   []client
 	workloads []workload
+	onHost    [][]int32 // per machine: its client processes
+	staleEnd  []Time    // per machine: when a client process there last died
 	// counters kept incrementally for the metrics
 	nStaleWriting int // stale clients whose writes are accepted
 	nCurWriting   int // current clients whose writes are accepted
@@ -63,22 +68,21 @@ type clientState struct {
 	nSplit int
 }
 
-// addrGen is the address generation of machine i: a cloud replacement gets
-// a new address, a bare-metal host keeps its own.
-func (s *Sim) addrGen(i int) int32 {
-	if s.cfg.Cluster.BareMetal {
-		return 0
+func (r *rbdClients) init() {
+	n := r.cfg.Cluster.Clients
+	r.onHost = make([][]int32, len(r.fleet.m))
+	r.staleEnd = make([]Time, len(r.fleet.m))
+	r.workloads = make([]workload, n)
+	for w := 0; w < n; w++ {
+		h := w % len(r.fleet.m)
+		r.workloads[w].cur, r.workloads[w].prev = -1, -1
+		r.start(w, h)
 	}
-	return s.machines[i].gen
 }
 
-func (s *Sim) initClients() {
-	n := s.cfg.Cluster.Clients
-	s.cl.workloads = make([]workload, n)
-	for w := 0; w < n; w++ {
-		h := w % len(s.machines)
-		s.cl.workloads[w].cur, s.cl.workloads[w].prev = -1, -1
-		s.startClient(w, h)
+func (r *rbdClients) handle(e clientEvent) {
+	if c := &r.clients[e.c]; c.broken == e.until {
+		r.clientsOn(int(c.host))
 	}
 }
 
@@ -86,13 +90,13 @@ func (s *Sim) initClients() {
 // exclusive lock: an old client that lost Ceph less than
 // osdClientWatchTimeout ago still has its watch, and librbd breaks the
 // lock of an owner only once its watch is gone (0: no wait).
-func (s *Sim) lockWait(w int) Time {
+func (r *rbdClients) lockWait(w int) Time {
 	var wait Time
-	for k := range s.cl.clients {
+	for k := range r.clients {
 		// the OSDs drop a blocklisted client's watch at once
 		// (check_blocklisted_watchers)
-		if c := &s.cl.clients[k]; c.w == int32(w) && !c.current && !c.dead && !c.writes && !s.blocklisted(c) && c.broken <= s.now {
-			wait = max(wait, c.since+s.P.OSDClientWatchTimeout-s.now)
+		if c := &r.clients[k]; c.w == int32(w) && !c.current && !c.dead && !c.writes && !r.blocklisted(c) && c.broken <= r.now {
+			wait = max(wait, c.since+r.P.OSDClientWatchTimeout-r.now)
 		}
 	}
 	return wait
@@ -105,48 +109,41 @@ func (s *Sim) lockWait(w int) Time {
 // librbd breaks its lock and, with rbd_blocklist_on_break_lock (true),
 // blocklists that client instance for rbd_blocklist_expire_seconds (0: the
 // OSD default, mon_osd_blocklist_default_expire, 1 h).
-func (s *Sim) breakLocks(w, h int) {
-	if !s.P.RBDBlocklistOnBreakLock {
+func (r *rbdClients) breakLocks(w, h int) {
+	if !r.P.RBDBlocklistOnBreakLock {
 		return
 	}
-	exp := s.P.RBDBlocklistExpire
+	exp := r.P.RBDBlocklistExpire
 	if exp == 0 {
-		exp = s.P.BlocklistExpire
+		exp = r.P.BlocklistExpire
 	}
-	for k := range s.cl.clients {
-		c := &s.cl.clients[k]
-		if c.w != int32(w) || c.current || c.dead || c.writes || c.broken > s.now {
+	for k := range r.clients {
+		c := &r.clients[k]
+		if c.w != int32(w) || c.current || c.dead || c.writes || c.broken > r.now {
 			continue
 		}
-		c.broken = s.now + exp
-		s.schedule(c.broken, evLockBreakExpire, int32(k), 0, int64(c.broken))
-		if s.rec != nil {
-			s.logf("client", "w%d's new client on %s broke the lock of its old client on %s (watch expired) and blocklisted that client until %s", w, s.machines[h].Name, s.machines[c.host].Name, c.broken)
+		c.broken = r.now + exp
+		r.events.at(c.broken, clientEvent{c: int32(k), until: c.broken})
+		if r.rec != nil {
+			r.logf("client", "w%d's new client on %s broke the lock of its old client on %s (watch expired) and blocklisted that client until %s", w, r.fleet.m[h].Name, r.fleet.m[c.host].Name, c.broken)
 		}
 	}
 }
 
-// lockBreakExpire: the blocklist entry of a broken lock's client expired.
-func (s *Sim) lockBreakExpire(ci int, until Time) {
-	if c := &s.cl.clients[ci]; c.broken == until {
-		s.clientsOn(int(c.host))
-	}
-}
-
-// startClient starts workload w's client on machine h; it holds the lock.
-func (s *Sim) startClient(w, h int) {
-	s.breakLocks(w, h)
-	ci := int32(len(s.cl.clients))
-	s.cl.clients = append(s.cl.clients, client{w: int32(w), host: int32(h), gen: s.machines[h].gen, addr: s.addrGen(h), current: true, started: true})
-	s.machines[h].clients = append(s.machines[h].clients, ci)
-	wl := &s.cl.workloads[w]
+// start starts workload w's client on machine h; it holds the lock.
+func (r *rbdClients) start(w, h int) {
+	r.breakLocks(w, h)
+	ci := int32(len(r.clients))
+	r.clients = append(r.clients, client{w: int32(w), host: int32(h), gen: r.fleet.m[h].gen, addr: r.fleet.addr(h), current: true, started: true})
+	r.onHost[h] = append(r.onHost[h], ci)
+	wl := &r.workloads[w]
 	wl.cur, wl.home = ci, int32(h)
-	s.cl.nSplit += int(wl.staleW)
-	s.clientEval(int(ci))
-	if s.cl.nStaleWriting > 0 {
-		for k := range s.cl.clients {
-			if c := &s.cl.clients[k]; c.w == int32(w) && !c.current && c.writes {
-				s.violate(7, fmt.Sprintf("split-brain: workload w%d started on %s while its old client on %s still writes (not blocklisted)", w, s.machines[h].Name, s.machines[c.host].Name))
+	r.nSplit += int(wl.staleW)
+	r.eval(int(ci))
+	if r.nStaleWriting > 0 {
+		for k := range r.clients {
+			if c := &r.clients[k]; c.w == int32(w) && !c.current && c.writes {
+				r.watch.violate(7, fmt.Sprintf("split-brain: workload w%d started on %s while its old client on %s still writes (not blocklisted)", w, r.fleet.m[h].Name, r.fleet.m[c.host].Name))
 				break
 			}
 		}
@@ -154,67 +151,74 @@ func (s *Sim) startClient(w, h int) {
 }
 
 // blocklisted reports whether client c's address is on the blocklist.
-func (s *Sim) blocklisted(c *client) bool {
-	e := &s.machines[c.host].block
-	return e.until > s.now && e.addr == c.addr
-}
+func (r *rbdClients) blocklisted(c *client) bool { return r.ceph.blocklisted(int(c.host), c.addr) }
 
-// clientEval recomputes whether client ci's writes are accepted and checks
-// the split-brain invariant.
-func (s *Sim) clientEval(ci int) {
-	c := &s.cl.clients[ci]
-	m := &s.machines[c.host]
+// eval recomputes whether client ci's writes are accepted and checks the
+// split-brain invariant.
+func (r *rbdClients) eval(ci int) {
+	c := &r.clients[ci]
+	m := &r.fleet.m[c.host]
 	if !c.dead && (m.gen != c.gen || m.phase != PhaseRunning || !m.powered) {
 		c.dead = true
 	}
 	// without quorum a client that has its map and sessions keeps writing
 	// to the PGs that serve (metrics.go counts the others)
-	w := !c.dead && m.alive() && m.link[linkPublic] && !s.blocklisted(c) && c.broken <= s.now
+	w := !c.dead && m.reaches(linkPublic) && !r.blocklisted(c) && c.broken <= r.now
 	if w == c.writes {
 		return
 	}
-	c.writes, c.since = w, s.now
+	c.writes, c.since = w, r.now
 	d := 1
 	if !w {
 		d = -1
 	}
 	if c.current {
-		s.cl.nCurWriting += d
+		r.nCurWriting += d
 		return
 	}
-	s.cl.nStaleWriting += d
-	wl := &s.cl.workloads[c.w]
+	r.nStaleWriting += d
+	wl := &r.workloads[c.w]
 	wl.staleW += int32(d)
 	if wl.cur >= 0 {
-		s.cl.nSplit += d
+		r.nSplit += d
 	}
 	if w {
-		if wl.cur >= 0 && s.cl.clients[wl.cur].started {
-			s.violate(7, fmt.Sprintf("split-brain: workload w%d moved to %s but its old client on %s writes (not blocklisted)", c.w, s.machines[s.cl.clients[wl.cur].host].Name, m.Name))
+		if wl.cur >= 0 && r.clients[wl.cur].started {
+			r.watch.violate(7, fmt.Sprintf("split-brain: workload w%d moved to %s but its old client on %s writes (not blocklisted)", c.w, r.fleet.m[r.clients[wl.cur].host].Name, m.Name))
 		}
 	}
 }
 
-// clientsOn re-evaluates the clients on machine i and drops dead ones.
-func (s *Sim) clientsOn(i int) {
-	m := &s.machines[i]
-	k := 0
-	for _, ci := range m.clients {
-		s.clientEval(int(ci))
-		c := &s.cl.clients[ci]
-		if !c.dead {
-			m.clients[k] = ci
-			k++
-		} else if c.current {
-			s.workloadLost(int(c.w), int(ci))
-		}
+// hostChanged: machine i's hardware, network or blocklist entry changed.
+func (r *rbdClients) hostChanged(i int) {
+	if len(r.onHost[i]) > 0 {
+		r.clientsOn(i)
 	}
-	m.clients = m.clients[:k]
-	if len(m.clients) > 0 && m.alive() && m.link[linkAPI] {
+}
+
+// clientsOn re-evaluates the clients on machine i and drops dead ones.
+func (r *rbdClients) clientsOn(i int) {
+	on := r.onHost[i]
+	k := 0
+	for _, ci := range on {
+		r.eval(int(ci))
+		c := &r.clients[ci]
+		switch {
+		case !c.dead:
+			on[k] = ci
+			k++
+			continue
+		case c.current:
+			r.workloadLost(int(c.w), int(ci))
+		}
+		r.staleEnd[i] = r.now
+	}
+	r.onHost[i] = on[:k]
+	if k > 0 && r.fleet.m[i].reaches(linkAPI) {
 		// the kubelet reaches the API: it kills pods deleted meanwhile
-		for _, ci := range m.clients {
-			if !s.cl.clients[ci].current {
-				s.schedule(s.now+s.P.StaleKillTime, evStaleKill, int32(i), m.hbGen, 0)
+		for _, ci := range r.onHost[i] {
+			if !r.clients[ci].current {
+				r.kube.staleKillAfter(i)
 				break
 			}
 		}
@@ -223,91 +227,101 @@ func (s *Sim) clientsOn(i int) {
 
 // staleOn reports whether machine i still runs a client whose pod was
 // deleted or evicted.
-func (s *Sim) staleOn(i int) bool {
-	for _, ci := range s.machines[i].clients {
-		if c := &s.cl.clients[ci]; !c.dead && (!c.current || s.cl.workloads[c.w].evicted) {
+func (r *rbdClients) staleOn(i int) bool {
+	for _, ci := range r.onHost[i] {
+		if c := &r.clients[ci]; !c.dead && (!c.current || r.workloads[c.w].evicted) {
 			return true
 		}
 	}
 	return false
 }
 
-// allClients re-evaluates every client (a change of mon quorum).
-func (s *Sim) allClients() {
-	for i := range s.machines {
-		if len(s.machines[i].clients) > 0 {
-			s.clientsOn(i)
-		}
+// allChanged re-evaluates every client (a change of mon quorum).
+func (r *rbdClients) allChanged() {
+	for i := range r.onHost {
+		r.hostChanged(i)
 	}
 }
 
-// staleKill: the kubelet, back on the API, kills the containers of pods
-// that were deleted while it was away.
-func (s *Sim) staleKill(i int, hbGen int32) {
-	m := &s.machines[i]
-	if m.hbGen != hbGen || !m.alive() || !m.link[linkAPI] {
-		return
-	}
-	for _, ci := range m.clients {
-		if c := &s.cl.clients[ci]; !c.current && !c.dead {
+// killDeleted: the kubelet on machine i killed the containers of its pods
+// deleted while it was away.
+func (r *rbdClients) killDeleted(i int) {
+	for _, ci := range r.onHost[i] {
+		if c := &r.clients[ci]; !c.current && !c.dead {
 			c.dead = true
-			if s.rec != nil {
-				s.logf("client", "kubelet on %s killed the deleted pod of w%d", m.Name, c.w)
+			if r.rec != nil {
+				r.logf("client", "kubelet on %s killed the deleted pod of w%d", r.fleet.m[i].Name, c.w)
 			}
 		}
 	}
-	s.clientsOn(i)
+	r.clientsOn(i)
+}
+
+// killEvicted: the kubelet on machine i killed the containers of its
+// evicted pods.
+func (r *rbdClients) killEvicted(i int) {
+	for _, ci := range r.onHost[i] {
+		if c := &r.clients[ci]; c.current && r.workloads[c.w].evicted {
+			c.dead = true
+		}
+	}
+	r.clientsOn(i)
+}
+
+// podDeleted: workload w's pod on machine i left the API; its client, if
+// it runs, is no longer current.
+func (r *rbdClients) podDeleted(w, i int) {
+	wl := &r.workloads[w]
+	if wl.cur >= 0 {
+		r.nSplit -= int(wl.staleW)
+		c := &r.clients[wl.cur]
+		if c.writes {
+			r.nCurWriting--
+			r.nStaleWriting++
+			wl.staleW++
+		}
+		c.current = false
+	}
+	wl.cur, wl.home, wl.prev, wl.evicted = -1, -1, int32(i), false
+	wl.moveGen++
 }
 
 // workloadLost: the current client of w died with its host but the pod is
 // not deleted; Kubernetes restarts it on the same machine when it is back
 // (a reboot), or it moves when the node object is deleted.
-func (s *Sim) workloadLost(w, ci int) {
-	c := &s.cl.clients[ci]
-	s.cl.clients[ci].current = false
+func (r *rbdClients) workloadLost(w, ci int) {
+	c := &r.clients[ci]
+	c.current = false
 	if c.writes {
-		s.cl.nCurWriting--
+		r.nCurWriting--
 		c.writes = false
 	}
-	wl := &s.cl.workloads[w]
+	wl := &r.workloads[w]
 	wl.cur = -1
-	s.cl.nSplit -= int(wl.staleW)
-	s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, int64(c.host))
+	r.nSplit -= int(wl.staleW)
+	r.kube.restartPod(w, int(c.host))
 }
 
-// blocklist adds (until > now) or removes (until 0) the blocklist entry of
-// machine i's current address.
-func (s *Sim) blocklist(i int, until Time, by string) {
-	m := &s.machines[i]
-	m.block = blockEntry{addr: s.addrGen(i), until: until}
-	if s.rec != nil {
-		if until >= forever {
-			s.logf("ceph", "client address of %s blocklisted by %s (no expiry)", m.Name, by)
-		} else if until > s.now {
-			s.logf("ceph", "client address of %s blocklisted by %s until %s", m.Name, by, until)
-		} else {
-			s.logf("ceph", "client address of %s removed from the blocklist by %s", m.Name, by)
+// watchers lists the machines whose clients watch the images of the
+// workloads that moved away from machine i, as `rbd status` shows them:
+// the new client once it holds the lock, else an old client that still
+// writes.
+func (r *rbdClients) watchers(i int) []int32 {
+	var out []int32
+	for w := range r.workloads {
+		wl := &r.workloads[w]
+		if wl.prev != int32(i) {
+			continue
+		}
+		if wl.cur >= 0 && r.clients[wl.cur].started {
+			out = append(out, r.clients[wl.cur].host)
+			continue
+		}
+		for _, ci := range r.onHost[i] {
+			if c := &r.clients[ci]; c.w == int32(w) && c.writes {
+				out = append(out, int32(i))
+			}
 		}
 	}
-	if until > s.now && until < forever {
-		s.schedule(until, evBlockExpire, int32(i), 0, int64(until))
-	}
-	if until > s.now && m.ready && !m.tainted {
-		s.violate(8, fmt.Sprintf("%s blocklisted the client address of %s, a Ready node that may run workloads", by, m.Name))
-	}
-	s.clientsOn(i)
-}
-
-// forever is a blocklist entry without expiry.
-const forever = Time(1) << 62
-
-func (s *Sim) blockExpire(i int, until Time) {
-	m := &s.machines[i]
-	if m.block.until != until {
-		return
-	}
-	if s.rec != nil {
-		s.logf("ceph", "blocklist entry of %s expired", m.Name)
-	}
-	s.clientsOn(i)
+	return out
 }

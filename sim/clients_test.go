@@ -25,7 +25,7 @@ func TestRookOutOfServiceRegressions(t *testing.T) {
 		{"rook-14832", "rook-oos", "inv8", false},
 		{"rook-16513", "rook-oos", "pass", false},
 		{"api-partition", "rook-oos", "pass", false},
-		{"two-zones-lost-quorum", "rook-oos", "inv6,inv8", false},
+		{"two-zones-lost-quorum", "rook-oos", "inv6", false},
 		{"rook-14832", "csi-oos", "pass", false},
 		{"rook-16513", "csi-oos", "pass", false},
 		{"api-partition", "csi-oos", "pass", false},

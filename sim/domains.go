@@ -46,8 +46,6 @@ type topology struct {
 	rackUp     []int   // up OSDs per rack
 	zoneUp     []int   // up OSDs per zone
 	up         int     // up OSDs in the root
-	fenced     []int   // machines fenced or not yet back, per failure domain
-	fencedDoms int     // failure domains with such machines (invariant 1)
 }
 
 // validateDomains checks the cluster's racks, zones and failure domain.
@@ -91,24 +89,23 @@ func domainCount(c Cluster) int {
 	return c.Machines
 }
 
-func (s *Sim) initTopology() {
-	c := s.cfg.Cluster
-	t := &s.topo
-	n := len(s.machines)
+func (c *cephCluster) initTopology() {
+	cl := c.cfg.Cluster
+	t := &c.topo
+	n := len(c.fleet.m)
 	t.rack, t.zone, t.dom = make([]int32, n), make([]int32, n), make([]int32, n)
-	t.rackUp, t.zoneUp = make([]int, c.Racks), make([]int, c.Zones)
-	t.fenced = make([]int, n)
+	t.rackUp, t.zoneUp = make([]int, cl.Racks), make([]int, cl.Zones)
 	for i := 0; i < n; i++ {
 		t.rack[i], t.zone[i] = -1, -1
-		if c.Racks > 0 {
-			t.rack[i] = int32(i % c.Racks)
-			if c.Zones > 0 {
-				t.zone[i] = t.rack[i] % int32(c.Zones)
+		if cl.Racks > 0 {
+			t.rack[i] = int32(i % cl.Racks)
+			if cl.Zones > 0 {
+				t.zone[i] = t.rack[i] % int32(cl.Zones)
 			}
-		} else if c.Zones > 0 {
-			t.zone[i] = int32(i % c.Zones)
+		} else if cl.Zones > 0 {
+			t.zone[i] = int32(i % cl.Zones)
 		}
-		switch c.failureDomain() {
+		switch cl.failureDomain() {
 		case CrushRack:
 			t.dom[i] = t.rack[i]
 		case CrushZone:
@@ -119,37 +116,13 @@ func (s *Sim) initTopology() {
 	}
 }
 
-// fencedDom counts machine i into (d=1) or out of (d=-1) "fenced or not
-// yet back" per failure domain.
-func (s *Sim) fencedDom(i, d int) {
-	t := &s.topo
-	dom := t.dom[i]
-	t.fenced[dom] += d
-	switch {
-	case d > 0 && t.fenced[dom] == 1:
-		t.fencedDoms++
-	case d < 0 && t.fenced[dom] == 0:
-		t.fencedDoms--
-	}
-}
-
-// otherFencedDoms is the number of failure domains other than machine i's
-// with machines fenced or not yet back.
-func (s *Sim) otherFencedDoms(i int) int {
-	t := &s.topo
-	if t.fenced[t.dom[i]] > 0 {
-		return t.fencedDoms - 1
-	}
-	return t.fencedDoms
-}
-
 // domainOf is host h's bucket of the pool's failure domain type.
-func (s *Sim) domainOf(h int) int32 { return s.topo.dom[h] }
+func (c *cephCluster) domainOf(h int) int32 { return c.topo.dom[h] }
 
 // countUp keeps the per-bucket up-OSD counts as OSD i goes up (d=1) or down (d=-1).
-func (s *Sim) countUp(i int, d int) {
-	t := &s.topo
-	h := s.osds[i].m
+func (c *cephCluster) countUp(i int, d int) {
+	t := &c.topo
+	h := c.osds[i].m
 	t.up += d
 	if r := t.rack[h]; r >= 0 {
 		t.rackUp[r] += d
@@ -162,11 +135,11 @@ func (s *Sim) countUp(i int, d int) {
 // subtreeDown reports whether OSD i lies in a whole down subtree of type
 // mon_osd_down_out_subtree_limit or larger, walking up from its host
 // through the levels that exist; then the mon does not mark it out.
-func (s *Sim) subtreeDown(i int) (CrushType, bool) {
-	t := &s.topo
-	h := s.osds[i].m
-	lim := s.P.MonOSDDownOutSubtreeLimit
-	if s.machines[h].upOSDs > 0 {
+func (c *cephCluster) subtreeDown(i int) (CrushType, bool) {
+	t := &c.topo
+	h := c.osds[i].m
+	lim := c.P.MonOSDDownOutSubtreeLimit
+	if c.upOSDs[h] > 0 {
 		return 0, false
 	}
 	if CrushHost >= lim {
@@ -192,8 +165,8 @@ func (s *Sim) subtreeDown(i int) (CrushType, bool) {
 }
 
 // location names machine i's place in the hierarchy ("zone 1, rack 4").
-func (s *Sim) location(i int) string {
-	t := &s.topo
+func (c *cephCluster) location(i int) string {
+	t := &c.topo
 	out := ""
 	if z := t.zone[i]; z >= 0 {
 		out = fmt.Sprintf("zone %d", z)

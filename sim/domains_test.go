@@ -23,20 +23,14 @@ func simAt(t *testing.T, scenario, pol string, at Time, edit func(*Config)) *Sim
 	if err != nil {
 		t.Fatal(err)
 	}
-	for len(s.q.h) > 0 && !s.stopped && s.q.h[0].at <= at {
-		ev := s.q.pop()
-		s.now = ev.at
-		s.Events++
-		s.dispatch(ev)
-		s.afterStep()
-	}
+	s.runUntil(at)
 	return s
 }
 
 func (s *Sim) osdsOut(m int) int {
 	n := 0
-	for _, o := range s.machines[m].osds {
-		if !s.osds[o].in {
+	for _, o := range s.ceph.hostOSDs[m] {
+		if !s.ceph.osds[o].in {
 			n++
 		}
 	}
@@ -47,7 +41,7 @@ func (s *Sim) osdsOut(m int) int {
 func (s *Sim) zonesOf(pi int) int {
 	seen := map[int32]bool{}
 	for k := 0; k < s.P.PoolSize; k++ {
-		seen[s.topo.zone[s.osds[s.pgs[pi].slot[k]].m]] = true
+		seen[s.ceph.topo.zone[s.ceph.osds[s.pgs.pgs[pi].slot[k]].m]] = true
 	}
 	return len(seen)
 }
@@ -60,16 +54,16 @@ func TestThreeZonesBackfillStaysInZone(t *testing.T) {
 	if out := s.osdsOut(4); out != 2 {
 		t.Fatalf("m5's OSDs out: %d, want 2 (a single host is below the subtree limit)", out)
 	}
-	if s.location(4) != "zone 1" || s.location(1) != "zone 1" || s.location(0) != "zone 0" {
-		t.Fatalf("layout: m5 %q, m2 %q, m1 %q", s.location(4), s.location(1), s.location(0))
+	if s.ceph.location(4) != "zone 1" || s.ceph.location(1) != "zone 1" || s.ceph.location(0) != "zone 0" {
+		t.Fatalf("layout: m5 %q, m2 %q, m1 %q", s.ceph.location(4), s.ceph.location(1), s.ceph.location(0))
 	}
-	for pi := range s.pgs {
+	for pi := range s.pgs.pgs {
 		if z := s.zonesOf(pi); z != 3 {
 			t.Errorf("PG %d spans %d zones, want 3", pi, z)
 		}
 	}
-	if s.ceph.nState[stClean] != len(s.pgs) {
-		t.Errorf("not all PGs active+clean 110 min after the loss: %s", s.pgStateSummary())
+	if s.pgs.nState[stClean] != len(s.pgs.pgs) {
+		t.Errorf("not all PGs active+clean 110 min after the loss: %s", s.pgs.summary())
 	}
 }
 
@@ -78,12 +72,12 @@ func TestThreeZonesBackfillStaysInZone(t *testing.T) {
 // the limit raised to root (the broken variant) they are marked out.
 func TestZoneLoss(t *testing.T) {
 	s := simAt(t, "zone-loss", "never", Hour, nil)
-	if !s.ceph.quorum || s.ceph.nInactive != 0 || s.ceph.nDegraded != len(s.pgs) {
-		t.Errorf("zone lost: quorum %v, %d inactive, %d degraded of %d; want quorum, 0 inactive, all degraded", s.ceph.quorum, s.ceph.nInactive, s.ceph.nDegraded, len(s.pgs))
+	if !s.ceph.quorum || s.pgs.nInactive != 0 || s.pgs.nDegraded != len(s.pgs.pgs) {
+		t.Errorf("zone lost: quorum %v, %d inactive, %d degraded of %d; want quorum, 0 inactive, all degraded", s.ceph.quorum, s.pgs.nInactive, s.pgs.nDegraded, len(s.pgs.pgs))
 	}
 	for _, m := range []int{1, 4, 7} {
 		if out := s.osdsOut(m); out != 0 {
-			t.Errorf("%s: %d OSDs out; the whole zone is down, so the subtree limit keeps them in", s.machines[m].Name, out)
+			t.Errorf("%s: %d OSDs out; the whole zone is down, so the subtree limit keeps them in", s.fleet.m[m].Name, out)
 		}
 	}
 	b := simAt(t, "zone-loss", "never", Hour, func(c *Config) { c.Params.MonOSDDownOutSubtreeLimit = CrushRoot })
@@ -101,14 +95,14 @@ func TestZoneLoss(t *testing.T) {
 // layout (one mon per zone) quorum is lost instead.
 func TestTwoZonesLost(t *testing.T) {
 	s := simAt(t, "two-zones-lost", "never", Hour, nil)
-	if !s.ceph.quorum || s.ceph.nInactive != len(s.pgs) || s.ceph.nState[stInactive] != len(s.pgs) {
-		t.Errorf("two zones lost: quorum %v, %s; want quorum and every PG undersized+peered", s.ceph.quorum, s.pgStateSummary())
+	if !s.ceph.quorum || s.pgs.nInactive != len(s.pgs.pgs) || s.pgs.nState[stInactive] != len(s.pgs.pgs) {
+		t.Errorf("two zones lost: quorum %v, %s; want quorum and every PG undersized+peered", s.ceph.quorum, s.pgs.summary())
 	}
 	q := simAt(t, "two-zones-lost-quorum", "never", Hour, nil)
 	if q.ceph.quorum {
 		t.Errorf("one mon per zone, two zones lost: quorum held")
 	}
-	if h, _ := q.health(); h != HealthNoAnswer {
+	if h, _ := q.ceph.health(); h != HealthNoAnswer {
 		t.Errorf("no quorum: health %s, want no answer", h)
 	}
 }
@@ -154,10 +148,10 @@ func TestRackFailureDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Run()
-	for pi := range s.pgs {
+	for pi := range s.pgs.pgs {
 		racks := map[int32]bool{}
 		for k := 0; k < s.P.PoolSize; k++ {
-			racks[s.topo.rack[s.osds[s.pgs[pi].slot[k]].m]] = true
+			racks[s.ceph.topo.rack[s.ceph.osds[s.pgs.pgs[pi].slot[k]].m]] = true
 		}
 		if len(racks) != 3 {
 			t.Errorf("PG %d spans %d racks, want 3", pi, len(racks))

@@ -134,6 +134,7 @@ func RandomScenario(seed uint64) *Scenario {
 		sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
 	}
 	fs = append(fs, livenessFaults(seed, c.Machines)...)
+	fs = append(fs, operatorActions(seed, c.Machines, &p)...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].At < fs[j].At })
 	return &Scenario{Name: fmt.Sprintf("random-%d", seed), Cluster: c, Params: p, Seed: seed, Duration: 8 * Hour, Faults: fs, Expect: map[string]string{}}
 }
@@ -170,6 +171,25 @@ func livenessFaults(seed uint64, machines int) []Fault {
 		fs = append(fs, Fault{At: Time(1+r.IntN(90)) * Minute, Kind: k, Machine: -1, For: Time(5+r.IntN(55)) * Minute})
 	}
 	return fs
+}
+
+// operatorActions draws, from a stream of its own, what an operator does
+// outside the policies: in one run of two an operator (or a script)
+// removes the out-of-service taint from a node soon after it is Ready
+// again (oosTaintRemovalDelay: 2 s, 10 s, 1 min or 10 min), which is what
+// lets the fencer unfence (Rook deletes its NetworkFence, ceph-csi's node
+// plugin lifts its entry); in one of five an operator removes a taint at
+// a random time, the node back or not.
+func operatorActions(seed uint64, machines int, p *Params) []Fault {
+	r := rand.New(rand.NewPCG(seed, 0x0be7a70f))
+	if r.IntN(2) == 0 {
+		delays := [...]Time{2 * Second, 10 * Second, Minute, 10 * Minute}
+		p.OOSTaintRemovalDelay = delays[r.IntN(len(delays))]
+	}
+	if r.IntN(5) == 0 {
+		return []Fault{{At: Time(15+r.IntN(225)) * Minute, Kind: FaultRemoveOOSTaint, Machine: r.IntN(machines)}}
+	}
+	return nil
 }
 
 // Finding is a violation found by exploration, minimized and replayable.

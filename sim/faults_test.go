@@ -75,14 +75,9 @@ func TestScriptedResumeResumes(t *testing.T) {
 		at              Time
 		opStall, mhcOff bool
 	}{{5 * Minute, true, true}, {15 * Minute, false, false}} {
-		for len(s.q.h) > 0 && s.q.h[0].at <= c.at {
-			ev := s.q.pop()
-			s.now = ev.at
-			s.dispatch(ev)
-			s.afterStep()
-		}
-		if s.opStalled != c.opStall || s.mhcStall != c.mhcOff {
-			t.Errorf("at %s: operator stalled %v, MHC stalled %v; want %v, %v", c.at, s.opStalled, s.mhcStall, c.opStall, c.mhcOff)
+		s.runUntil(c.at)
+		if s.op.stalled != c.opStall || s.fleet.mhcStall != c.mhcOff {
+			t.Errorf("at %s: operator stalled %v, MHC stalled %v; want %v, %v", c.at, s.op.stalled, s.fleet.mhcStall, c.opStall, c.mhcOff)
 		}
 	}
 }
@@ -158,4 +153,91 @@ func TestScenarioYAMLRoundTrip(t *testing.T) {
 			t.Errorf("%s: read back differs\n%+v\n%+v\n%s", sc.Name, back.Cluster, sc.Cluster, ScenarioYAML(sc))
 		}
 	}
+}
+
+// runScript parses a scenario body (cluster, faults) and returns the
+// simulation run up to each of the times, calling look at each.
+func runScript(t *testing.T, body string, pol string, times []Time, look func(s *Sim, at Time)) {
+	t.Helper()
+	sc, err := ParseScenario("x.yaml", []byte("name: x\nduration: 12h\n"+body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(sc.Config(Policies[pol], 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range times {
+		s.runUntil(at)
+		look(s, at)
+	}
+}
+
+// TestNICHealLeavesClusterCut pins a bug of the boolean fault model: the
+// end of a 10-minute NIC cut set all three links up, so it also healed an
+// unrelated cluster cut that never ends (and the OSDs came back). Each
+// fault is an occurrence; a heal ends only its own.
+func TestNICHealLeavesClusterCut(t *testing.T) {
+	body := "faults:\n  - {at: 10m, kind: cluster-cut, machine: m4}\n  - {at: 20m, kind: nic-cut, machine: m4, for: 10m}\n"
+	runScript(t, body, "never", []Time{25 * Minute, 40 * Minute}, func(s *Sim, at Time) {
+		m := &s.fleet.m[3]
+		wantAPI := at > 30*Minute
+		if m.link[linkCluster] || m.link[linkAPI] != wantAPI || m.link[linkPublic] != wantAPI {
+			t.Errorf("at %s: links api/public/cluster %v; want the cluster link cut for good, the others up once the NIC cut ends at 30m", at, m.link)
+		}
+		if at > 30*Minute && s.ceph.upOSDs[3] != 0 {
+			t.Errorf("at %s: %d of m4's OSDs up with its cluster network cut", at, s.ceph.upOSDs[3])
+		}
+	})
+	// a scripted nic-heal ends the NIC cut (its own kind) and leaves the
+	// cluster cut alone too
+	body = "faults:\n  - {at: 10m, kind: cluster-cut, machine: m4}\n  - {at: 20m, kind: nic-cut, machine: m4}\n  - {at: 30m, kind: nic-heal, machine: m4}\n"
+	runScript(t, body, "never", []Time{40 * Minute}, func(s *Sim, _ Time) {
+		if m := &s.fleet.m[3]; m.link != [3]bool{true, true, false} {
+			t.Errorf("after a scripted nic-heal: links %v, want api and public up, cluster still cut", m.link)
+		}
+	})
+}
+
+// TestShortMHCStallEndsOnlyItself pins a bug of the boolean fault model:
+// the resume at the end of a 6-minute MHC stall also ended a 7-hour stall
+// that overlapped it. Likewise for the operator, the ceph commands and the
+// noout flag; a scripted resume ends them all.
+func TestShortMHCStallEndsOnlyItself(t *testing.T) {
+	body := `faults:
+  - {at: 1m, kind: mhc-stall, for: 7h}
+  - {at: 2m, kind: mhc-stall, for: 6m}
+  - {at: 1m, kind: operator-stall, for: 7h}
+  - {at: 2m, kind: operator-stall, for: 6m}
+  - {at: 1m, kind: ceph-status-hang, for: 7h}
+  - {at: 2m, kind: ceph-status-hang, for: 6m}
+  - {at: 1m, kind: set-noout, for: 7h}
+  - {at: 2m, kind: set-noout, for: 6m}
+  - {at: 9h, kind: mhc-stall}
+  - {at: 9h, kind: mhc-stall, for: 1h}
+  - {at: 9h30m, kind: mhc-resume}
+`
+	runScript(t, body, "never", []Time{30 * Minute, 7*Hour + 2*Minute, 9*Hour + 10*Minute, 9*Hour + 40*Minute}, func(s *Sim, at Time) {
+		want := at < 7*Hour+Minute || (at > 9*Hour && at < 9*Hour+30*Minute)
+		if s.fleet.mhcStall != want {
+			t.Errorf("at %s: MHC stalled %v, want %v", at, s.fleet.mhcStall, want)
+		}
+		if at < 9*Hour {
+			if s.op.stalled != want || s.ceph.statusHang != want || (s.ceph.flags&flagNoOut != 0) != want {
+				t.Errorf("at %s: operator stalled %v, commands hang %v, noout %v; want all %v", at, s.op.stalled, s.ceph.statusHang, s.ceph.flags&flagNoOut != 0, want)
+			}
+		}
+	})
+}
+
+// TestPowerCycleEndsHang pins the end of an OS-level fault: a host that
+// hangs and then loses power boots afresh when the power returns (the
+// boolean model kept it hung for good).
+func TestPowerCycleEndsHang(t *testing.T) {
+	body := "faults:\n  - {at: 10m, kind: hang, machine: m4}\n  - {at: 20m, kind: power-off, machine: m4, for: 10m}\n"
+	runScript(t, body, "never", []Time{25 * Minute, 40 * Minute}, func(s *Sim, at Time) {
+		if alive := s.fleet.m[3].alive(); alive != (at > 30*Minute) {
+			t.Errorf("at %s: m4 alive %v; want dead while hung or off, running once it booted after the power returned", at, alive)
+		}
+	})
 }

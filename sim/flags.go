@@ -32,10 +32,10 @@ const (
 
 var flagNames = []string{"noout", "norebalance"}
 
-func (s *Sim) flagText() string {
+func (c *cephCluster) flagText() string {
 	var out []string
 	for i, n := range flagNames {
-		if s.ceph.flags&(1<<i) != 0 {
+		if c.flags&(1<<i) != 0 {
 			out = append(out, n)
 		}
 	}
@@ -43,44 +43,36 @@ func (s *Sim) flagText() string {
 }
 
 // setFlag sets or clears an OSD map flag (a controller fault).
-func (s *Sim) setFlag(f uint8, on bool) {
-	if on == (s.ceph.flags&f != 0) {
+func (c *cephCluster) setFlag(f uint8, on bool) {
+	if on == (c.flags&f != 0) {
 		return
 	}
 	if on {
-		s.ceph.flags |= f
+		c.flags |= f
 	} else {
-		s.ceph.flags &^= f
+		c.flags &^= f
 	}
-	if s.rec != nil {
-		s.logf("ceph", "osd map flags: [%s]", s.flagText())
+	if c.rec != nil {
+		c.logf("ceph", "osd map flags: [%s]", c.flagText())
 	}
 	if !on && f == flagNoRebalance {
-		w := s.ceph.rebalWait
-		s.ceph.rebalWait = nil
-		for _, pi := range w {
-			p := &s.pgs[pi]
-			p.rwait = false
-			if !p.peering && p.rec == 0 && p.bf == 0 && p.state.active() {
-				s.pgSettle(int(pi))
-			}
-		}
+		c.pgs.rebalanceResumed()
 	}
 }
 
 // outHeld reports whether the mon must not mark down OSD i out now: the
 // noout flag, or a whole down subtree at or above
 // mon_osd_down_out_subtree_limit.
-func (s *Sim) outHeld(i int) bool {
-	o := &s.osds[i]
+func (c *cephCluster) outHeld(i int) bool {
+	o := &c.osds[i]
 	why := ""
-	if s.ceph.flags&flagNoOut != 0 {
+	if c.flags&flagNoOut != 0 {
 		why = "noout flag"
-	} else if t, down := s.subtreeDown(i); down {
-		why = "whole " + t.String() + " down (mon_osd_down_out_subtree_limit " + s.P.MonOSDDownOutSubtreeLimit.String() + ")"
+	} else if t, down := c.subtreeDown(i); down {
+		why = "whole " + t.String() + " down (mon_osd_down_out_subtree_limit " + c.P.MonOSDDownOutSubtreeLimit.String() + ")"
 	}
-	if why != "" && !o.held && s.rec != nil {
-		s.logf("ceph", "osd.%d down but not marked out: %s", i, why)
+	if why != "" && !o.held && c.rec != nil {
+		c.logf("ceph", "osd.%d down but not marked out: %s", i, why)
 	}
 	o.held = why != ""
 	return o.held
@@ -88,68 +80,68 @@ func (s *Sim) outHeld(i int) bool {
 
 // seeMarkdown: a running daemon marked down (mdPending) sees it once it
 // reaches the mons - at once, or when its network returns.
-func (s *Sim) seeMarkdown(i int) {
-	if o := &s.osds[i]; o.mdPending && o.beacon && !o.up {
+func (c *cephCluster) seeMarkdown(i int) {
+	if o := &c.osds[i]; o.mdPending && o.beacon && !o.up {
 		o.mdPending = false
-		s.wronglyDown(i)
+		c.wronglyDown(i)
 	}
 }
 
 // wronglyDown: OSD i was marked down while its daemon runs and reaches the
 // mons. It logs the markdown and boots again, or stops itself.
-func (s *Sim) wronglyDown(i int) {
-	o := &s.osds[i]
-	s.metrics.WronglyDown++
+func (c *cephCluster) wronglyDown(i int) {
+	o := &c.osds[i]
+	c.watch.metrics.WronglyDown++
 	n := 1
 	for _, t := range o.mdLog[:min(int(o.mdN), len(o.mdLog))] {
-		if s.now-t < s.P.OSDMaxMarkdownPeriod {
+		if c.now-t < c.P.OSDMaxMarkdownPeriod {
 			n++
 		}
 	}
-	o.mdLog[int(o.mdN)%len(o.mdLog)] = s.now
+	o.mdLog[int(o.mdN)%len(o.mdLog)] = c.now
 	o.mdN++
-	if n > s.P.OSDMaxMarkdownCount {
+	if n > c.P.OSDMaxMarkdownCount {
 		o.selfStop = true
 		o.stopGen++
-		s.metrics.SelfStops++
-		if s.rec != nil {
-			s.logf("ceph", "osd.%d: marked down %d times in %s > osd_max_markdown_count %d: the daemon stops itself", i, n, s.P.OSDMaxMarkdownPeriod.Dur(), s.P.OSDMaxMarkdownCount)
+		c.watch.metrics.SelfStops++
+		if c.rec != nil {
+			c.logf("ceph", "osd.%d: marked down %d times in %s > osd_max_markdown_count %d: the daemon stops itself", i, n, c.P.OSDMaxMarkdownPeriod.Dur(), c.P.OSDMaxMarkdownCount)
 		}
-		s.schedule(s.now+s.P.OSDRestartBackoff, evOSDRestart, int32(i), o.stopGen, 0)
-		s.osdReeval(i)
+		c.at(c.now+c.P.OSDRestartBackoff, evOSDRestart, i, o.stopGen)
+		c.osdReeval(i)
 		return
 	}
-	if s.rec != nil {
-		s.logf("ceph", "osd.%d: \"wrongly marked me down\" (%d in %s): boots again", i, n, s.P.OSDMaxMarkdownPeriod.Dur())
+	if c.rec != nil {
+		c.logf("ceph", "osd.%d: \"wrongly marked me down\" (%d in %s): boots again", i, n, c.P.OSDMaxMarkdownPeriod.Dur())
 	}
-	s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDReassert, int32(i), o.downGen, 0)
+	c.at(c.now+c.jit(c.P.OSDBootTime), evOSDReassert, i, o.downGen)
 }
 
 // osdReassert: the wrongly marked-down OSD's boot reaches the mon.
-func (s *Sim) osdReassert(i int, downGen int32) {
-	o := &s.osds[i]
-	if o.downGen != downGen || o.up || !o.beacon || !s.ceph.quorum {
+func (c *cephCluster) osdReassert(i int, downGen int32) {
+	o := &c.osds[i]
+	if o.downGen != downGen || o.up || !o.beacon || !c.quorum {
 		return
 	}
-	s.markUp(i)
+	c.markUp(i)
 	if !o.canUp {
 		// its peers still miss its heartbeats: a new failure
-		o.failAt = s.now
-		s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
+		o.failAt = c.now
+		c.at(c.now+c.P.OSDHeartbeatGrace, evOSDFailure, i, o.gen)
 	}
 }
 
 // osdRestart: the self-stopped daemon's container restarts.
-func (s *Sim) osdRestart(i int, gen int32) {
-	o := &s.osds[i]
+func (c *cephCluster) osdRestart(i int, gen int32) {
+	o := &c.osds[i]
 	if o.stopGen != gen || !o.selfStop {
 		return
 	}
 	o.selfStop = false
 	o.mdN, o.downSame = 0, false // a new daemon
-	s.osdReeval(i)
+	c.osdReeval(i)
 	if !o.up && o.beacon && !o.canUp {
-		s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDReassert, int32(i), o.downGen, 0)
+		c.at(c.now+c.jit(c.P.OSDBootTime), evOSDReassert, i, o.downGen)
 	}
 }
 
@@ -164,11 +156,11 @@ func (s *Sim) osdRestart(i int, gen int32) {
 // longer (its PGs block instead of re-peering) and is marked down less often.
 
 // laggyBoot updates OSD o's laggy statistics as it is marked up.
-func (s *Sim) laggyBoot(o *OSD) {
-	w := s.P.MonOSDLaggyWeight
+func (c *cephCluster) laggyBoot(o *OSD) {
+	w := c.P.MonOSDLaggyWeight
 	if o.downSame && o.downStamp > 0 {
-		iv := float64(s.now-o.downStamp) / float64(Second)
-		if mx := float64(s.P.MonOSDLaggyMaxInterval) / float64(Second); mx > 0 {
+		iv := float64(c.now-o.downStamp) / float64(Second)
+		if mx := float64(c.P.MonOSDLaggyMaxInterval) / float64(Second); mx > 0 {
 			iv = min(iv, mx)
 		}
 		o.laggyInterval = iv*w + o.laggyInterval*(1-w)
@@ -182,11 +174,11 @@ func (s *Sim) laggyBoot(o *OSD) {
 
 // heartbeatGrace is the grace OSD o's failure needs once it has failed for
 // failedFor.
-func (s *Sim) heartbeatGrace(o *OSD, failedFor Time) Time {
-	g := s.P.OSDHeartbeatGrace
-	if !s.P.MonOSDAdjustHeartbeatGrace || o.laggyProb == 0 {
+func (c *cephCluster) heartbeatGrace(o *OSD, failedFor Time) Time {
+	g := c.P.OSDHeartbeatGrace
+	if !c.P.MonOSDAdjustHeartbeatGrace || o.laggyProb == 0 {
 		return g
 	}
-	decay := math.Exp(float64(failedFor) / float64(s.P.MonOSDLaggyHalflife) * math.Log(0.5))
+	decay := math.Exp(float64(failedFor) / float64(c.P.MonOSDLaggyHalflife) * math.Log(0.5))
 	return g + Time(decay*o.laggyInterval*o.laggyProb*float64(Second))
 }

@@ -7,8 +7,8 @@ import (
 
 func (s *Sim) remappedPGs() int {
 	n := 0
-	for pi := range s.pgs {
-		if s.pgs[pi].pendingBack() != 0 {
+	for pi := range s.pgs.pgs {
+		if s.pgs.pgs[pi].pendingBack() != 0 {
 			n++
 		}
 	}
@@ -23,7 +23,7 @@ func TestNoOut(t *testing.T) {
 	if out := s.osdsOut(3); out != 0 {
 		t.Errorf("noout: %d of m4's OSDs out", out)
 	}
-	if h := s.healthText(); !strings.Contains(h, "OSDMAP_FLAGS(noout)") {
+	if h := s.ceph.healthText(); !strings.Contains(h, "OSDMAP_FLAGS(noout)") {
 		t.Errorf("noout: health %q lacks OSDMAP_FLAGS(noout)", h)
 	}
 	b := simAt(t, "noout-maintenance", "never", 50*Minute, func(c *Config) { c.Faults = c.Faults[1:] })
@@ -32,8 +32,8 @@ func TestNoOut(t *testing.T) {
 	}
 	// after the window: flag gone, HEALTH_OK
 	e := simAt(t, "noout-maintenance", "never", 2*Hour+10*Minute, nil)
-	if h, _ := e.health(); h != HealthOK {
-		t.Errorf("after the window: %s", e.healthText())
+	if h, _ := e.ceph.health(); h != HealthOK {
+		t.Errorf("after the window: %s", e.ceph.healthText())
 	}
 }
 
@@ -45,19 +45,19 @@ func TestNoRebalance(t *testing.T) {
 	if n := s.remappedPGs(); n == 0 {
 		t.Fatalf("host back, norebalance set: no PG waits to map back")
 	}
-	if s.ceph.nDegraded != 0 || s.ceph.nInactive != 0 || s.allClean() {
-		t.Errorf("norebalance: %d degraded, %d inactive, all clean %v; want remapped PGs active, not degraded, not clean", s.ceph.nDegraded, s.ceph.nInactive, s.allClean())
+	if s.pgs.nDegraded != 0 || s.pgs.nInactive != 0 || s.ceph.allClean() {
+		t.Errorf("norebalance: %d degraded, %d inactive, all clean %v; want remapped PGs active, not degraded, not clean", s.pgs.nDegraded, s.pgs.nInactive, s.ceph.allClean())
 	}
-	if s.metrics.MappedBack != 0 {
-		t.Errorf("norebalance: %d PGs backfilled back while the flag was set", s.metrics.MappedBack)
+	if s.watch.metrics.MappedBack != 0 {
+		t.Errorf("norebalance: %d PGs backfilled back while the flag was set", s.watch.metrics.MappedBack)
 	}
 	e := simAt(t, "norebalance-return", "never", 5*Hour, nil)
-	if e.remappedPGs() != 0 || !e.allClean() || e.metrics.MappedBack == 0 {
-		t.Errorf("flag gone: %d remapped, clean %v, %d mapped back", e.remappedPGs(), e.allClean(), e.metrics.MappedBack)
+	if e.remappedPGs() != 0 || !e.ceph.allClean() || e.watch.metrics.MappedBack == 0 {
+		t.Errorf("flag gone: %d remapped, clean %v, %d mapped back", e.remappedPGs(), e.ceph.allClean(), e.watch.metrics.MappedBack)
 	}
 	b := simAt(t, "norebalance-return", "never", 2*Hour, func(c *Config) { c.Faults = c.Faults[:1] })
-	if b.remappedPGs() != 0 || b.metrics.MappedBack == 0 {
-		t.Errorf("without norebalance: %d remapped at 2h, %d mapped back; want all back", b.remappedPGs(), b.metrics.MappedBack)
+	if b.remappedPGs() != 0 || b.watch.metrics.MappedBack == 0 {
+		t.Errorf("without norebalance: %d remapped at 2h, %d mapped back; want all back", b.remappedPGs(), b.watch.metrics.MappedBack)
 	}
 }
 
@@ -103,12 +103,7 @@ func TestFlagFaultsParse(t *testing.T) {
 	var flags []uint8
 	s, _ := New(cfg)
 	for _, at := range []Time{30 * Minute, 90 * Minute, 140 * Minute, 160 * Minute} {
-		for len(s.q.h) > 0 && s.q.h[0].at <= at {
-			ev := s.q.pop()
-			s.now = ev.at
-			s.dispatch(ev)
-			s.afterStep()
-		}
+		s.runUntil(at)
 		flags = append(flags, s.ceph.flags)
 	}
 	want := []uint8{flagNoRebalance, 0, flagNoOut, 0}

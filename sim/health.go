@@ -38,82 +38,88 @@ func (h Health) String() string { return healthNames[h] }
 // synced a new store from a quorum of the others (monSyncTime): Rook
 // recreates it empty, and an empty mon cannot form a quorum (Rook's
 // documented recovery from a lost quorum is manual).
-func (s *Sim) monsChanged() {
+func (c *cephCluster) monsChanged() {
 	up := 0
-	for k, mi := range s.ceph.mons {
-		m := &s.machines[mi]
-		if m.alive() && m.link[linkPublic] && !s.ceph.monEmpty[k] {
+	for k := range c.mons {
+		if c.monRuns(k) && !c.monEmpty[k] {
 			up++
 		}
 	}
-	s.ceph.monsUp = up
-	q := up*2 > len(s.ceph.mons)
-	for k, mi := range s.ceph.mons {
-		if !s.ceph.monEmpty[k] {
+	c.monsUp = up
+	q := up*2 > len(c.mons)
+	for k := range c.mons {
+		if !c.monEmpty[k] {
 			continue
 		}
-		m := &s.machines[mi]
-		can := q && m.alive() && m.link[linkPublic]
+		can := q && c.monRuns(k)
 		switch {
-		case can && !s.ceph.monSyncing[k]:
-			s.ceph.monSyncing[k] = true
-			s.ceph.monSyncGen[k]++
-			s.schedule(s.now+s.P.MonSyncTime, evMonSynced, int32(k), s.ceph.monSyncGen[k], 0)
-		case !can && s.ceph.monSyncing[k]:
-			s.ceph.monSyncing[k] = false
-			s.ceph.monSyncGen[k]++
+		case can && !c.monSyncing[k]:
+			c.monSyncing[k] = true
+			c.monSyncGen[k]++
+			c.at(c.now+c.P.MonSyncTime, evMonSynced, k, c.monSyncGen[k])
+		case !can && c.monSyncing[k]:
+			c.monSyncing[k] = false
+			c.monSyncGen[k]++
 		}
 	}
-	if q == s.ceph.quorum {
+	if q == c.quorum {
 		return
 	}
-	s.ceph.quorum = q
-	s.allClients()
-	if s.rec != nil {
+	c.quorum = q
+	c.clients.allChanged()
+	if c.rec != nil {
 		if q {
-			s.logf("ceph", "mon quorum regained (%d/%d)", up, len(s.ceph.mons))
+			c.logf("ceph", "mon quorum regained (%d/%d)", up, len(c.mons))
 		} else {
-			s.logf("ceph", "mon quorum lost (%d/%d up): the OSD map is frozen", up, len(s.ceph.mons))
+			c.logf("ceph", "mon quorum lost (%d/%d up): the OSD map is frozen", up, len(c.mons))
 		}
 	}
 	if !q {
 		return
 	}
-	for i := range s.osds {
-		o := &s.osds[i]
+	for i := range c.osds {
+		o := &c.osds[i]
 		switch {
 		case o.up && !o.canUp:
-			s.schedule(s.now+s.P.OSDHeartbeatGrace, evOSDMarkDown, int32(i), o.gen, 0)
+			c.at(c.now+c.P.OSDHeartbeatGrace, evOSDFailure, i, o.gen)
 		case !o.up && o.canUp:
-			s.schedule(s.now+s.jit(s.P.OSDBootTime), evOSDBoot, int32(i), o.gen, 0)
+			c.at(c.now+c.jit(c.P.OSDBootTime), evOSDBoot, i, o.gen)
 		}
 	}
 }
 
+// monRuns reports whether mon k runs and reaches the public network: its
+// host does, and its pod was not evicted by the out-of-service taint (Rook
+// pins a mon to its node, so it cannot run elsewhere meanwhile).
+func (c *cephCluster) monRuns(k int) bool {
+	h := int(c.mons[k])
+	return c.fleet.m[h].reaches(linkPublic) && !c.kube.oosEvicted(h)
+}
+
 // monStoreLost: mon k's store is gone with its machine (deleted, or wiped).
-func (s *Sim) monStoreLost(k int) {
-	if s.ceph.monEmpty[k] {
+func (c *cephCluster) monStoreLost(k int) {
+	if c.monEmpty[k] {
 		return
 	}
-	s.ceph.monEmpty[k], s.ceph.monSyncing[k] = true, false
-	s.ceph.monSyncGen[k]++
-	if s.rec != nil {
-		s.logf("ceph", "mon on %s lost its store with the machine; it must sync from a quorum to rejoin", s.machines[s.ceph.mons[k]].Name)
+	c.monEmpty[k], c.monSyncing[k] = true, false
+	c.monSyncGen[k]++
+	if c.rec != nil {
+		c.logf("ceph", "mon on %s lost its store with the machine; it must sync from a quorum to rejoin", c.fleet.m[c.mons[k]].Name)
 	}
-	s.monsChanged()
+	c.monsChanged()
 }
 
 // monSynced: empty mon k finished syncing from the quorum and rejoins.
-func (s *Sim) monSynced(k int, gen int32) {
-	m := &s.machines[s.ceph.mons[k]]
-	if s.ceph.monSyncGen[k] != gen || !s.ceph.monEmpty[k] || !s.ceph.quorum || !m.alive() || !m.link[linkPublic] {
+func (c *cephCluster) monSynced(k int, gen int32) {
+	m := &c.fleet.m[c.mons[k]]
+	if c.monSyncGen[k] != gen || !c.monEmpty[k] || !c.quorum || !c.monRuns(k) {
 		return
 	}
-	s.ceph.monEmpty[k], s.ceph.monSyncing[k] = false, false
-	if s.rec != nil {
-		s.logf("ceph", "mon on %s synced its store from the quorum and rejoins", m.Name)
+	c.monEmpty[k], c.monSyncing[k] = false, false
+	if c.rec != nil {
+		c.logf("ceph", "mon on %s synced its store from the quorum and rejoins", m.Name)
 	}
-	s.monsChanged()
+	c.monsChanged()
 }
 
 // health returns the status and the set of raised checks, as `ceph status`
@@ -121,60 +127,60 @@ func (s *Sim) monSynced(k int, gen int32) {
 // degraded or undersized PGs; PG_AVAILABILITY counts PGs not active
 // (peering, inactive, down, incomplete); MON_DOWN counts mons out of quorum.
 // Without quorum there is no answer.
-func (s *Sim) health() (Health, uint8) {
-	if !s.ceph.quorum {
+func (c *cephCluster) health() (Health, uint8) {
+	if !c.quorum {
 		return HealthNoAnswer, chkNoAnswer
 	}
-	var c uint8
-	if s.ceph.nDownIn > 0 {
-		c |= chkOSDDown
+	var chk uint8
+	if c.nDownIn > 0 {
+		chk |= chkOSDDown
 	}
-	if s.ceph.nDegraded > 0 {
-		c |= chkPGDegraded
+	if c.pgs.nDegraded > 0 {
+		chk |= chkPGDegraded
 	}
-	if s.ceph.nInactive > 0 {
-		c |= chkPGAvailability
+	if c.pgs.nInactive > 0 {
+		chk |= chkPGAvailability
 	}
-	if s.ceph.monsUp < len(s.ceph.mons) {
-		c |= chkMonDown
+	if c.monsUp < len(c.mons) {
+		chk |= chkMonDown
 	}
-	if s.ceph.flags != 0 {
-		c |= chkOSDMapFlags
+	if c.flags != 0 {
+		chk |= chkOSDMapFlags
 	}
-	if c == 0 {
+	if chk == 0 {
 		return HealthOK, 0
 	}
-	return HealthWarn, c
+	return HealthWarn, chk
 }
 
 // allClean reports whether every PG is active+clean (Rook's gate).
-func (s *Sim) allClean() bool { return s.ceph.nState[stClean] == len(s.pgs) }
+func (c *cephCluster) allClean() bool { return c.pgs.nState[stClean] == len(c.pgs.pgs) }
 
-func (s *Sim) healthText() string {
-	h, c := s.health()
+func (c *cephCluster) healthText() string {
+	h, chk := c.health()
 	if h != HealthWarn {
 		return h.String()
 	}
 	var b strings.Builder
 	b.WriteString("HEALTH_WARN")
-	if c&chkOSDDown != 0 {
-		fmt.Fprintf(&b, " OSD_DOWN(%d)", s.ceph.nDownIn)
+	if chk&chkOSDDown != 0 {
+		fmt.Fprintf(&b, " OSD_DOWN(%d)", c.nDownIn)
 	}
-	if c&chkPGDegraded != 0 {
-		fmt.Fprintf(&b, " PG_DEGRADED(%d)", s.ceph.nDegraded)
+	if chk&chkPGDegraded != 0 {
+		fmt.Fprintf(&b, " PG_DEGRADED(%d)", c.pgs.nDegraded)
 	}
-	if c&chkPGAvailability != 0 {
-		fmt.Fprintf(&b, " PG_AVAILABILITY(%d inactive", s.ceph.nInactive)
-		if s.ceph.nStuck > 0 {
-			fmt.Fprintf(&b, ", %d stuck inactive", s.ceph.nStuck)
+	if chk&chkPGAvailability != 0 {
+		fmt.Fprintf(&b, " PG_AVAILABILITY(%d inactive", c.pgs.nInactive)
+		if c.pgs.nStuck > 0 {
+			fmt.Fprintf(&b, ", %d stuck inactive", c.pgs.nStuck)
 		}
 		b.WriteString(")")
 	}
-	if c&chkMonDown != 0 {
-		fmt.Fprintf(&b, " MON_DOWN(%d/%d)", len(s.ceph.mons)-s.ceph.monsUp, len(s.ceph.mons))
+	if chk&chkMonDown != 0 {
+		fmt.Fprintf(&b, " MON_DOWN(%d/%d)", len(c.mons)-c.monsUp, len(c.mons))
 	}
-	if c&chkOSDMapFlags != 0 {
-		fmt.Fprintf(&b, " OSDMAP_FLAGS(%s)", s.flagText())
+	if chk&chkOSDMapFlags != 0 {
+		fmt.Fprintf(&b, " OSDMAP_FLAGS(%s)", c.flagText())
 	}
 	return b.String()
 }
@@ -184,35 +190,35 @@ type pgStats struct {
 	degraded, inactive, stuck, clean int
 }
 
-func (s *Sim) pgStatsNow() pgStats {
-	return pgStats{s.ceph.nDegraded, s.ceph.nInactive, s.ceph.nStuck, s.ceph.nState[stClean]}
+func (c *cephCluster) pgStatsNow() pgStats {
+	return pgStats{c.pgs.nDegraded, c.pgs.nInactive, c.pgs.nStuck, c.pgs.nState[stClean]}
 }
 
 // setMgrStale freezes (or thaws) the PG stats `ceph status` reports.
-func (s *Sim) setMgrStale(on bool) {
-	if on && !s.mgrStale {
-		s.pgSnap = s.pgStatsNow()
+func (c *cephCluster) setMgrStale(on bool) {
+	if on && !c.mgrStale {
+		c.pgSnap = c.pgStatsNow()
 	}
-	s.mgrStale = on
+	c.mgrStale = on
 }
 
-// cephAnswers reports whether the operators' ceph commands get an answer.
-func (s *Sim) cephAnswers() bool { return s.ceph.quorum && !s.statusHang }
+// answers reports whether the operators' ceph commands get an answer.
+func (c *cephCluster) answers() bool { return c.quorum && !c.statusHang }
 
 // observed is `ceph status` as a controller sees it: no answer without
 // quorum or while its commands hang; the PG checks (PG_DEGRADED,
 // PG_AVAILABILITY) from the mgr's last stats, frozen while the mgr is
 // stale; the mon's own checks (OSD_DOWN, MON_DOWN, OSDMAP_FLAGS) live.
 // Invariants and metrics use the true health.
-func (s *Sim) observed() (Health, pgStats) {
-	if !s.cephAnswers() {
+func (c *cephCluster) observed() (Health, pgStats) {
+	if !c.answers() {
 		return HealthNoAnswer, pgStats{}
 	}
-	pg := s.pgStatsNow()
-	if s.mgrStale {
-		pg = s.pgSnap
+	pg := c.pgStatsNow()
+	if c.mgrStale {
+		pg = c.pgSnap
 	}
-	if s.ceph.nDownIn > 0 || pg.degraded > 0 || pg.inactive > 0 || s.ceph.monsUp < len(s.ceph.mons) || s.ceph.flags != 0 {
+	if c.nDownIn > 0 || pg.degraded > 0 || pg.inactive > 0 || c.monsUp < len(c.mons) || c.flags != 0 {
 		return HealthWarn, pg
 	}
 	return HealthOK, pg

@@ -17,15 +17,22 @@ import (
 //  2. A labelled machine is never fenced on a health observation older than
 //     the fault (the MDB value, or the safe policy's grant, must have been
 //     observed after the machine's latest fault).
-//  3. No PG drops below min_size because of a fence: a fence or cut-off that
-//     stops serving OSDs must leave every PG that had min_size serving
-//     replicas with min_size.
+//  3. No PG drops below min_size because of a fence: a fence, a cut-off, or
+//     the out-of-service taint's eviction of a node's OSD pods when its
+//     kubelet is back, that stops serving OSDs must leave every PG whose
+//     acting set had min_size serving OSDs with min_size (a backfill
+//     target is not in the acting set).
 //  4. Every PG keeps at least one replica with the latest writes.
 //  5. A node whose OSDs may still serve (daemon running, not blocklisted,
 //     public network reachable, up in the map) is never deleted.
 //  6. Bounded liveness (liveness.go): no machine down and unfenced, no
 //     lost quorum, no degraded or unavailable PGs for longer than a stated
-//     bound, whatever the cause.
+//     bound (for degraded PGs scaled with the data to move), whatever the
+//     cause; each violation names its cause (causes.go).
+//  7. Split-brain (clients.go): no write accepted from a client whose
+//     workload has moved while the new client holds the lock.
+//  8. No fence blocklists the client address of a Ready node that may run
+//     workloads (blocklist.go).
 
 // InvariantDocs describes each invariant by number.
 var InvariantDocs = map[int]string{
@@ -54,175 +61,288 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s inv%d (%s): %s", v.At, v.Inv, InvariantDocs[v.Inv], v.Text)
 }
 
-type invState struct {
+// livenessEventKind names an event of invariant 6's episodes.
+type livenessEventKind uint8
+
+const (
+	evEpisodeDue livenessEventKind = iota // an episode reached its bound
+	evEpisodeEnd                          // a condition stayed away for livenessStable
+)
+
+// livenessEvent is an event of episode ep (of machine m for a node
+// episode) in its generation gen.
+type livenessEvent struct {
+	kind livenessEventKind
+	ep   episodeKind
+	m    int32
+	gen  int32
+}
+
+// monitor checks the invariants after every event and measures the run.
+type monitor struct {
+	*core
+	events  mailbox[livenessEvent]
+	fleet   *fleet
+	kube    *kube
+	ceph    *cephCluster
+	pgs     *pgMap
+	clients *rbdClients
+	op      *operator
+	safe    *safeController
+
 	viols      []Violation
 	stop       bool
 	inv1Active bool
-	// invariant 6's cluster episodes (liveness.go)
+	// invariant 1: machines fenced or not yet back, per failure domain
+	fenced       []bool
+	nFenced      int
+	fencedPerDom []int
+	fencedDoms   int
+	faultAt      []Time // invariant 2: a machine's latest fault while Ready (-1: none)
+	// invariant 6's episodes (liveness.go)
+	downEp               []episode
+	downEpGen            []int32 // its Node's Ready generation when a machine's episode began
 	quorumEp, degradedEp episode
+	degMovedAt           float64 // the data recovery had moved when the degraded episode began (MB)
+	metrics              Metrics
 }
 
-func (s *Sim) violate(inv int, text string) {
-	for _, v := range s.inv.viols {
-		if v.Inv == inv && v.At == s.now {
+func (w *monitor) init() {
+	n := len(w.fleet.m)
+	w.fenced, w.fencedPerDom, w.faultAt, w.downEp = make([]bool, n), make([]int, n), make([]Time, n), make([]episode, n)
+	w.downEpGen = make([]int32, n)
+	for i := range w.faultAt {
+		w.faultAt[i] = -1
+		w.downEp[i].start = -1
+	}
+	w.quorumEp.start, w.degradedEp.start = -1, -1
+}
+
+func (w *monitor) violate(inv int, text string) {
+	for _, v := range w.viols {
+		if v.Inv == inv && v.At == w.now {
 			return
 		}
 	}
-	s.inv.viols = append(s.inv.viols, Violation{Inv: inv, At: s.now, Text: text})
-	if s.rec != nil {
-		s.logf("VIOLATION", "inv%d: %s", inv, text)
+	w.viols = append(w.viols, Violation{Inv: inv, At: w.now, Text: text})
+	if w.rec != nil {
+		w.logf("VIOLATION", "inv%d: %s", inv, text)
 	}
-	if !s.cfg.KeepGoing {
-		s.inv.stop = true
+	if !w.cfg.KeepGoing {
+		w.stop = true
 	}
 }
 
 // afterStep runs after every event: global O(1) checks and metrics.
-func (s *Sim) afterStep() {
-	if s.topo.fencedDoms > 1 {
-		if !s.inv.inv1Active {
-			s.inv.inv1Active = true
+func (w *monitor) afterStep() {
+	if w.fencedDoms > 1 {
+		if !w.inv1Active {
+			w.inv1Active = true
 			var names []string
-			for i := range s.machines {
-				if s.machines[i].fenced {
-					names = append(names, s.machines[i].Name)
+			for i := range w.fleet.m {
+				if w.fenced[i] {
+					names = append(names, w.fleet.m[i].Name)
 				}
 			}
 			what := "OSD machines"
-			if fd := s.cfg.Cluster.failureDomain(); fd != CrushHost {
+			if fd := w.cfg.Cluster.failureDomain(); fd != CrushHost {
 				what = fmt.Sprintf("%ss with OSD machines", fd)
 			}
-			s.violate(1, fmt.Sprintf("%d %s fenced or not back at once: %s", s.topo.fencedDoms, what, strings.Join(names, ", ")))
+			w.violate(1, fmt.Sprintf("%d %s fenced or not back at once: %s", w.fencedDoms, what, strings.Join(names, ", ")))
 		}
 	} else {
-		s.inv.inv1Active = false
+		w.inv1Active = false
 	}
-	s.clusterLiveness()
-	s.metrics.step(s)
-	if s.inv.stop {
-		s.stopped = true
+	w.clusterLiveness()
+	w.metrics.step(w)
+}
+
+// noteFault: a fault that breaks machine i starts now (invariant 2 compares
+// the gating observation with it).
+func (w *monitor) noteFault(i int) {
+	if w.kube.nodes[i].ready {
+		w.faultAt[i] = w.now
 	}
 }
 
 // checkFence checks invariants 2, 3 and 5 just before machine i is fenced.
-func (s *Sim) checkFence(i int, kind FenceKind) {
-	m := &s.machines[i]
+func (w *monitor) checkFence(i int, kind FenceKind) {
+	m := &w.fleet.m[i]
+	g := &w.safe.g[i]
+	fa := w.faultAt[i]
 	// The gating observation is the external remediation's own (safe) or,
 	// for an MDB-covered machine, the one the MDB's value came from.
-	if m.granted {
-		if m.faultAt >= 0 && m.grantObs < m.faultAt {
-			s.violate(2, fmt.Sprintf("%s fenced on a grant observed at %s, before its fault at %s", m.Name, m.grantObs, m.faultAt))
+	if g.granted {
+		if fa >= 0 && g.grantObs < fa {
+			w.violate(2, fmt.Sprintf("%s fenced on a grant observed at %s, before its fault at %s", m.Name, g.grantObs, fa))
 		}
-	} else if m.labelled && s.pol.Gate != gateNone && m.faultAt >= 0 && s.mdbObs < m.faultAt {
-		s.violate(2, fmt.Sprintf("%s fenced while labelled, on MDB maxUnavailable=%d observed at %s, before its fault at %s", m.Name, s.mdbMax, s.mdbObs, m.faultAt))
+	} else if m.labelled && w.pol.Gate != gateNone && fa >= 0 && w.fleet.mdbObs < fa {
+		w.violate(2, fmt.Sprintf("%s fenced while labelled, on MDB maxUnavailable=%d observed at %s, before its fault at %s", m.Name, w.fleet.mdbMax, w.fleet.mdbObs, fa))
 	}
-	s.checkCutOff(i)
+	w.checkCutOff(i, "fencing "+m.Name)
 	if kind == FenceDelete || kind == FenceDeleteWipe {
-		for _, oi := range m.osds {
-			if s.serving(int(oi)) {
-				s.violate(5, fmt.Sprintf("%s deleted while osd.%d may still serve (daemon running, up in the map, public network reachable)", m.Name, oi))
+		for _, oi := range w.ceph.hostOSDs[i] {
+			if w.ceph.serving(int(oi)) {
+				w.violate(5, fmt.Sprintf("%s deleted while osd.%d may still serve (daemon running, up in the map, public network reachable)", m.Name, oi))
 				break
 			}
 		}
 	}
 }
 
-// checkCutOff checks invariant 3 for an action that stops machine i's OSDs.
-func (s *Sim) checkCutOff(i int) {
-	for _, oi := range s.machines[i].osds {
-		if !s.serving(int(oi)) {
+// checkCutOff checks invariant 3 for an action that stops machine i's
+// OSDs: a PG whose acting set had min_size serving OSDs, this machine's
+// among them, must keep min_size (a backfill target on it, or elsewhere,
+// is no replica: it is not in the acting set).
+func (w *monitor) checkCutOff(i int, what string) {
+	c := w.ceph
+	for _, oi := range c.hostOSDs[i] {
+		if !c.serving(int(oi)) {
 			continue
 		}
-		for _, pi := range s.osds[oi].pgs {
-			p := &s.pgs[pi]
+		for _, pi := range c.osds[oi].pgs {
+			p := &w.pgs.pgs[pi]
+			if w.pgs.acting(p, 1<<slotOf(p, int(oi))) == 0 {
+				continue
+			}
 			n := 0
-			for k := 0; k < s.P.PoolSize; k++ {
-				if o := p.slot[k]; o >= 0 && s.serving(int(o)) {
+			for k := 0; k < w.P.PoolSize; k++ {
+				if o := p.slot[k]; o >= 0 && w.pgs.acting(p, 1<<k) != 0 && c.serving(int(o)) {
 					n++
 				}
 			}
-			if n >= s.P.PoolMinSize && n-1 < s.P.PoolMinSize {
-				s.violate(3, fmt.Sprintf("fencing %s drops PG %d from %d to %d serving replicas (min_size %d)", s.machines[i].Name, pi, n, n-1, s.P.PoolMinSize))
+			if n >= w.P.PoolMinSize && n-1 < w.P.PoolMinSize {
+				w.violate(3, fmt.Sprintf("%s drops PG %d from %d to %d serving replicas in its acting set (min_size %d)", what, pi, n, n-1, w.P.PoolMinSize))
 				return
 			}
 		}
 	}
 }
 
+// setFenced marks an OSD machine "fenced or not yet back" (invariant 1).
+func (w *monitor) setFenced(i int) {
+	if len(w.ceph.hostOSDs[i]) == 0 || w.fenced[i] {
+		return
+	}
+	w.fenced[i] = true
+	w.nFenced++
+	w.fencedDom(i, 1)
+}
+
+// clearFenced drops machine i from "fenced or not yet back" (invariant 1).
+func (w *monitor) clearFenced(i int) {
+	if !w.fenced[i] {
+		return
+	}
+	w.fenced[i] = false
+	w.nFenced--
+	w.fencedDom(i, -1)
+	if w.rec != nil {
+		w.logf("machine", "%s gone for good: no longer counted as fenced and not back", w.fleet.m[i].Name)
+	}
+}
+
+// backCheck clears "fenced or not yet back" once the machine runs, its node
+// is Ready and all its OSDs are up.
+func (w *monitor) backCheck(i int) {
+	m := &w.fleet.m[i]
+	if !w.fenced[i] || m.phase != PhaseRunning || !w.kube.nodes[i].ready || w.ceph.upOSDs[i] != len(w.ceph.hostOSDs[i]) || w.ceph.cutOff[i] {
+		return
+	}
+	w.fenced[i] = false
+	w.nFenced--
+	w.fencedDom(i, -1)
+	if w.rec != nil {
+		w.logf("machine", "%s back: node Ready, all OSDs up", m.Name)
+	}
+}
+
+// fencedDom counts machine i into (d=1) or out of (d=-1) "fenced or not
+// yet back" per failure domain.
+func (w *monitor) fencedDom(i, d int) {
+	dom := w.ceph.domainOf(i)
+	w.fencedPerDom[dom] += d
+	switch {
+	case d > 0 && w.fencedPerDom[dom] == 1:
+		w.fencedDoms++
+	case d < 0 && w.fencedPerDom[dom] == 0:
+		w.fencedDoms--
+	}
+}
+
+// otherFencedDoms is the number of failure domains other than machine i's
+// with machines fenced or not yet back.
+func (w *monitor) otherFencedDoms(i int) int {
+	if w.fencedPerDom[w.ceph.domainOf(i)] > 0 {
+		return w.fencedDoms - 1
+	}
+	return w.fencedDoms
+}
+
+// machineChanged: machine i's hardware, phase, Node or OSDs changed.
+func (w *monitor) machineChanged(i int) {
+	w.livenessUpdate(i)
+	w.backCheck(i)
+}
+
+// plotNode records machine i's state for the plot.
+func (w *monitor) plotNode(i int) {
+	if w.rec == nil {
+		return
+	}
+	m := &w.fleet.m[i]
+	st := "NotReady"
+	switch {
+	case m.phase != PhaseRunning:
+		st = m.phase.String()
+	case w.ceph.cutOff[i]:
+		st = "CutOff"
+	case w.kube.nodes[i].ready:
+		st = "Ready"
+	}
+	w.rec.nodeState(w.now, i, st)
+}
+
 // blockers names what keeps Ceph from HEALTH_OK at the end of a run.
-func (s *Sim) blockers() []string {
-	h, _ := s.health()
+func (w *monitor) blockers() []string {
+	c := w.ceph
+	h, _ := c.health()
 	if h == HealthOK {
 		return nil
 	}
 	var out []string
-	if !s.ceph.quorum {
-		var down []string
-		for _, mi := range s.ceph.mons {
-			m := &s.machines[mi]
-			if !(m.alive() && m.link[linkPublic]) {
-				down = append(down, m.Name)
-			}
-		}
-		out = append(out, fmt.Sprintf("mon quorum lost: mons on %s down", strings.Join(down, ", ")))
+	if !c.quorum {
+		out = append(out, "mon quorum lost: "+w.monsOut())
 	}
-	hostsIn := 0
-	for i := range s.machines {
-		m := &s.machines[i]
-		in, downIn := 0, 0
-		for _, oi := range m.osds {
-			if s.osds[oi].in {
-				in++
-				if !s.osds[oi].up {
-					downIn++
-				}
+	for i := range w.fleet.m {
+		downIn := 0
+		for _, oi := range c.hostOSDs[i] {
+			if c.osds[oi].in && !c.osds[oi].up {
+				downIn++
 			}
 		}
-		if in > 0 {
-			hostsIn++
-		}
-		if downIn == 0 && m.upOSDs == len(m.osds) {
+		if downIn == 0 && c.upOSDs[i] == len(c.hostOSDs[i]) {
 			continue
 		}
-		var why string
-		switch {
-		case m.phase != PhaseRunning:
-			why = "machine " + m.phase.String()
-		case m.storageFenced:
-			why = "cut off from storage, waiting for the fence"
-		case !m.powered && m.powerLost:
-			why = "powered off"
-		case m.hung:
-			why = "hung"
-		case !m.link[linkPublic] || !m.link[linkCluster]:
-			why = "Ceph network cut"
-		case !m.ready:
-			why = "not fenced: " + s.blockReason(i)
-		default:
-			why = "booting"
+		m := &w.fleet.m[i]
+		why := w.hostState(i)
+		if !w.kube.nodes[i].ready && m.phase == PhaseRunning && m.machineSet {
+			if down, fenced := w.machineDown(i); down && !fenced {
+				why += "; not fenced: " + w.blockReason(i)
+			}
 		}
-		out = append(out, fmt.Sprintf("%s: %d OSD(s) down (%s)", m.Name, len(m.osds)-m.upOSDs, why))
+		out = append(out, fmt.Sprintf("%s: %d OSD(s) down (it %s)", m.Name, len(c.hostOSDs[i])-c.upOSDs[i], why))
 	}
-	if hostsIn < s.P.PoolSize && len(s.pgs) > 0 {
-		out = append(out, fmt.Sprintf("capacity: only %d hosts with OSDs in for pool size %d, PGs cannot backfill", hostsIn, s.P.PoolSize))
+	if in := c.hostsIn(); in < w.P.PoolSize && len(w.pgs.pgs) > 0 {
+		out = append(out, fmt.Sprintf("capacity: only %d hosts with OSDs in for pool size %d, PGs cannot backfill", in, w.P.PoolSize))
 	}
 	rec := 0
 	for st := stActive; st < numPGStates; st++ {
-		rec += s.ceph.nState[st]
+		rec += w.pgs.nState[st]
 	}
 	if rec > 0 {
-		out = append(out, fmt.Sprintf("%d PGs not active+clean (%s)", rec, s.pgStateSummary()))
+		out = append(out, fmt.Sprintf("%d PGs not active+clean (%s)", rec, w.pgs.summary()))
 	}
 	sort.Strings(out)
 	return out
-}
-
-func (s *Sim) pgStateSummary() string {
-	var parts []string
-	for st := pgState(0); st < numPGStates; st++ {
-		if n := s.ceph.nState[st]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, pgStateNames[st]))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Invariant 6, bounded liveness, whatever the cause: a machine down and
 // unfenced, a cluster without mon quorum, or with degraded or unavailable
@@ -24,7 +21,13 @@ import (
 //     lifted when the node is back, does not count) ends the episode;
 //     bound livenessBound;
 //   - no mon quorum; bound noQuorumBound;
-//   - some PG degraded, inactive or blocked; bound degradedBound.
+//   - some PG degraded, inactive or blocked; bound degradedBound plus
+//     twice the time the data moved and still to move in the episode
+//     takes at the recovery rate of the OSDs up and in (degradedBound): a
+//     large backfill that progresses is no violation, one that is stuck
+//     (noout, the subtree limit, too few hosts) is.
+//
+// A violation names the cause (causes.go).
 
 // episode tracks one liveness condition.
 type episode struct {
@@ -34,43 +37,81 @@ type episode struct {
 	gen   int32
 }
 
-// episode kinds (the event's b argument; a machine's index is its a).
-const (
-	epNode int32 = iota
-	epQuorum
-	epDegraded
-)
+// episodeKind is what an episode tracks.
+type episodeKind uint8
 
-func (s *Sim) initLiveness() {
-	s.inv.quorumEp.start, s.inv.degradedEp.start = -1, -1
-	for i := range s.machines {
-		s.machines[i].downEp.start = -1
-	}
-}
+const (
+	epNode     episodeKind = iota // a machine down and unfenced
+	epQuorum                      // no mon quorum
+	epDegraded                    // degraded or unavailable PGs
+)
 
 // track moves episode e to bad now; bound is its bound, kind and i say
 // what it is (for the events).
-func (s *Sim) track(e *episode, bad bool, bound Time, kind int32, i int) {
+func (w *monitor) track(e *episode, bad bool, bound Time, kind episodeKind, i int) {
 	if bad == e.bad {
 		return
 	}
 	e.bad = bad
 	if !bad {
 		if e.start >= 0 {
-			e.good = s.now
-			s.schedule(s.now+s.P.LivenessStable, evLivenessEnd, int32(i), kind, int64(e.gen))
+			e.good = w.now
+			w.events.at(w.now+w.P.LivenessStable, livenessEvent{kind: evEpisodeEnd, ep: kind, m: int32(i), gen: e.gen})
 		}
 		return
 	}
 	if e.start < 0 {
-		e.start = s.now
+		e.start = w.now
 		e.gen++
-		s.schedule(s.now+bound, evLiveness, int32(i), kind, int64(e.gen))
+		switch kind {
+		case epNode:
+			w.downEpGen[i] = w.kube.nodes[i].readyGen
+		case epDegraded:
+			w.degMovedAt = w.metrics.MovedMB
+		}
+		w.events.at(w.now+bound, livenessEvent{kind: evEpisodeDue, ep: kind, m: int32(i), gen: e.gen})
 		return
 	}
-	if s.now-e.start >= bound {
-		s.livenessBroken(kind, i)
+	if w.now-e.start >= bound {
+		w.boundReached(e, kind, i)
 	}
+}
+
+// boundReached: episode e has lasted its base bound while its condition
+// holds; a degraded episode whose data still moves gets the time that
+// takes.
+func (w *monitor) boundReached(e *episode, kind episodeKind, i int) {
+	if kind == epDegraded {
+		if b, _ := w.degradedBound(); w.now-e.start < b {
+			w.events.at(e.start+b, livenessEvent{kind: evEpisodeDue, ep: kind, m: int32(i), gen: e.gen})
+			return
+		}
+	}
+	w.livenessBroken(kind, i)
+}
+
+// degradedBound is the degraded episode's bound: degradedBound plus twice
+// the time the data the episode moved and still has to move takes at the
+// recovery rate of the OSDs up and in (twice: the reservations keep the
+// OSDs from all moving data at once); why says so.
+func (w *monitor) degradedBound() (b Time, why string) {
+	mb := w.metrics.MovedMB - w.degMovedAt + w.pgs.toMoveMB()
+	rate := w.P.OSDRecoveryMBps
+	if w.P.OSDMaxBackfills == 0 {
+		rate = w.P.RecoveryMBps
+	}
+	osds := 0
+	for i := range w.ceph.osds {
+		if o := &w.ceph.osds[i]; o.up && o.in {
+			osds++
+		}
+	}
+	b = w.P.DegradedBound
+	if mb <= 0 || osds == 0 {
+		return b, b.Dur()
+	}
+	move := Time(2 * mb / (float64(osds) * rate) * float64(Second))
+	return b + move, fmt.Sprintf("%s + %s to move %.0f GB at %d OSDs x %.0f MB/s, twice", w.P.DegradedBound.Dur(), move.Dur(), mb/1024, osds, rate)
 }
 
 // reset ends episode e at once (the machine was fenced).
@@ -79,103 +120,84 @@ func (e *episode) reset() {
 	e.gen++
 }
 
-func (s *Sim) episodeOf(kind int32, i int) *episode {
+func (w *monitor) episodeOf(kind episodeKind, i int) *episode {
 	switch kind {
 	case epQuorum:
-		return &s.inv.quorumEp
+		return &w.quorumEp
 	case epDegraded:
-		return &s.inv.degradedEp
+		return &w.degradedEp
 	}
-	return &s.machines[i].downEp
+	return &w.downEp[i]
 }
 
-// livenessDue: episode kind (of machine i) has reached its bound.
-func (s *Sim) livenessDue(i int, kind int32, gen int32) {
-	if e := s.episodeOf(kind, i); e.gen == gen && e.start >= 0 && e.bad {
-		s.livenessBroken(kind, i)
-	}
-}
-
-// livenessEnd: the condition has not held for livenessStable; the
-// episode is over.
-func (s *Sim) livenessEnd(i int, kind int32, gen int32) {
-	if e := s.episodeOf(kind, i); e.gen == gen && !e.bad && e.start >= 0 && s.now-e.good >= s.P.LivenessStable {
-		e.start = -1
-		e.gen++
+func (w *monitor) handle(e livenessEvent) {
+	i := int(e.m)
+	ep := w.episodeOf(e.ep, i)
+	switch e.kind {
+	case evEpisodeDue:
+		// the episode has reached its bound
+		if ep.gen == e.gen && ep.start >= 0 && ep.bad {
+			w.boundReached(ep, e.ep, i)
+		}
+	case evEpisodeEnd:
+		// the condition has not held for livenessStable: the episode is over
+		if ep.gen == e.gen && !ep.bad && ep.start >= 0 && w.now-ep.good >= w.P.LivenessStable {
+			ep.start = -1
+			ep.gen++
+		}
 	}
 }
 
 // machineDown reports whether machine i is down in the sense of
 // invariant 6 and not fenced; fenced reports whether it is fenced.
-func (s *Sim) machineDown(i int) (down, fenced bool) {
-	m := &s.machines[i]
+func (w *monitor) machineDown(i int) (down, fenced bool) {
+	m := &w.fleet.m[i]
 	// a storage cut-off is a step toward a fence, lifted when the node is
-	// back: it does not end the episode
-	fenced = m.remediated || m.tainted || m.phase != PhaseRunning
-	down = m.machineSet && !fenced && !m.ready && !(m.alive() && m.link[linkPublic])
+	// back: it does not end the episode; nor does a remediation whose
+	// power-off the BMC has not confirmed, unless its Node was deleted
+	n := &w.kube.nodes[i]
+	fenced = (m.remediated && (m.bmh != bmhPowerOff || !n.hasNode)) || n.tainted || m.phase != PhaseRunning
+	down = m.machineSet && !fenced && !n.ready && !m.reaches(linkPublic)
 	return
 }
 
 // livenessUpdate re-evaluates machine i's down episode.
-func (s *Sim) livenessUpdate(i int) {
-	if s.cfg.SafetyOnly {
+func (w *monitor) livenessUpdate(i int) {
+	if w.cfg.SafetyOnly {
 		return
 	}
-	m := &s.machines[i]
-	down, fenced := s.machineDown(i)
+	e := &w.downEp[i]
+	down, fenced := w.machineDown(i)
 	if fenced {
-		if m.downEp.start >= 0 || m.downEp.bad {
-			m.downEp.reset()
+		if e.start >= 0 || e.bad {
+			e.reset()
 		}
 		return
 	}
-	s.track(&m.downEp, down, s.P.LivenessBound, epNode, i)
+	w.track(e, down, w.P.LivenessBound, epNode, i)
 }
 
 // clusterLiveness re-evaluates the cluster's episodes (after every step).
-func (s *Sim) clusterLiveness() {
-	if s.cfg.SafetyOnly {
+func (w *monitor) clusterLiveness() {
+	if w.cfg.SafetyOnly {
 		return
 	}
-	s.track(&s.inv.quorumEp, !s.ceph.quorum, s.P.NoQuorumBound, epQuorum, 0)
-	bad := s.ceph.nDegraded+s.ceph.nInactive+s.ceph.nBlocked > 0
-	s.track(&s.inv.degradedEp, bad, s.P.DegradedBound, epDegraded, 0)
+	w.track(&w.quorumEp, !w.ceph.quorum, w.P.NoQuorumBound, epQuorum, 0)
+	bad := w.pgs.nDegraded+w.pgs.nInactive+w.pgs.nBlocked > 0
+	w.track(&w.degradedEp, bad, w.P.DegradedBound, epDegraded, 0)
 }
 
-func (s *Sim) livenessBroken(kind int32, i int) {
-	e := s.episodeOf(kind, i)
-	age := (s.now - e.start).Dur()
+func (w *monitor) livenessBroken(kind episodeKind, i int) {
+	e := w.episodeOf(kind, i)
+	age := (w.now - e.start).Dur()
 	switch kind {
 	case epQuorum:
-		var down []string
-		for k, mi := range s.ceph.mons {
-			if m := &s.machines[mi]; !(m.alive() && m.link[linkPublic]) || s.ceph.monEmpty[k] {
-				down = append(down, m.Name)
-			}
-		}
-		s.violate(6, fmt.Sprintf("no mon quorum for %s (bound %s; mons on %s out)", age, s.P.NoQuorumBound.Dur(), strings.Join(down, ", ")))
+		w.violate(6, fmt.Sprintf("no mon quorum for %s (bound %s; %s)", age, w.P.NoQuorumBound.Dur(), w.monsOut()))
 	case epDegraded:
-		s.violate(6, fmt.Sprintf("PGs degraded or unavailable for %s (bound %s; %s)", age, s.P.DegradedBound.Dur(), s.pgStateSummary()))
+		_, bound := w.degradedBound()
+		w.violate(6, fmt.Sprintf("PGs degraded or unavailable for %s (bound %s; %s)", age, bound, w.degradedCause()))
 	default:
-		m := &s.machines[i]
-		s.violate(6, fmt.Sprintf("%s down (NotReady, serving nothing) for %s and not fenced (bound %s; blocked: %s)", m.Name, age, s.P.LivenessBound.Dur(), s.blockReason(i)))
+		m := &w.fleet.m[i]
+		w.violate(6, fmt.Sprintf("%s down (NotReady, serving nothing) for %s and not fenced (bound %s; blocked: %s)", m.Name, age, w.P.LivenessBound.Dur(), w.blockReason(i)))
 	}
-}
-
-// blockReason names why machine i has not been fenced.
-func (s *Sim) blockReason(i int) string {
-	m := &s.machines[i]
-	switch {
-	case m.safeWhy != "":
-		return m.safeWhy
-	case m.blocked != "":
-		return m.blocked
-	case s.mhcStall && !s.pol.Grants:
-		return "the MachineHealthCheck is stalled"
-	case s.pol.usesOperator() && !s.opUp:
-		return "the storage operator is down"
-	case m.ready || m.readyLT+s.P.MHCUnhealthyTimeout > s.now:
-		return "its Ready condition flaps: the MachineHealthCheck's timer restarts at every transition"
-	}
-	return "no controller acted"
 }

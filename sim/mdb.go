@@ -4,30 +4,31 @@ package sim
 // its value, its arithmetic per implementation and the MHC's retry.
 
 // setLabel sets the fencing label (MDB selector) on a machine.
-func (s *Sim) setLabel(i int, v bool, obs Time) {
-	m := &s.machines[i]
+func (f *fleet) setLabel(i int, v bool, obs Time) {
+	m := &f.m[i]
 	m.labelObs = obs
 	if m.labelled == v {
 		return
 	}
 	m.labelled = v
-	if s.rec != nil && s.now > 0 {
+	if f.rec != nil && f.now > 0 {
 		if v {
-			s.logf("label", "%s labelled (observed %s)", m.Name, obs)
+			f.logf("label", "%s labelled (observed %s)", m.Name, obs)
 		} else {
-			s.logf("label", "%s unlabelled (observed %s)", m.Name, obs)
+			f.logf("label", "%s unlabelled (observed %s)", m.Name, obs)
 		}
 	}
 }
 
-func (s *Sim) setMDB(v int, obs Time) {
-	s.mdbObs = obs
-	if v == s.mdbMax {
+// setMDB writes the MDB's maxUnavailable, observed at obs.
+func (f *fleet) setMDB(v int, obs Time) {
+	f.mdbObs = obs
+	if v == f.mdbMax {
 		return
 	}
-	s.mdbMax = v
-	if s.rec != nil {
-		s.logf("mdb", "maxUnavailable=%d (observed %s)", v, obs)
+	f.mdbMax = v
+	if f.rec != nil {
+		f.logf("mdb", "maxUnavailable=%d (observed %s)", v, obs)
 	}
 }
 
@@ -75,10 +76,10 @@ func (v MDBVariant) String() string { return mdbVariants[v].name }
 // however many of its machines carry the label - plus 1 per labelled
 // machine without one; currentHealthy counts the labelled machines not
 // being deleted whose node is Ready. machine-remediation adds 1.
-func (s *Sim) mdbAllowed() int {
+func (f *fleet) mdbAllowed() int {
 	expected, healthy, inSet := 0, 0, false
-	for i := range s.machines {
-		m := &s.machines[i]
+	for i := range f.m {
+		m := &f.m[i]
 		if !m.labelled || m.phase == PhaseGone {
 			continue
 		}
@@ -87,23 +88,23 @@ func (s *Sim) mdbAllowed() int {
 		} else {
 			expected++
 		}
-		if m.ready && m.phase == PhaseRunning {
+		if f.kube.nodes[i].ready && m.phase == PhaseRunning {
 			healthy++
 		}
 	}
 	if inSet {
-		expected += s.scale()
+		expected += f.scale()
 	}
 	if expected == 0 {
 		return 0
 	}
-	return healthy - max(expected-s.mdbMax, 0) + mdbVariants[s.cfg.Cluster.MDB].plusOne
+	return healthy - max(expected-f.mdbMax, 0) + mdbVariants[f.cfg.Cluster.MDB].plusOne
 }
 
 // mhcRetry is how soon the MHC retries a refused remediation.
-func (s *Sim) mhcRetry() Time {
-	if s.P.MHCRetryInterval > 0 {
-		return s.P.MHCRetryInterval
+func (f *fleet) mhcRetry() Time {
+	if f.P.MHCRetryInterval > 0 {
+		return f.P.MHCRetryInterval
 	}
-	return mdbVariants[s.cfg.Cluster.MDB].retry
+	return mdbVariants[f.cfg.Cluster.MDB].retry
 }

@@ -31,7 +31,8 @@ type Metrics struct {
 	WritesRefused float64
 	// StaleWrites counts writes accepted from clients whose pod was deleted
 	// while the workload's new client holds the lock: writes the current
-	// instance never sees, lost or corrupting (split-brain).
+	// instance never sees, lost or corrupting (split-brain). Like any
+	// write, they land only on PGs that serve.
 	StaleWrites float64
 	// FencesNotOK counts fences (remediations, cut-offs, taints) taken
 	// while `ceph status` was not HEALTH_OK; the seed design's rule
@@ -68,24 +69,17 @@ type Metrics struct {
 	staleRate  float64 // stale writes accepted per ms since lastStep
 }
 
-// fenceHealth records whether a fence happens on HEALTH_OK.
-func (mt *Metrics) fenceHealth(s *Sim) {
-	mt.FenceActions++
-	if h, _ := s.health(); h != HealthOK {
-		mt.FencesNotOK++
+// fenceAction records a fence action (a remediation, a cut-off, a taint)
+// and whether it happens on HEALTH_OK.
+func (w *monitor) fenceAction() {
+	w.metrics.FenceActions++
+	if h, _ := w.ceph.health(); h != HealthOK {
+		w.metrics.FencesNotOK++
 	}
-}
-
-// unservedFraction is the fraction of PGs that cannot serve I/O now.
-func (s *Sim) unservedFraction() float64 {
-	if len(s.pgs) == 0 {
-		return 0
-	}
-	return float64(s.ceph.nInactive+s.ceph.nBlocked) / float64(len(s.pgs))
 }
 
 // finish closes the metrics at the end of the run.
-func (mt *Metrics) finish(s *Sim) {
+func (mt *Metrics) finish(s *monitor) {
 	if mt.unavail {
 		mt.Unavailable += s.now - mt.since
 		mt.unavail = false
@@ -95,7 +89,7 @@ func (mt *Metrics) finish(s *Sim) {
 	}
 }
 
-func (mt *Metrics) init(s *Sim) {
+func (mt *Metrics) init(s *monitor) {
 	mt.FirstFault, mt.RecoveredAt, mt.lastQuorum = -1, 0, true
 	mt.CleanAt, mt.lastClean = 0, true
 	for _, f := range s.cfg.Faults {
@@ -105,12 +99,12 @@ func (mt *Metrics) init(s *Sim) {
 	}
 }
 
-func (mt *Metrics) step(s *Sim) {
-	h, c := s.health()
+func (mt *Metrics) step(s *monitor) {
+	h, c := s.ceph.health()
 	if c != mt.lastChecks {
 		mt.lastChecks = c
 		if s.rec != nil {
-			s.logf("health", "%s", s.healthText())
+			s.logf("health", "%s", s.ceph.healthText())
 			s.rec.health = append(s.rec.health, stateSample{s.now, h.String()})
 		}
 	}
@@ -124,7 +118,7 @@ func (mt *Metrics) step(s *Sim) {
 		}
 	}
 	mt.lastH = h
-	if clean := s.ceph.nState[stClean] == len(s.pgs); clean != mt.lastClean {
+	if clean := s.pgs.nState[stClean] == len(s.pgs.pgs); clean != mt.lastClean {
 		mt.lastClean = clean
 		if clean {
 			mt.CleanAt = s.now
@@ -145,21 +139,24 @@ func (mt *Metrics) step(s *Sim) {
 		mt.lastStep = s.now
 	}
 	mt.lastQuorum = s.ceph.quorum
-	un := s.ceph.nInactive+s.ceph.nBlocked > 0
+	un := s.pgs.nInactive+s.pgs.nBlocked > 0
 	if un != mt.unavail {
 		if mt.unavail {
 			mt.Unavailable += s.now - mt.since
 		}
 		mt.unavail, mt.since = un, s.now
 	}
-	if nw := len(s.cl.workloads); nw > 0 {
+	if nw := len(s.clients.workloads); nw > 0 {
 		per := s.P.ClientWriteIOPS / float64(Second)
-		cur := float64(s.cl.nCurWriting)
-		mt.refRate = per * (float64(nw) - cur + cur*s.unservedFraction())
-		mt.staleRate = per * float64(s.cl.nSplit)
+		cur := float64(s.clients.nCurWriting)
+		un := s.pgs.unservedFraction()
+		mt.refRate = per * (float64(nw) - cur + cur*un)
+		// a stale client's writes land only on PGs that serve: an
+		// undersized+peered PG accepts none
+		mt.staleRate = per * float64(s.clients.nSplit) * (1 - un)
 	}
-	if s.rec != nil && len(s.pgs) > 0 {
-		v := 1 - s.unservedFraction()
+	if s.rec != nil && len(s.pgs.pgs) > 0 {
+		v := 1 - s.pgs.unservedFraction()
 		a := s.rec.avail
 		if last := a[len(a)-1]; last.v != v {
 			if last.at == s.now {

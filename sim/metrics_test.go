@@ -37,9 +37,9 @@ func TestTTRIgnoresPeeringBlip(t *testing.T) {
 // writing to them; the first-generation model refused every write.
 func TestNoQuorumServesLastMap(t *testing.T) {
 	s := simAt(t, "no-quorum-serves-last-map", "never", 12*Minute, nil)
-	served := 1 - s.unservedFraction()
-	if s.ceph.quorum || served < 0.3 || served > 0.6 || s.cl.nCurWriting == 0 {
-		t.Errorf("no quorum at 12 min: quorum %v, %.0f %% of PGs serve, %d clients write; want no quorum, about 42 %% serving, clients writing", s.ceph.quorum, 100*served, s.cl.nCurWriting)
+	served := 1 - s.pgs.unservedFraction()
+	if s.ceph.quorum || served < 0.3 || served > 0.6 || s.clients.nCurWriting == 0 {
+		t.Errorf("no quorum at 12 min: quorum %v, %.0f %% of PGs serve, %d clients write; want no quorum, about 42 %% serving, clients writing", s.ceph.quorum, 100*served, s.clients.nCurWriting)
 	}
 	r := runScenario(t, "no-quorum-serves-last-map", "never", nil)
 	all := 18 * 100.0 * float64(r.Metrics.NoQuorum) / float64(Second)

@@ -178,12 +178,24 @@ type Params struct {
 	// BareMetalReprovisionTime is the time to deprovision and reprovision a
 	// bare-metal host (delete fence), before it boots.
 	BareMetalReprovisionTime Time
-	// RebootTime is a power cycle through the BMC (reboot fence), before boot.
+	// RebootTime is how long a reboot remediation keeps the host off: on
+	// bare metal from the BMC's confirmed power-off (and the Node's
+	// deletion) to the power-on; on cloud the provider's stop/start.
 	RebootTime Time
+	// BMCPowerOffTime is how long the BMC (BareMetalHost, Ironic) takes to
+	// power a host off and report it off, before the Metal3 remediation
+	// deletes the Node.
+	BMCPowerOffTime Time
+	// RebootRemediationTimeout is the Metal3 remediation's timeout
+	// (strategy.timeout, 5 min in OpenShift's example): a Node not back
+	// this long after an attempt began gets another power cycle.
+	RebootRemediationTimeout Time
 
 	// RebootRetryLimit is how often a host that stays NotReady after a
 	// reboot remediation is rebooted again (a Metal3 remediation's
-	// retryLimit); then it stays fenced for a person to look at.
+	// retryLimit); then OpenShift's remediation deletes the Machine and
+	// marks the host unhealthy (on cloud the stop/start stops, for a
+	// person to look at).
 	RebootRetryLimit int
 	// MonSyncTime is how long a mon recreated with an empty store takes to
 	// sync the store from the quorum and rejoin it.
@@ -313,6 +325,8 @@ func DefaultParams() Params {
 		MachineProvisionTime:           4 * Minute,
 		BareMetalReprovisionTime:       20 * Minute,
 		RebootTime:                     3 * Minute,
+		BMCPowerOffTime:                30 * Second,
+		RebootRemediationTimeout:       5 * Minute,
 		MonSyncTime:                    Minute,
 		RebootRetryLimit:               1,
 		OperatorLag:                    5 * Second,

@@ -75,6 +75,8 @@ var paramTable = []paramDesc{
 	{name: "rebootRetryLimit", kind: pInt, i: func(p *Params) *int { return &p.RebootRetryLimit }},
 	{name: "monSyncTime", dur: func(p *Params) *Time { return &p.MonSyncTime }},
 	{name: "rebootTime", dur: func(p *Params) *Time { return &p.RebootTime }},
+	{name: "bmcPowerOffTime", dur: func(p *Params) *Time { return &p.BMCPowerOffTime }},
+	{name: "rebootRemediationTimeout", dur: func(p *Params) *Time { return &p.RebootRemediationTimeout }},
 	{name: "operatorLag", dur: func(p *Params) *Time { return &p.OperatorLag }},
 	{name: "operatorStartTime", dur: func(p *Params) *Time { return &p.OperatorStartTime }},
 	{name: "operatorFailoverTime", dur: func(p *Params) *Time { return &p.OperatorFailoverTime }},

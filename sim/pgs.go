@@ -3,14 +3,132 @@ package sim
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
-// PG peering, state, recovery and the wipe of a machine's replicas.
+// The PGs of the pool: peering, states, placement (placement.go),
+// recovery (recovery.go), mapping back (remap.go) and the wipe of a
+// machine's replicas.
 
-func (s *Sim) pgUp(p *PG) uint8 {
+type pgState uint8
+
+// PG states, from Ceph's point of view.
+const (
+	stClean      pgState = iota // active+clean
+	stActive                    // active, degraded/undersized/recovering
+	stPeering                   // peering (inactive)
+	stInactive                  // undersized+peered: fewer than min_size up
+	stDown                      // down: no up replica has the latest writes
+	stIncomplete                // no replica anywhere has the latest writes
+	numPGStates
+)
+
+var pgStateNames = [numPGStates]string{"active+clean", "active+degraded", "peering", "undersized+peered", "down", "incomplete"}
+
+func (st pgState) active() bool { return st <= stActive }
+
+// PG is one placement group of the pool.
+type PG struct {
+	slot          [maxSize]int32
+	stale         [maxSize]Time
+	resv          [maxSize]int32 // OSDs holding a remote recovery reservation for this PG (-1: none)
+	homeStale     [maxSize]Time  // since when the home OSD's copy misses writes (remap.go; -1: no data)
+	home          [maxSize]int32 // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
+	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
+	bf            uint8          // slots backfilling onto back[k]
+	rwait         bool           // waits for norebalance to go (flags.go)
+	recMB         float32        // data the running recovery or backfill moves
+	inactiveSince Time
+	lresv         int32 // the primary holding the local reservation (-1: none)
+	gen           uint32
+	cur           uint8 // slots holding the latest writes
+	data          uint8 // slots holding (possibly stale) data
+	rec           uint8 // slots being recovered
+	state         pgState
+	degraded      bool
+	blocked       bool // active, but an acting OSD up in the map cannot serve
+	peering       bool
+	stuck         bool
+}
+
+// pgEventKind names a PG event.
+type pgEventKind uint8
+
+const (
+	evPGPeered     pgEventKind = iota // peering after an acting set change is done
+	evPGRecovered                     // recovery or backfill onto the PG's slots is done
+	evPGStuck                         // the PG has been inactive for mon_pg_stuck_threshold
+	evPGBackfilled                    // the backfill onto its returned OSDs is done
+)
+
+// pgEvent is an event of PG pg; gen is the PG's generation it was
+// scheduled for (evPGStuck: when it became inactive).
+type pgEvent struct {
+	kind pgEventKind
+	pg   int32
+	gen  uint32
+}
+
+// pgMap is the pool's PGs, as the OSDs peer, recover and backfill them.
+type pgMap struct {
+	*core
+	events mailbox[pgEvent]
+	ceph   *cephCluster
+	fleet  *fleet
+	watch  *monitor
+
+	pgs       []PG
+	full      uint8 // the slot bits of a pool-size PG
+	nState    [numPGStates]int
+	nInactive int
+	nBlocked  int // active PGs whose I/O blocks on an acting OSD up in the map that cannot serve
+	nDegraded int
+	nStuck    int
+	rebalWait []int32 // PGs whose backfill norebalance paused
+	// countBackfillTargets counts backfill targets toward min_size (the
+	// first-generation model's rule; tests switch it on to show what the
+	// invariants then miss).
+	countBackfillTargets bool
+}
+
+func (g *pgMap) handle(e pgEvent) {
+	pi := int(e.pg)
+	switch e.kind {
+	case evPGPeered:
+		if p := &g.pgs[pi]; e.gen == p.gen && p.peering {
+			p.peering = false
+			g.pgSettle(pi)
+		}
+	case evPGRecovered:
+		g.pgRecovered(pi, e.gen)
+	case evPGStuck:
+		g.pgStuck(pi, e.gen)
+	case evPGBackfilled:
+		g.backfilledBack(pi, e.gen)
+	}
+}
+
+func (g *pgMap) at(t Time, k pgEventKind, pi int, gen uint32) {
+	g.events.at(t, pgEvent{kind: k, pg: int32(pi), gen: gen})
+}
+
+// rebalanceResumed: norebalance was unset; the PGs it paused backfill.
+func (g *pgMap) rebalanceResumed() {
+	w := g.rebalWait
+	g.rebalWait = nil
+	for _, pi := range w {
+		p := &g.pgs[pi]
+		p.rwait = false
+		if !p.peering && p.rec == 0 && p.bf == 0 && p.state.active() {
+			g.pgSettle(int(pi))
+		}
+	}
+}
+
+func (g *pgMap) pgUp(p *PG) uint8 {
 	var up uint8
-	for k := 0; k < s.P.PoolSize; k++ {
-		if o := p.slot[k]; o >= 0 && s.osds[o].up {
+	for k := 0; k < g.P.PoolSize; k++ {
+		if o := p.slot[k]; o >= 0 && g.ceph.osds[o].up {
 			up |= 1 << k
 		}
 	}
@@ -20,11 +138,11 @@ func (s *Sim) pgUp(p *PG) uint8 {
 // peerUnreachable reports whether an up member of PG p cannot exchange
 // messages with its peers; it marks such OSDs so that the PG peers again
 // when they can.
-func (s *Sim) peerUnreachable(p *PG, up uint8) bool {
+func (g *pgMap) peerUnreachable(p *PG, up uint8) bool {
 	bad := false
-	for k := 0; k < s.P.PoolSize; k++ {
+	for k := 0; k < g.P.PoolSize; k++ {
 		if up&(1<<k) != 0 {
-			if o := &s.osds[p.slot[k]]; !o.canUp {
+			if o := &g.ceph.osds[p.slot[k]]; !o.canUp {
 				o.blocksPeering, bad = true, true
 			}
 		}
@@ -33,29 +151,56 @@ func (s *Sim) peerUnreachable(p *PG, up uint8) bool {
 }
 
 // pgChanged starts peering after the PG's acting set changed.
-func (s *Sim) pgChanged(pi int) {
-	p := &s.pgs[pi]
+func (g *pgMap) pgChanged(pi int) {
+	p := &g.pgs[pi]
 	p.gen++
 	p.rec, p.bf = 0, 0
 	p.peering = true
-	s.release(pi)
-	up := s.pgUp(p)
-	s.setPGState(pi, stPeering, bits.OnesCount8(up) < s.P.PoolSize || up&p.cur != s.ceph.full)
-	s.schedule(s.now+s.P.PeeringTime, evPGPeered, int32(pi), 0, int64(p.gen))
+	g.release(pi)
+	up := g.pgUp(p)
+	g.setPGState(pi, stPeering, bits.OnesCount8(up) < g.P.PoolSize || up&p.cur != g.full)
+	g.at(g.now+g.P.PeeringTime, evPGPeered, pi, p.gen)
+}
+
+// acting is PG p's acting set among its up OSDs: those whose copy the PG
+// log can bring up to date (the latest writes, or older data the log
+// covers). An up OSD without a copy - a slot CRUSH remapped to it, or a
+// wiped one - is a backfill target: Ceph's PeeringState
+// (calc_replicated_acting) leaves it out of the acting set, so it does
+// not count toward min_size until its backfill completes.
+func (g *pgMap) acting(p *PG, up uint8) uint8 {
+	if g.countBackfillTargets {
+		return up // the first-generation rule, kept for the test that shows what it hid
+	}
+	return up & p.data
+}
+
+// priority is the reservation priority of PG p's recovery of slots need
+// (recovery.go).
+func (g *pgMap) priority(p *PG, up, need uint8) int {
+	switch {
+	case bits.OnesCount8(g.acting(p, up)) < g.P.PoolMinSize:
+		return prioInactive
+	case need&^p.data != 0:
+		return prioBackfill
+	}
+	return prioRecovery
 }
 
 // pgSettle derives the PG's state after peering or recovery: active iff at
-// least min_size replicas are up and one of them has the latest writes.
+// least min_size OSDs of its acting set are up and one of them has the
+// latest writes; with fewer it is peered (undersized+peered: I/O blocks).
 // While active, replicas that are not up miss writes and become stale.
-// Stale or empty up replicas recover (log) or backfill (data) from a
-// current one; recovery below min_size is allowed, as in Ceph.
-func (s *Sim) pgSettle(pi int) {
-	p := &s.pgs[pi]
-	up := s.pgUp(p)
-	if s.peerUnreachable(p, up) {
+// Stale up replicas recover (log) and backfill targets backfill (data)
+// from a current one; recovery and backfill below min_size are allowed, as
+// in Ceph (osd_allow_recovery_below_min_size).
+func (g *pgMap) pgSettle(pi int) {
+	p := &g.pgs[pi]
+	up := g.pgUp(p)
+	if g.peerUnreachable(p, up) {
 		// an OSD up in the map whose peers cannot reach it (cluster
 		// network): peering cannot complete until it is marked down
-		s.setPGState(pi, stPeering, bits.OnesCount8(up) < s.P.PoolSize || up&p.cur != s.ceph.full)
+		g.setPGState(pi, stPeering, bits.OnesCount8(up) < g.P.PoolSize || up&p.cur != g.full)
 		return
 	}
 	u := bits.OnesCount8(up)
@@ -66,68 +211,68 @@ func (s *Sim) pgSettle(pi int) {
 		st = stIncomplete
 	case c == 0:
 		st = stDown
-	case u < s.P.PoolMinSize:
+	case bits.OnesCount8(g.acting(p, up)) < g.P.PoolMinSize:
 		st = stInactive
 	default:
 		st = stActive
 	}
 	if st == stActive {
 		if stale := p.cur &^ up; stale != 0 {
-			for k := 0; k < s.P.PoolSize; k++ {
+			for k := 0; k < g.P.PoolSize; k++ {
 				if stale&(1<<k) != 0 {
-					p.stale[k] = s.now
+					p.stale[k] = g.now
 				}
 			}
 			p.cur &= up
 		}
 	}
-	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && s.reserve(pi, need) {
+	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && g.reserve(pi, need, g.priority(p, up, need)) {
 		var longest, total float64
-		for k := 0; k < s.P.PoolSize; k++ {
+		for k := 0; k < g.P.PoolSize; k++ {
 			if need&(1<<k) == 0 {
 				continue
 			}
-			mb := s.pgMB()
+			mb := g.pgMB()
 			if p.data&(1<<k) != 0 {
-				mb = s.deltaMB(p.stale[k])
+				mb = g.deltaMB(p.stale[k])
 			}
-			longest = max(longest, mb/s.recoveryRate())
+			longest = max(longest, mb/g.recoveryRate())
 			total += mb
 		}
 		p.rec = need
 		p.recMB = float32(total)
-		s.schedule(s.now+Time(longest*float64(Second))+1, evPGRecovered, int32(pi), 0, int64(p.gen))
+		g.at(g.now+Time(longest*float64(Second))+1, evPGRecovered, pi, p.gen)
 	}
-	deg := u < s.P.PoolSize || up&p.cur != s.ceph.full
+	deg := u < g.P.PoolSize || up&p.cur != g.full
 	remapped := false
 	if st == stActive && p.rec == 0 && p.back != noBack {
-		remapped = s.startBackfillBack(pi)
+		remapped = g.startBackfillBack(pi)
 	}
 	if st == stActive && !deg && p.rec == 0 && !remapped {
 		st = stClean
 	}
-	s.setPGState(pi, st, deg)
+	g.setPGState(pi, st, deg)
 }
 
-func (s *Sim) pgRecovered(pi int, gen uint32) {
-	p := &s.pgs[pi]
+func (g *pgMap) pgRecovered(pi int, gen uint32) {
+	p := &g.pgs[pi]
 	if p.gen != gen || p.rec == 0 {
 		return
 	}
-	done := p.rec & s.pgUp(p)
-	s.metrics.MovedMB += float64(p.recMB)
+	done := p.rec & g.pgUp(p)
+	g.watch.metrics.MovedMB += float64(p.recMB)
 	p.cur |= done
 	p.data |= done
 	p.rec = 0
-	s.release(pi)
-	s.pgSettle(pi)
+	g.release(pi)
+	g.pgSettle(pi)
 }
 
-func (s *Sim) pgStuck(pi int, since uint32) {
-	p := &s.pgs[pi]
+func (g *pgMap) pgStuck(pi int, since uint32) {
+	p := &g.pgs[pi]
 	if !p.state.active() && !p.stuck && uint32(p.inactiveSince) == since {
 		p.stuck = true
-		s.ceph.nStuck++
+		g.nStuck++
 	}
 }
 
@@ -135,12 +280,12 @@ func (s *Sim) pgStuck(pi int, since uint32) {
 // acting set is up in the map but cannot serve (dead, cut off, or without
 // a network). With quorum it lasts until the OSD is marked down
 // (osd_heartbeat_grace); without, the frozen map keeps it.
-func (s *Sim) pgBlocked(pi int) {
-	p := &s.pgs[pi]
+func (g *pgMap) pgBlocked(pi int) {
+	p := &g.pgs[pi]
 	b := false
 	if p.state.active() {
-		for k := 0; k < s.P.PoolSize; k++ {
-			if o := p.slot[k]; o >= 0 && s.osds[o].up && !s.osds[o].canUp {
+		for k := 0; k < g.P.PoolSize; k++ {
+			if o := p.slot[k]; o >= 0 && g.ceph.osds[o].up && !g.ceph.osds[o].canUp {
 				b = true
 				break
 			}
@@ -149,61 +294,132 @@ func (s *Sim) pgBlocked(pi int) {
 	if b != p.blocked {
 		p.blocked = b
 		if b {
-			s.ceph.nBlocked++
+			g.nBlocked++
 		} else {
-			s.ceph.nBlocked--
+			g.nBlocked--
 		}
 	}
 }
 
-func (s *Sim) setPGState(pi int, st pgState, deg bool) {
-	p := &s.pgs[pi]
+func (g *pgMap) setPGState(pi int, st pgState, deg bool) {
+	p := &g.pgs[pi]
 	if old := p.state; old != st {
-		s.ceph.nState[old]--
-		s.ceph.nState[st]++
+		g.nState[old]--
+		g.nState[st]++
 		p.state = st
 		if old.active() && !st.active() {
-			s.ceph.nInactive++
-			p.inactiveSince = s.now
-			s.schedule(s.now+s.P.MonPGStuckThreshold, evPGStuck, int32(pi), 0, int64(uint32(s.now)))
+			g.nInactive++
+			p.inactiveSince = g.now
+			g.at(g.now+g.P.MonPGStuckThreshold, evPGStuck, pi, uint32(g.now))
 		} else if !old.active() && st.active() {
-			s.ceph.nInactive--
+			g.nInactive--
 			if p.stuck {
 				p.stuck = false
-				s.ceph.nStuck--
+				g.nStuck--
 			}
 		}
 	}
 	if deg != p.degraded {
 		p.degraded = deg
 		if deg {
-			s.ceph.nDegraded++
+			g.nDegraded++
 		} else {
-			s.ceph.nDegraded--
+			g.nDegraded--
 		}
 	}
-	s.pgBlocked(pi)
+	g.pgBlocked(pi)
 }
 
 // wipe destroys the data on machine i's OSDs (delete-with-wipe fence).
-func (s *Sim) wipe(i int) {
-	for _, oi := range s.machines[i].osds {
-		s.cancelBack(int(oi))
-		for _, pi := range s.osds[oi].away {
-			p := &s.pgs[pi]
+func (g *pgMap) wipe(i int) {
+	for _, oi := range g.ceph.hostOSDs[i] {
+		g.cancelBack(int(oi))
+		for _, pi := range g.ceph.osds[oi].away {
+			p := &g.pgs[pi]
 			if k := homeSlot(p, int(oi)); k >= 0 {
 				p.homeStale[k] = -1
 			}
 		}
-		for _, pi := range s.osds[oi].pgs {
-			p := &s.pgs[pi]
+		for _, pi := range g.ceph.osds[oi].pgs {
+			p := &g.pgs[pi]
 			bit := uint8(1) << slotOf(p, int(oi))
 			p.cur &^= bit
 			p.data &^= bit
 			if p.cur == 0 {
-				s.violate(4, fmt.Sprintf("PG %d lost its last replica with the latest writes when %s was wiped", pi, s.machines[i].Name))
+				g.watch.violate(4, fmt.Sprintf("PG %d lost its last replica with the latest writes when %s was wiped", pi, g.fleet.m[i].Name))
 			}
-			s.pgChanged(int(pi))
+			g.pgChanged(int(pi))
 		}
 	}
+}
+
+// withoutCurrentElsewhere returns a PG on machine i that lacks min_size
+// up replicas with the latest writes on other machines, or -1.
+func (g *pgMap) withoutCurrentElsewhere(i int) int {
+	osds := g.ceph.osds
+	for _, oi := range g.ceph.hostOSDs[i] {
+		for _, pi := range osds[oi].pgs {
+			p := &g.pgs[pi]
+			n := 0
+			for k := 0; k < g.P.PoolSize; k++ {
+				o := p.slot[k]
+				if o >= 0 && osds[o].m != int32(i) && p.cur&(1<<k) != 0 && osds[o].up {
+					n++
+				}
+			}
+			if n < g.P.PoolMinSize {
+				return int(pi)
+			}
+		}
+	}
+	return -1
+}
+
+// toMoveMB is the data the PGs' recovery and backfill still have to move:
+// what the running ones move, and what the waiting ones need (the objects
+// a stale copy missed, a whole replica for a backfill target).
+func (g *pgMap) toMoveMB() float64 {
+	var mb float64
+	for pi := range g.pgs {
+		p := &g.pgs[pi]
+		switch {
+		case p.rec != 0 || p.bf != 0:
+			mb += float64(p.recMB)
+		case !p.peering:
+			up := g.pgUp(p)
+			if up&p.cur == 0 {
+				continue // nothing to recover from
+			}
+			need := up &^ p.cur
+			for k := 0; k < g.P.PoolSize; k++ {
+				switch {
+				case need&(1<<k) == 0:
+				case p.data&(1<<k) != 0:
+					mb += g.deltaMB(p.stale[k])
+				default:
+					mb += g.pgMB()
+				}
+			}
+		}
+	}
+	return mb
+}
+
+// summary counts the PGs by state ("120 active+clean, 8 peering").
+func (g *pgMap) summary() string {
+	var parts []string
+	for st := pgState(0); st < numPGStates; st++ {
+		if n := g.nState[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, pgStateNames[st]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unservedFraction is the fraction of PGs that cannot serve I/O now.
+func (g *pgMap) unservedFraction() float64 {
+	if len(g.pgs) == 0 {
+		return 0
+	}
+	return float64(g.nInactive+g.nBlocked) / float64(len(g.pgs))
 }

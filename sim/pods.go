@@ -43,36 +43,36 @@ func (k WorkloadKind) String() string { return workloadKindNames[k] }
 
 // podEvict: machine i has been NotReady for podEvictionTimeout; its pods
 // are evicted (taint-based eviction).
-func (s *Sim) podEvict(i int, gen int32) {
-	m := &s.machines[i]
-	if m.readyGen != gen || m.ready || !m.hasNode {
+func (k *kube) podEvict(i int, gen int32) {
+	n := &k.nodes[i]
+	if n.readyGen != gen || n.ready || !n.hasNode {
 		return
 	}
-	n := 0
-	for w := range s.cl.workloads {
-		if wl := &s.cl.workloads[w]; wl.home == int32(i) && !wl.evicted {
+	evicted := 0
+	for w := range k.clients.workloads {
+		if wl := &k.clients.workloads[w]; wl.home == int32(i) && !wl.evicted {
 			wl.evicted = true
-			n++
+			evicted++
 		}
 	}
-	if n == 0 {
+	if evicted == 0 {
 		return
 	}
-	if s.rec != nil {
-		s.logf("client", "%d pod(s) on %s evicted after %s NotReady (Terminating: the kubelet cannot confirm)", n, m.Name, s.P.PodEvictionTimeout.Dur())
+	if k.rec != nil {
+		k.logf("client", "%d pod(s) on %s evicted after %s NotReady (Terminating: the kubelet cannot confirm)", evicted, k.fleet.m[i].Name, k.P.PodEvictionTimeout.Dur())
 	}
-	if s.cfg.Cluster.WorkloadKind == WorkloadDeployment && s.cfg.Cluster.NoAttach {
-		s.moveEvicted(i, "their ReplicaSets' new pods need no volume attachment", s.now)
+	if k.cfg.Cluster.WorkloadKind == WorkloadDeployment && k.cfg.Cluster.NoAttach {
+		k.moveEvicted(i, "their ReplicaSets' new pods need no volume attachment", k.now)
 	}
 }
 
 // kubeletBack: machine i's kubelet reaches the API again; after
 // staleKillTime it has killed the containers of its evicted pods and
 // deleted them (evictedDeleted).
-func (s *Sim) kubeletBack(i int) {
-	for w := range s.cl.workloads {
-		if wl := &s.cl.workloads[w]; wl.home == int32(i) && wl.evicted {
-			s.schedule(s.now+s.P.StaleKillTime, evEvictedDeleted, int32(i), s.machines[i].hbGen, 0)
+func (k *kube) kubeletBack(i int) {
+	for w := range k.clients.workloads {
+		if wl := &k.clients.workloads[w]; wl.home == int32(i) && wl.evicted {
+			k.at(k.now+k.P.StaleKillTime, evEvictedGone, i, k.nodes[i].hbGen)
 			return
 		}
 	}
@@ -81,123 +81,127 @@ func (s *Sim) kubeletBack(i int) {
 // evictedDeleted: the kubelet on machine i killed the containers of its
 // evicted pods and deleted them; their volumes are unmounted, so they are
 // detached at once.
-func (s *Sim) evictedDeleted(i int, hbGen int32) {
-	m := &s.machines[i]
-	if m.hbGen != hbGen || !m.hbOK {
+func (k *kube) evictedDeleted(i int, hbGen int32) {
+	n := &k.nodes[i]
+	if n.hbGen != hbGen || !n.hbOK {
 		return
 	}
-	for _, ci := range m.clients {
-		if c := &s.cl.clients[ci]; c.current && s.cl.workloads[c.w].evicted {
-			c.dead = true
-		}
+	k.clients.killEvicted(i)
+	k.moveEvicted(i, "its kubelet killed and deleted the evicted pods", k.now)
+}
+
+// staleKill: the kubelet, back on the API, kills the containers of pods
+// that were deleted while it was away.
+func (k *kube) staleKill(i int, hbGen int32) {
+	if k.nodes[i].hbGen != hbGen || !k.fleet.m[i].reaches(linkAPI) {
+		return
 	}
-	s.clientsOn(i)
-	s.moveEvicted(i, "its kubelet killed and deleted the evicted pods", s.now)
+	k.clients.killDeleted(i)
+}
+
+// staleKillAfter: machine i's kubelet reaches the API and still runs the
+// containers of a deleted pod; it kills them staleKillTime later.
+func (k *kube) staleKillAfter(i int) {
+	k.at(k.now+k.P.StaleKillTime, evStaleKill, i, k.nodes[i].hbGen)
 }
 
 // nodeDeleted: machine i's Node object is deleted (after its instance is
 // gone); the pod GC deletes its pods and the volumes are force-detached
 // after maxWaitForUnmount.
-func (s *Sim) nodeDeleted(i int) {
-	s.moveWorkloads(i, "the pod GC deleted their pods with the Node, deleted once the instance was gone", s.now+s.detachWait())
+func (k *kube) nodeDeleted(i int) {
+	k.nodes[i].hasNode = false
+	k.moveWorkloads(i, "the pod GC deleted their pods with the Node, deleted once the instance was gone", k.now+k.detachWait())
 }
 
 // detachWait is how long the attach-detach controller waits before it
 // detaches a volume from a node that cannot confirm the unmount.
-func (s *Sim) detachWait() Time {
-	if s.cfg.Cluster.NoAttach {
+func (k *kube) detachWait() Time {
+	if k.cfg.Cluster.NoAttach {
 		return 0
 	}
-	return s.P.MaxWaitForUnmount
+	return k.P.MaxWaitForUnmount
 }
 
 // moveWorkloads deletes the pods on machine i from the API: their
 // workloads start elsewhere once their volumes are free (free). Old
 // processes keep running until their host dies or their kubelet kills them.
-func (s *Sim) moveWorkloads(i int, why string, free Time) { s.move(i, why, free, false) }
+func (k *kube) moveWorkloads(i int, why string, free Time) { k.move(i, why, free, false) }
 
 // moveEvicted is moveWorkloads for the pods evicted from machine i only
 // (pods started there since are not).
-func (s *Sim) moveEvicted(i int, why string, free Time) { s.move(i, why, free, true) }
+func (k *kube) moveEvicted(i int, why string, free Time) { k.move(i, why, free, true) }
 
-func (s *Sim) move(i int, why string, free Time, evicted bool) {
-	n := 0
-	for w := range s.cl.workloads {
-		wl := &s.cl.workloads[w]
+func (k *kube) move(i int, why string, free Time, evicted bool) {
+	moved := 0
+	for w := range k.clients.workloads {
+		wl := &k.clients.workloads[w]
 		if wl.home != int32(i) || (evicted && !wl.evicted) {
 			continue
 		}
-		if wl.cur >= 0 {
-			s.cl.nSplit -= int(wl.staleW)
-			c := &s.cl.clients[wl.cur]
-			if c.writes {
-				s.cl.nCurWriting--
-				s.cl.nStaleWriting++
-				wl.staleW++
-			}
-			c.current = false
-		}
-		wl.cur, wl.home, wl.prev, wl.evicted = -1, -1, int32(i), false
-		wl.moveGen++
-		n++
-		s.schedule(free+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, -1)
+		k.clients.podDeleted(w, i)
+		moved++
+		k.events.at(free+k.jit(k.P.WorkloadStartTime), kubeEvent{kind: evPodStart, n: int32(w), gen: wl.moveGen, host: -1})
 	}
-	if n > 0 && s.rec != nil {
+	if moved > 0 && k.rec != nil {
 		how := "their volumes are detached at once"
-		if d := free - s.now; d > 0 {
+		if d := free - k.now; d > 0 {
 			how = "their volumes are detached in " + d.Dur()
 		}
-		s.logf("client", "%d workload(s) leave %s (%s); %s", n, s.machines[i].Name, why, how)
+		k.logf("client", "%d workload(s) leave %s (%s); %s", moved, k.fleet.m[i].Name, why, how)
 	}
 }
 
-// clientStart starts workload w's new client: on machine h if h >= 0 (a
-// restart in place), else on the first Ready machine after its old one.
-func (s *Sim) clientStart(w int, gen int32, h int) {
-	wl := &s.cl.workloads[w]
+// podStart starts workload w's new pod and client: on machine h if h >= 0
+// (a restart in place), else on the first Ready machine after its old one.
+func (k *kube) podStart(w int, gen int32, h int) {
+	wl := &k.clients.workloads[w]
 	if wl.moveGen != gen || wl.cur >= 0 {
 		return
 	}
-	if !s.ceph.quorum {
+	if !k.ceph.quorum {
 		// a new client needs the mons for its map and its auth ticket
-		s.schedule(s.now+s.P.CephStatusInterval, evClientStart, int32(w), gen, int64(h))
+		k.events.at(k.now+k.P.CephStatusInterval, kubeEvent{kind: evPodStart, n: int32(w), gen: gen, host: int32(h)})
 		return
 	}
 	if h >= 0 {
-		m := &s.machines[h]
-		if m.phase == PhaseRunning && m.alive() && m.ready && !wl.evicted {
-			s.startClient(w, h)
+		if k.fleet.m[h].alive() && k.nodes[h].ready && !wl.evicted {
+			k.clients.start(w, h)
 			return
 		}
 		// the pod stays on its node until the node is back or deleted
 		return
 	}
-	if wait := s.lockWait(w); wait > 0 {
-		s.schedule(s.now+wait, evClientStart, int32(w), gen, -1)
+	if wait := k.clients.lockWait(w); wait > 0 {
+		k.events.at(k.now+wait, kubeEvent{kind: evPodStart, n: int32(w), gen: gen, host: -1})
 		return
 	}
-	n := len(s.machines)
-	for k := 1; k <= n; k++ {
-		j := (w + k) % n
-		m := &s.machines[j]
-		if m.phase == PhaseRunning && m.alive() && m.ready && !m.tainted {
-			s.startClient(w, j)
-			if s.rec != nil {
-				s.logf("client", "workload w%d started on %s (takes the exclusive lock)", w, m.Name)
+	n := len(k.nodes)
+	for j := 1; j <= n; j++ {
+		c := (w + j) % n
+		if k.fleet.m[c].alive() && k.nodes[c].ready && !k.nodes[c].tainted {
+			k.clients.start(w, c)
+			if k.rec != nil {
+				k.logf("client", "workload w%d started on %s (takes the exclusive lock)", w, k.fleet.m[c].Name)
 			}
 			return
 		}
 	}
-	s.schedule(s.now+s.mhcRetry(), evClientStart, int32(w), gen, -1)
+	k.events.at(k.now+k.fleet.mhcRetry(), kubeEvent{kind: evPodStart, n: int32(w), gen: gen, host: -1})
+}
+
+// restartPod restarts workload w's pod on machine h, whose client died
+// with the host while the pod stayed bound to it.
+func (k *kube) restartPod(w, h int) {
+	k.events.at(k.now+k.jit(k.P.WorkloadStartTime), kubeEvent{kind: evPodStart, n: int32(w), gen: k.clients.workloads[w].moveGen, host: int32(h)})
 }
 
 // restartLocal restarts, on a machine that is back, the workloads whose
 // current client died with it and whose pod was not deleted.
-func (s *Sim) restartLocal(i int) {
-	for w := range s.cl.workloads {
-		wl := &s.cl.workloads[w]
+func (k *kube) restartLocal(i int) {
+	for w := range k.clients.workloads {
+		wl := &k.clients.workloads[w]
 		if wl.cur < 0 && wl.home == int32(i) && !wl.evicted {
-			s.schedule(s.now+s.jit(s.P.WorkloadStartTime), evClientStart, int32(w), wl.moveGen, int64(i))
+			k.restartPod(w, i)
 		}
 	}
 }

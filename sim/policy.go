@@ -8,8 +8,8 @@ import (
 // This file holds the policies and the controller rules that differ between
 // them: who gets the fencing label (the MDB selector) and what the MDB
 // controller writes. The safe policy's controller is in safe.go, the
-// out-of-service paths in oos.go; the MachineHealthCheck is the same for
-// all policies (mhc.go).
+// out-of-service paths in oos.go, rook.go and csi.go; the
+// MachineHealthCheck is the same for all policies (mhc.go).
 
 type labelRule uint8
 
@@ -66,6 +66,10 @@ type Policy struct {
 	NoClientBlocklist bool // cut off the OSDs but not the node's clients
 	TrustPowerReport  bool // without quorum, trust the provider's power report alone
 	TrustStalePGStats bool // decide a wipe on the PG stats of a stale mgr
+
+	// CSIUnfenceFromFence: ceph-csi's unfence cooldown runs from the fence,
+	// whatever the node's old pods (csi.go; the broken variant of csi-oos).
+	CSIUnfenceFromFence bool
 }
 
 // Policies are the selectable policies, by name.
@@ -106,32 +110,32 @@ func LookupPolicy(name string) (*Policy, error) {
 
 // wantLabel is the label the operator's label controller wants on machine i,
 // from what it observes through the Kubernetes API.
-func (p *Policy) wantLabel(s *Sim, i int) bool {
-	m := &s.machines[i]
-	if len(m.osds) == 0 {
+func (o *operator) wantLabel(i int) bool {
+	m := &o.fleet.m[i]
+	if len(o.ceph.hostOSDs[i]) == 0 {
 		return false
 	}
-	switch p.Label {
+	switch o.pol.Label {
 	case labelPodReady:
 		// An OSD Deployment is "not down" while its pod is Ready; pods on a
 		// NotReady node are marked not Ready by the node lifecycle controller.
-		return m.phase == PhaseRunning && m.ready
+		return m.phase == PhaseRunning && o.kube.nodes[i].ready
 	case labelPodScheduled:
-		return (m.phase == PhaseRunning && m.hasNode) || m.phase == PhaseRebooting
+		return (m.phase == PhaseRunning && o.kube.nodes[i].hasNode) || m.phase == PhaseRebooting
 	case labelStatic:
 		return true
 	}
 	return false
 }
 
-func (p *Policy) initialLabel(s *Sim, i int) bool {
-	switch p.Label {
+func (o *operator) initialLabel(i int) bool {
+	switch o.pol.Label {
 	case labelStatic:
-		return len(s.machines[i].osds) > 0
+		return len(o.ceph.hostOSDs[i]) > 0
 	case labelNone:
 		return false
 	}
-	return p.wantLabel(s, i)
+	return o.wantLabel(i)
 }
 
 // usesOperator reports whether the policy needs the storage operator's
@@ -149,103 +153,84 @@ func (p *Policy) initialMDB() int {
 
 // labelTrigger: the label controller observes machine i now and writes the
 // label after the operator's lag (dropped if the operator stalls meanwhile).
-func (s *Sim) labelTrigger(i int) {
-	if !s.opUp || s.pol.Label == labelNone || s.pol.Label == labelStatic {
+func (o *operator) labelTrigger(i int) {
+	if !o.up || o.pol.Label == labelNone || o.pol.Label == labelStatic {
 		return
 	}
 	v := int32(0)
-	if s.pol.wantLabel(s, i) {
+	if o.wantLabel(i) {
 		v = 1
 	}
-	s.schedule(s.now+s.jit(s.P.OperatorLag), evLabelApply, int32(i), v|s.opEpoch<<1, int64(s.now))
+	o.reconcileLater(operatorEvent{kind: evLabelApply, m: int32(i), v: v, obs: o.now})
 }
 
-func (s *Sim) labelApply(i int, b int32, obs int64) {
-	m := &s.machines[i]
-	if !s.opLive(b>>1) || Time(obs) < m.labelObs {
-		return
+// startPolling starts the MDB controller's polls (policies with a gate).
+func (o *operator) startPolling() {
+	if o.pol.Gate != gateNone && o.pol.Gate != gateClosed {
+		o.events.at(0, operatorEvent{kind: evMDBPoll})
 	}
-	s.setLabel(i, b&1 == 1, Time(obs))
 }
 
 // mdbPoll: the MDB controller polls `ceph status` and writes maxUnavailable
 // after the operator's lag.
-func (s *Sim) mdbPoll() {
-	every := s.P.CephStatusInterval
-	if s.pol.Gate == gateAllClean {
-		every = s.P.RookMDBRequeue
+func (o *operator) mdbPoll() {
+	every := o.P.CephStatusInterval
+	if o.pol.Gate == gateAllClean {
+		every = o.P.RookMDBRequeue
 	}
-	s.schedule(s.now+every, evMDBPoll, 0, 0, 0)
-	if !s.opUp {
+	o.events.at(o.now+every, operatorEvent{kind: evMDBPoll})
+	if !o.up {
 		return
 	}
-	h, pg := s.observed()
-	v := 0
+	h, pg := o.ceph.observed()
+	v := int32(0)
 	switch {
 	case h == HealthNoAnswer:
-		if !s.pol.FailSafe {
+		if !o.pol.FailSafe {
 			return
 		}
-	case s.pol.Gate == gateHealthOK:
+	case o.pol.Gate == gateHealthOK:
 		if h == HealthOK {
 			v = 1
 		}
-	case s.pol.Gate == gateAllClean:
-		if pg.clean == len(s.pgs) {
+	case o.pol.Gate == gateAllClean:
+		if pg.clean == len(o.pgs.pgs) {
 			v = 1
 		}
 	}
-	s.schedule(s.now+s.jit(s.P.OperatorLag), evMDBApply, s.opEpoch, int32(v), int64(s.now))
+	o.reconcileLater(operatorEvent{kind: evMDBApply, v: v, obs: o.now})
 }
 
-func (p *Policy) onMachineChange(s *Sim, i int) {
-	if p.Label == labelPodScheduled {
-		m := &s.machines[i]
-		if p.wantLabel(s, i) != m.labelled {
-			s.labelTrigger(i)
+// machineChanged: the label controller sees machine i's change (rook
+// labels while an OSD pod is scheduled).
+func (o *operator) machineChanged(i int) {
+	if o.pol.Label == labelPodScheduled {
+		if o.wantLabel(i) != o.fleet.m[i].labelled {
+			o.labelTrigger(i)
 		}
 	}
 }
 
-func (p *Policy) onReadyChange(s *Sim, i int) {
-	m := &s.machines[i]
-	if p.Label == labelPodReady || p.Label == labelPodScheduled {
-		s.labelTrigger(i)
+// nodeReadyChanged: the controllers see machine i's Node turn Ready or
+// NotReady.
+func (o *operator) nodeReadyChanged(i int) {
+	if o.pol.Label == labelPodReady || o.pol.Label == labelPodScheduled {
+		o.labelTrigger(i)
 	}
-	if !p.Grants || !s.opUp || m.phase != PhaseRunning {
-		return
-	}
-	if !m.ready {
-		s.safeTrigger(i)
-		s.safeClientFenceAt(i)
-	} else if m.storageFenced || m.granted || m.clientFenced {
-		s.schedule(s.now+s.jit(s.P.OperatorLag), evSafeRevoke, int32(i), s.opEpoch, 0)
-	}
+	o.safe.readyChanged(i)
 }
 
 // resync runs when the operator (re)starts: every controller reconciles
 // every machine from scratch.
-func (p *Policy) resync(s *Sim) {
-	for i := range s.machines {
-		m := &s.machines[i]
-		if p.Label == labelPodReady || p.Label == labelPodScheduled {
-			if p.wantLabel(s, i) != m.labelled {
-				s.labelTrigger(i)
+func (o *operator) resync() {
+	for i := range o.fleet.m {
+		m := &o.fleet.m[i]
+		if o.pol.Label == labelPodReady || o.pol.Label == labelPodScheduled {
+			if o.wantLabel(i) != m.labelled {
+				o.labelTrigger(i)
 			}
 		}
-		if p.OOSTaint && !p.CSIFence && m.tainted && !m.oosDone {
-			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSFence, int32(i), s.opEpoch, 0)
-		}
-		if p.OOSTaint && !p.CSIFence && !m.tainted && len(m.oosFenced) > 0 {
-			s.schedule(s.now+s.jit(s.P.OperatorLag), evOOSUnfence, int32(i), s.opEpoch, 0)
-		}
-		if p.Grants {
-			if !m.ready && m.phase == PhaseRunning {
-				s.safeTrigger(i)
-				s.safeClientFenceAt(i)
-			} else if m.ready && (m.storageFenced || m.granted || m.clientFenced) {
-				s.schedule(s.now+s.jit(s.P.OperatorLag), evSafeRevoke, int32(i), s.opEpoch, 0)
-			}
-		}
+		o.rookResync(i)
+		o.safe.resync(i)
 	}
 }

@@ -1,78 +1,27 @@
 package sim
 
-// evKind names what an event does when it fires.
-type evKind uint8
+// queue is one actor's binary min-heap of its own events, ordered by (at,
+// seq). seq comes from the run's one counter (core.next), so the events of
+// all actors fire in the order they were scheduled among equal times, and
+// the run does not depend on how the work is split between queues. Events
+// are stored inline: scheduling one does not allocate.
+type queue[E any] struct{ h []queued[E] }
 
-const (
-	evFault evKind = iota
-	evHeal
-	evNodeNotReady
-	evNodeBoot
-	evOSDBoot
-	evOSDMarkDown
-	evOSDReportTimeout
-	evOSDOut
-	evPGPeered
-	evPGRecovered
-	evPGStuck
-	evMHCCheck
-	evLabelApply
-	evMDBPoll
-	evMDBApply
-	evSafeCheck
-	evSafeRevoke
-	evMachineTerminated
-	evMachineReplaced
-	evRebootDone
-	evOpEvict
-	evOpStart
-	evLiveness
-	evLivenessEnd
-	evRandomFault
-	evClientStart
-	evStaleKill
-	evBlockExpire
-	evOOSFence
-	evOOSUnfence
-	evPGBackfilled
-	evOSDReassert
-	evOSDRestart
-	evMonSynced
-	evPodEvict
-	evEvictedDeleted
-	evSafeClientFence
-	evLockBreakExpire
-	evCSIUnpublish
-	evCSIUnfence
-	evOOSRemoval
-	evEnd
-)
-
-// event is a value type: the queue stores events inline, so scheduling one
-// does not allocate. a, b and c are kind-specific arguments (an index, a
-// generation, a value or an observation time).
-type event struct {
-	at   Time
-	seq  uint64
-	c    int64
-	a    int32
-	b    int32
-	kind evKind
+type queued[E any] struct {
+	at  Time
+	seq uint64
+	ev  E
 }
 
-// queue is a binary min-heap ordered by (at, seq); seq makes ties FIFO and
-// the order independent of heap internals.
-type queue struct{ h []event }
-
-func (q *queue) less(i, j int) bool {
+func (q *queue[E]) less(i, j int) bool {
 	if q.h[i].at != q.h[j].at {
 		return q.h[i].at < q.h[j].at
 	}
 	return q.h[i].seq < q.h[j].seq
 }
 
-func (q *queue) push(e event) {
-	q.h = append(q.h, e)
+func (q *queue[E]) push(at Time, seq uint64, ev E) {
+	q.h = append(q.h, queued[E]{at: at, seq: seq, ev: ev})
 	i := len(q.h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
@@ -84,7 +33,16 @@ func (q *queue) push(e event) {
 	}
 }
 
-func (q *queue) pop() event {
+// head returns the time and sequence number of the next event (ok false:
+// none).
+func (q *queue[E]) head() (at Time, seq uint64, ok bool) {
+	if len(q.h) == 0 {
+		return 0, 0, false
+	}
+	return q.h[0].at, q.h[0].seq, true
+}
+
+func (q *queue[E]) pop() queued[E] {
 	top := q.h[0]
 	n := len(q.h) - 1
 	q.h[0] = q.h[n]

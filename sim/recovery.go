@@ -15,34 +15,34 @@ package sim
 // model, kept for comparison).
 
 // pgMB is the data one PG replica holds.
-func (s *Sim) pgMB() float64 {
-	if s.P.PoolUsedGB > 0 && len(s.pgs) > 0 {
-		return s.P.PoolUsedGB * 1024 / float64(len(s.pgs))
+func (g *pgMap) pgMB() float64 {
+	if g.P.PoolUsedGB > 0 && len(g.pgs) > 0 {
+		return g.P.PoolUsedGB * 1024 / float64(len(g.pgs))
 	}
-	return s.P.PGDataMB
+	return g.P.PGDataMB
 }
 
 // deltaMB is what a replica that has missed the writes since stale (its
 // data otherwise intact) needs: the objects written since, at most a whole
 // replica. Log-based recovery and backfill both copy only those objects
 // (backfill compares object versions and skips the ones it has).
-func (s *Sim) deltaMB(stale Time) float64 {
-	return min(s.pgMB(), float64(s.now-stale)/float64(Second)*s.P.PGWriteMBps)
+func (g *pgMap) deltaMB(stale Time) float64 {
+	return min(g.pgMB(), float64(g.now-stale)/float64(Second)*g.P.PGWriteMBps)
 }
 
-// recoveryRate is the bandwidth one recovering PG gets, in MB/s.
-func (s *Sim) recoveryRate() float64 {
-	if s.P.OSDMaxBackfills > 0 {
-		return s.P.OSDRecoveryMBps / float64(s.P.OSDMaxBackfills)
+// recoveryRate is the bandwidth one recovering PG gets, in MB/g.
+func (g *pgMap) recoveryRate() float64 {
+	if g.P.OSDMaxBackfills > 0 {
+		return g.P.OSDRecoveryMBps / float64(g.P.OSDMaxBackfills)
 	}
-	return s.P.RecoveryMBps
+	return g.P.RecoveryMBps
 }
 
 // primary is PG p's primary: the first up OSD holding the latest writes
 // (-1: none).
-func (s *Sim) primary(p *PG) int32 {
-	cur := s.pgUp(p) & p.cur
-	for k := 0; k < s.P.PoolSize; k++ {
+func (g *pgMap) primary(p *PG) int32 {
+	cur := g.pgUp(p) & p.cur
+	for k := 0; k < g.P.PoolSize; k++ {
 		if cur&(1<<k) != 0 {
 			return p.slot[k]
 		}
@@ -50,45 +50,82 @@ func (s *Sim) primary(p *PG) int32 {
 	return -1
 }
 
-// reserve tries to reserve recovery of slots need of PG pi: a local slot
-// on its primary and a remote slot on each target; on failure it queues the
-// PG on a full OSD and returns false.
-func (s *Sim) reserve(pi int, need uint8) bool {
-	return s.reserveOn(pi, need, &s.pgs[pi].slot)
+// Reservation priorities, highest first, as PeeringState's
+// get_recovery_priority and get_backfill_priority order them: a PG whose
+// acting set is below min_size (it blocks I/O: OSD_*_INACTIVE_PRIORITY_BASE
+// 220), log recovery of a degraded PG (OSD_RECOVERY_PRIORITY_BASE 180),
+// backfill of a degraded or undersized PG (OSD_BACKFILL_DEGRADED_PRIORITY_BASE
+// 140), backfill of a PG that is only misplaced (OSD_BACKFILL_PRIORITY_BASE
+// 100). The AsyncReserver grants the highest waiting priority first.
+const (
+	prioMisplaced = iota
+	prioBackfill
+	prioRecovery
+	prioInactive
+	numPrios
+)
+
+// waitQueue is the PGs waiting for an OSD's reservation slots, one FIFO per
+// priority.
+type waitQueue [numPrios][]pgWait
+
+func (q *waitQueue) push(prio int, w pgWait) { q[prio] = append(q[prio], w) }
+
+// pop returns the first PG of the highest priority waiting (ok false: none).
+func (q *waitQueue) pop() (w pgWait, ok bool) {
+	for p := numPrios - 1; p >= 0; p-- {
+		if l := q[p]; len(l) > 0 {
+			w = l[0]
+			if len(l) == 1 {
+				q[p] = l[:0:0]
+			} else {
+				q[p] = l[1:]
+			}
+			return w, true
+		}
+	}
+	return w, false
+}
+
+// reserve tries to reserve recovery of slots need of PG pi at priority
+// prio: a local slot on its primary and a remote slot on each target; on
+// failure it queues the PG on a full OSD and returns false.
+func (g *pgMap) reserve(pi int, need uint8, prio int) bool {
+	return g.reserveOn(pi, need, &g.pgs[pi].slot, prio)
 }
 
 // reserveOn is reserve with the target OSD of slot k in to[k] (the PG's
 // slots, or the returned OSDs it backfills onto).
-func (s *Sim) reserveOn(pi int, need uint8, to *[maxSize]int32) bool {
-	if s.P.OSDMaxBackfills == 0 {
+func (g *pgMap) reserveOn(pi int, need uint8, to *[maxSize]int32, prio int) bool {
+	if g.P.OSDMaxBackfills == 0 {
 		return true
 	}
-	p := &s.pgs[pi]
-	max := s.P.OSDMaxBackfills
-	prim := s.primary(p)
+	p := &g.pgs[pi]
+	max := g.P.OSDMaxBackfills
+	prim := g.primary(p)
 	if prim >= 0 {
-		if o := &s.osds[prim]; o.localBackfills >= max {
-			o.lwaiting = append(o.lwaiting, pgWait{pi: int32(pi), gen: p.gen})
+		if o := &g.ceph.osds[prim]; o.localBackfills >= max {
+			o.lwaiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
 			return false
 		}
 	}
-	for k := 0; k < s.P.PoolSize; k++ {
+	for k := 0; k < g.P.PoolSize; k++ {
 		if need&(1<<k) == 0 {
 			continue
 		}
-		if o := &s.osds[to[k]]; o.backfills >= max {
-			o.waiting = append(o.waiting, pgWait{pi: int32(pi), gen: p.gen})
+		if o := &g.ceph.osds[to[k]]; o.backfills >= max {
+			o.waiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
 			return false
 		}
 	}
 	if prim >= 0 {
-		s.osds[prim].localBackfills++
+		g.ceph.osds[prim].localBackfills++
 		p.lresv = prim
 	}
-	for k := 0; k < s.P.PoolSize; k++ {
+	for k := 0; k < g.P.PoolSize; k++ {
 		if need&(1<<k) != 0 {
 			o := to[k]
-			s.osds[o].backfills++
+			g.ceph.osds[o].backfills++
 			p.resv[k] = o
 		}
 	}
@@ -96,15 +133,15 @@ func (s *Sim) reserveOn(pi int, need uint8, to *[maxSize]int32) bool {
 }
 
 // release frees PG pi's reservations and lets waiting PGs try again.
-func (s *Sim) release(pi int) {
-	if s.P.OSDMaxBackfills == 0 {
+func (g *pgMap) release(pi int) {
+	if g.P.OSDMaxBackfills == 0 {
 		return
 	}
-	p := &s.pgs[pi]
+	p := &g.pgs[pi]
 	if o := p.lresv; o >= 0 {
 		p.lresv = -1
-		s.osds[o].localBackfills--
-		s.wake(int(o))
+		g.ceph.osds[o].localBackfills--
+		g.wake(int(o))
 	}
 	for k := range p.resv {
 		o := p.resv[k]
@@ -112,39 +149,37 @@ func (s *Sim) release(pi int) {
 			continue
 		}
 		p.resv[k] = -1
-		s.osds[o].backfills--
-		s.wake(int(o))
+		g.ceph.osds[o].backfills--
+		g.wake(int(o))
 	}
 }
 
-// wake retries the PGs waiting on OSD o while it has free slots of the
-// kind they wait for.
-func (s *Sim) wake(o int) {
-	od := &s.osds[o]
-	max := s.P.OSDMaxBackfills
-	for len(od.waiting) > 0 && od.backfills < max {
-		w := od.waiting[0]
-		od.waiting = od.waiting[1:]
-		s.retry(w)
+// wake retries the PGs waiting on OSD o, highest priority first, while it
+// has free slots of the kind they wait for.
+func (g *pgMap) wake(o int) {
+	od := &g.ceph.osds[o]
+	max := g.P.OSDMaxBackfills
+	for od.backfills < max {
+		w, ok := od.waiting.pop()
+		if !ok {
+			break
+		}
+		g.retry(w)
 	}
-	for len(od.lwaiting) > 0 && od.localBackfills < max {
-		w := od.lwaiting[0]
-		od.lwaiting = od.lwaiting[1:]
-		s.retry(w)
-	}
-	if len(od.waiting) == 0 {
-		od.waiting = od.waiting[:0:0]
-	}
-	if len(od.lwaiting) == 0 {
-		od.lwaiting = od.lwaiting[:0:0]
+	for od.localBackfills < max {
+		w, ok := od.lwaiting.pop()
+		if !ok {
+			break
+		}
+		g.retry(w)
 	}
 }
 
 // retry settles a waiting PG again if it still needs recovery.
-func (s *Sim) retry(w pgWait) {
-	p := &s.pgs[w.pi]
+func (g *pgMap) retry(w pgWait) {
+	p := &g.pgs[w.pi]
 	if p.gen == w.gen && p.rec == 0 && p.bf == 0 && !p.peering {
-		s.pgSettle(int(w.pi))
+		g.pgSettle(int(w.pi))
 	}
 }
 

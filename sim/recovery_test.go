@@ -163,16 +163,16 @@ func TestMapBackRestoresPlacement(t *testing.T) {
 		t.Fatalf("no PG mapped back: %s", r.Summary())
 	}
 	moved := 0
-	for pi := range s.pgs {
-		if s.pgs[pi].slot != before.pgs[pi].slot {
+	for pi := range s.pgs.pgs {
+		if s.pgs.pgs[pi].slot != before.pgs.pgs[pi].slot {
 			moved++
 		}
-		if s.pgs[pi].state != stClean {
-			t.Errorf("PG %d is %s at the end", pi, pgStateNames[s.pgs[pi].state])
+		if s.pgs.pgs[pi].state != stClean {
+			t.Errorf("PG %d is %s at the end", pi, pgStateNames[s.pgs.pgs[pi].state])
 		}
 	}
 	if moved != 0 {
-		t.Errorf("%d of %d PGs are not back on their original OSDs", moved, len(s.pgs))
+		t.Errorf("%d of %d PGs are not back on their original OSDs", moved, len(s.pgs.pgs))
 	}
 }
 

@@ -25,11 +25,11 @@ import "fmt"
 // replicaStale is since when slot k's replica of PG p misses writes: now if
 // it holds the latest writes, its stale time if it holds older data, -1 if
 // it holds none.
-func (s *Sim) replicaStale(p *PG, k int) Time {
+func (g *pgMap) replicaStale(p *PG, k int) Time {
 	bit := uint8(1) << k
 	switch {
 	case p.cur&bit != 0:
-		return s.now
+		return g.now
 	case p.data&bit != 0:
 		return p.stale[k]
 	}
@@ -38,39 +38,39 @@ func (s *Sim) replicaStale(p *PG, k int) Time {
 
 // logCovers reports whether a clean PG's log still holds every write since
 // stale (osd_min_pg_log_entries at pgWriteOps log entries per second).
-func (s *Sim) logCovers(stale Time) bool {
-	return float64(s.now-stale)/float64(Second)*s.P.PGWriteOps <= float64(s.P.OSDMinPGLogEntries)
+func (g *pgMap) logCovers(stale Time) bool {
+	return float64(g.now-stale)/float64(Second)*g.P.PGWriteOps <= float64(g.P.OSDMinPGLogEntries)
 }
 
 // noteRemap records, after markOut moved slot k of PG pi from OSD from to
 // OSD to, which OSD CRUSH will map the slot back to when it returns and
 // since when its copy misses writes (stale, -1: no copy).
-func (s *Sim) noteRemap(pi, k, from, to int, stale Time) {
-	p := &s.pgs[pi]
+func (g *pgMap) noteRemap(pi, k, from, to int, stale Time) {
+	p := &g.pgs[pi]
 	if p.home[k] == int32(to) {
-		s.clearHome(pi, k)
+		g.clearHome(pi, k)
 		return
 	}
 	if p.home[k] < 0 {
 		p.home[k] = int32(from)
 		p.homeStale[k] = stale
-		s.osds[from].away = append(s.osds[from].away, int32(pi))
+		g.ceph.osds[from].away = append(g.ceph.osds[from].away, int32(pi))
 	}
 }
 
 // clearHome forgets slot k's home OSD and any backfill onto it.
-func (s *Sim) clearHome(pi, k int) {
-	p := &s.pgs[pi]
+func (g *pgMap) clearHome(pi, k int) {
+	p := &g.pgs[pi]
 	h := p.home[k]
 	if h < 0 {
 		return
 	}
 	if p.back[k] >= 0 {
-		s.osds[h].backPGs = dropPG(s.osds[h].backPGs, int32(pi))
+		g.ceph.osds[h].backPGs = dropPG(g.ceph.osds[h].backPGs, int32(pi))
 		p.back[k] = -1
 		p.bf &^= 1 << k
 	}
-	s.osds[h].away = dropPG(s.osds[h].away, int32(pi))
+	g.ceph.osds[h].away = dropPG(g.ceph.osds[h].away, int32(pi))
 	p.home[k] = -1
 }
 
@@ -94,20 +94,20 @@ func homeSlot(p *PG, o int) int {
 }
 
 // markIn: OSD i is in again; CRUSH maps its PGs back to it.
-func (s *Sim) markIn(i int) {
-	o := &s.osds[i]
+func (g *pgMap) markIn(i int) {
+	o := &g.ceph.osds[i]
 	n, rejoined := 0, 0
 	for j := 0; j < len(o.away); {
 		pi := int(o.away[j])
-		p := &s.pgs[pi]
+		p := &g.pgs[pi]
 		k := homeSlot(p, i)
-		if k < 0 || p.back[k] >= 0 || !s.domainFree(p, k, int(o.m)) {
+		if k < 0 || p.back[k] >= 0 || !g.domainFree(p, k, int(o.m)) {
 			j++
 			continue
 		}
 		bit := uint8(1) << k
-		if hs := p.homeStale[k]; p.cur&bit == 0 || (hs >= 0 && s.logCovers(hs) && p.cur&^bit != 0) {
-			s.rejoin(pi, k) // drops pi from o.away
+		if hs := p.homeStale[k]; p.cur&bit == 0 || (hs >= 0 && g.logCovers(hs) && p.cur&^bit != 0) {
+			g.rejoin(pi, k) // drops pi from o.away
 			rejoined++
 			continue
 		}
@@ -115,29 +115,29 @@ func (s *Sim) markIn(i int) {
 		o.backPGs = append(o.backPGs, int32(pi))
 		n++
 		j++
-		s.pgChanged(pi)
+		g.pgChanged(pi)
 	}
-	if s.rec != nil && n+rejoined > 0 {
+	if g.rec != nil && n+rejoined > 0 {
 		how := "backfilling the changed objects"
-		if s.ceph.flags&flagNoRebalance != 0 {
+		if g.ceph.flags&flagNoRebalance != 0 {
 			how = "backfill paused by norebalance"
 		}
-		s.logf("ceph", "osd.%d in: %d PGs map back to it: %d rejoin the acting set and recover the objects written since it went down, %d remapped (%s)", i, n+rejoined, rejoined, n, how)
+		g.logf("ceph", "osd.%d in: %d PGs map back to it: %d rejoin the acting set and recover the objects written since it went down, %d remapped (%s)", i, n+rejoined, rejoined, n, how)
 	}
 }
 
 // rejoin maps slot k of PG pi straight back to its home OSD, which keeps
 // the copy it had: the interim copy is dropped and the home recovers what
 // it missed (pgSettle: delta since its stale time).
-func (s *Sim) rejoin(pi, k int) {
-	p := &s.pgs[pi]
+func (g *pgMap) rejoin(pi, k int) {
+	p := &g.pgs[pi]
 	h := p.home[k]
 	if old := p.slot[k]; old >= 0 {
-		s.osds[old].pgs = dropPG(s.osds[old].pgs, int32(pi))
+		g.ceph.osds[old].pgs = dropPG(g.ceph.osds[old].pgs, int32(pi))
 	}
 	stale := p.homeStale[k]
-	s.osds[h].away = dropPG(s.osds[h].away, int32(pi))
-	s.osds[h].pgs = append(s.osds[h].pgs, int32(pi))
+	g.ceph.osds[h].away = dropPG(g.ceph.osds[h].away, int32(pi))
+	g.ceph.osds[h].pgs = append(g.ceph.osds[h].pgs, int32(pi))
 	p.slot[k], p.home[k] = h, -1
 	bit := uint8(1) << k
 	p.cur &^= bit
@@ -147,25 +147,25 @@ func (s *Sim) rejoin(pi, k int) {
 	} else {
 		p.data &^= bit
 	}
-	s.metrics.Rejoined++
-	s.pgChanged(pi)
+	g.watch.metrics.Rejoined++
+	g.pgChanged(pi)
 }
 
 // cancelBack stops every backfill onto OSD i (it went out or was wiped);
 // the PGs stay on their interim OSDs and map back when i is in again.
-func (s *Sim) cancelBack(i int) {
-	o := &s.osds[i]
+func (g *pgMap) cancelBack(i int) {
+	o := &g.ceph.osds[i]
 	for len(o.backPGs) > 0 {
 		pi := int(o.backPGs[len(o.backPGs)-1])
 		o.backPGs = o.backPGs[:len(o.backPGs)-1]
-		p := &s.pgs[pi]
+		p := &g.pgs[pi]
 		for k := range p.back {
 			if int(p.back[k]) == i {
 				p.back[k] = -1
 				p.bf &^= 1 << k
 			}
 		}
-		s.pgChanged(pi)
+		g.pgChanged(pi)
 	}
 }
 
@@ -184,8 +184,8 @@ func (p *PG) pendingBack() uint8 {
 // startBackfillBack starts the backfill of an active PG that needs no
 // recovery onto its returned OSDs that are up (pgSettle calls it). It
 // reports whether the PG is still remapped.
-func (s *Sim) startBackfillBack(pi int) bool {
-	p := &s.pgs[pi]
+func (g *pgMap) startBackfillBack(pi int) bool {
+	p := &g.pgs[pi]
 	pend := p.pendingBack()
 	if pend == 0 {
 		return false
@@ -193,59 +193,59 @@ func (s *Sim) startBackfillBack(pi int) bool {
 	if p.bf != 0 || p.rec != 0 {
 		return true
 	}
-	if s.ceph.flags&flagNoRebalance != 0 {
+	if g.ceph.flags&flagNoRebalance != 0 {
 		if !p.rwait {
 			p.rwait = true
-			s.ceph.rebalWait = append(s.ceph.rebalWait, int32(pi))
+			g.rebalWait = append(g.rebalWait, int32(pi))
 		}
 		return true
 	}
 	var go_ uint8
-	for k := 0; k < s.P.PoolSize; k++ {
-		if pend&(1<<k) != 0 && s.osds[p.back[k]].up {
+	for k := 0; k < g.P.PoolSize; k++ {
+		if pend&(1<<k) != 0 && g.ceph.osds[p.back[k]].up {
 			go_ |= 1 << k
 		}
 	}
-	if go_ == 0 || !s.reserveOn(pi, go_, &p.back) {
+	if go_ == 0 || !g.reserveOn(pi, go_, &p.back, prioMisplaced) {
 		return true
 	}
 	p.bf = go_
 	var longest, total float64
-	for k := 0; k < s.P.PoolSize; k++ {
+	for k := 0; k < g.P.PoolSize; k++ {
 		if go_&(1<<k) == 0 {
 			continue
 		}
-		mb := s.pgMB()
+		mb := g.pgMB()
 		if hs := p.homeStale[k]; hs >= 0 {
-			mb = s.deltaMB(hs)
+			mb = g.deltaMB(hs)
 		}
 		longest, total = max(longest, mb), total+mb
 	}
 	p.recMB = float32(total)
-	s.schedule(s.now+Time(longest/s.recoveryRate()*float64(Second))+1, evPGBackfilled, int32(pi), 0, int64(p.gen))
+	g.at(g.now+Time(longest/g.recoveryRate()*float64(Second))+1, evPGBackfilled, pi, p.gen)
 	return true
 }
 
 // backfilledBack: the backfill onto the returned OSDs is complete; the
 // slots move back to them and the interim copies are dropped.
-func (s *Sim) backfilledBack(pi int, gen uint32) {
-	p := &s.pgs[pi]
+func (g *pgMap) backfilledBack(pi int, gen uint32) {
+	p := &g.pgs[pi]
 	if p.gen != gen || p.bf == 0 {
 		return
 	}
 	have := p.cur != 0
-	for k := 0; k < s.P.PoolSize; k++ {
+	for k := 0; k < g.P.PoolSize; k++ {
 		if p.bf&(1<<k) == 0 {
 			continue
 		}
 		t := int(p.back[k])
 		old := p.slot[k]
 		if old >= 0 {
-			s.osds[old].pgs = dropPG(s.osds[old].pgs, int32(pi))
+			g.ceph.osds[old].pgs = dropPG(g.ceph.osds[old].pgs, int32(pi))
 		}
-		s.osds[t].backPGs = dropPG(s.osds[t].backPGs, int32(pi))
-		s.osds[t].away = dropPG(s.osds[t].away, int32(pi))
-		s.osds[t].pgs = append(s.osds[t].pgs, int32(pi))
+		g.ceph.osds[t].backPGs = dropPG(g.ceph.osds[t].backPGs, int32(pi))
+		g.ceph.osds[t].away = dropPG(g.ceph.osds[t].away, int32(pi))
+		g.ceph.osds[t].pgs = append(g.ceph.osds[t].pgs, int32(pi))
 		p.slot[k], p.back[k], p.home[k] = int32(t), -1, -1
 		if have {
 			p.cur |= 1 << k
@@ -253,24 +253,24 @@ func (s *Sim) backfilledBack(pi int, gen uint32) {
 		}
 	}
 	p.bf = 0
-	s.metrics.MappedBack++
-	s.metrics.BackfillMB += float64(p.recMB)
-	s.metrics.MovedMB += float64(p.recMB)
-	s.pgChanged(pi)
+	g.watch.metrics.MappedBack++
+	g.watch.metrics.BackfillMB += float64(p.recMB)
+	g.watch.metrics.MovedMB += float64(p.recMB)
+	g.pgChanged(pi)
 }
 
 // domainFree reports whether host h may hold slot k of PG p: no other slot
 // (or backfill target) of the PG is in the same failure domain.
-func (s *Sim) domainFree(p *PG, k, h int) bool {
-	d := s.domainOf(h)
-	for j := 0; j < s.P.PoolSize; j++ {
+func (g *pgMap) domainFree(p *PG, k, h int) bool {
+	d := g.ceph.domainOf(h)
+	for j := 0; j < g.P.PoolSize; j++ {
 		if j == k {
 			continue
 		}
-		if o := p.slot[j]; o >= 0 && s.domainOf(int(s.osds[o].m)) == d {
+		if o := p.slot[j]; o >= 0 && g.ceph.domainOf(int(g.ceph.osds[o].m)) == d {
 			return false
 		}
-		if o := p.back[j]; o >= 0 && s.domainOf(int(s.osds[o].m)) == d {
+		if o := p.back[j]; o >= 0 && g.ceph.domainOf(int(g.ceph.osds[o].m)) == d {
 			return false
 		}
 	}
@@ -285,8 +285,8 @@ func bitsOn(m uint8) int {
 	return n
 }
 
-func (s *Sim) checkRemap(pi int) error {
-	p := &s.pgs[pi]
+func (g *pgMap) checkRemap(pi int) error {
+	p := &g.pgs[pi]
 	for k := range p.back {
 		if p.back[k] >= 0 && p.home[k] != p.back[k] {
 			return fmt.Errorf("PG %d slot %d backfills onto osd.%d but its home is osd.%d", pi, k, p.back[k], p.home[k])

@@ -37,6 +37,8 @@ type fenceMark struct {
 type Recorder struct {
 	// Entries is the timeline, in order.
 	Entries []Entry
+	// Samples are the cluster's states over the run (samples.go).
+	Samples []Sample
 	names   []string
 	nodes   [][]stateSample
 	health  []stateSample
@@ -45,38 +47,25 @@ type Recorder struct {
 }
 
 func (r *Recorder) start(s *Sim) {
-	r.nodes = make([][]stateSample, len(s.machines))
-	for i := range s.machines {
-		r.names = append(r.names, baseName(s.machines[i].Name))
+	r.nodes = make([][]stateSample, len(s.fleet.m))
+	for i := range s.fleet.m {
+		r.names = append(r.names, baseName(s.fleet.m[i].Name))
 		r.nodes[i] = []stateSample{{0, "Ready"}}
 	}
 	r.health = []stateSample{{0, "HEALTH_OK"}}
 	r.avail = []floatSample{{0, 1}}
 }
 
-func (s *Sim) logf(cat, format string, a ...any) {
-	s.rec.Entries = append(s.rec.Entries, Entry{At: s.now, Cat: cat, Text: fmt.Sprintf(format, a...)})
-}
-
-func (r *Recorder) nodeState(s *Sim, i int) {
-	m := &s.machines[i]
-	st := "NotReady"
-	switch {
-	case m.phase != PhaseRunning:
-		st = m.phase.String()
-	case m.storageFenced:
-		st = "CutOff"
-	case m.ready:
-		st = "Ready"
-	}
+// nodeState records machine i's state st for the plot.
+func (r *Recorder) nodeState(at Time, i int, st string) {
 	ns := r.nodes[i]
 	if ns[len(ns)-1].state != st {
-		r.nodes[i] = append(ns, stateSample{s.now, st})
+		r.nodes[i] = append(ns, stateSample{at, st})
 	}
 }
 
-func (r *Recorder) fence(s *Sim, i int, kind string) {
-	r.fences = append(r.fences, fenceMark{s.now, i, kind})
+func (r *Recorder) fence(at Time, i int, kind string) {
+	r.fences = append(r.fences, fenceMark{at, i, kind})
 }
 
 // Result is the outcome of a run.
@@ -109,10 +98,10 @@ type Result struct {
 }
 
 func (s *Sim) result() *Result {
-	mt := s.metrics
-	mt.finish(s)
-	r := &Result{Name: s.cfg.Name, Policy: s.pol.Name, Seed: s.cfg.Seed, Violations: s.inv.viols, End: s.now,
-		Events: s.Events, Health: s.healthText(), Blockers: s.blockers(), Metrics: mt, Rec: s.rec,
+	mt := s.watch.metrics
+	mt.finish(&s.watch)
+	r := &Result{Name: s.cfg.Name, Policy: s.pol.Name, Seed: s.cfg.Seed, Violations: s.watch.viols, End: s.now,
+		Events: s.Events, Health: s.ceph.healthText(), Blockers: s.watch.blockers(), Metrics: mt, Rec: s.rec,
 		cluster: s.cfg.Cluster, params: s.P, faults: s.cfg.Faults, Recovery: -1}
 	if mt.RecoveredAt >= 0 && mt.FirstFault >= 0 {
 		r.Recovery = mt.RecoveredAt - mt.FirstFault

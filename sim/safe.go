@@ -42,229 +42,358 @@ import "fmt"
 // OSD-map-epoch precondition), so the operator's lag delays but never
 // staleness.
 
-// safeDue is when safe deems NotReady machine i unhealthy: the MHC's
+// safeEventKind names an event of the safe controller.
+type safeEventKind uint8
+
+const (
+	evSafeCheck       safeEventKind = iota // look at an unhealthy machine and act
+	evSafeRevoke                           // lift the cut-off of a machine back Ready
+	evSafeClientFence                      // blocklist a NotReady node's clients before their eviction
+	evSafeDeleteNode                       // delete the Node of a cut-off host whose BMC does not answer
+)
+
+// safeEvent is an event of the safe controller for machine m: gen is the
+// Node's Ready generation it was scheduled for, epoch the operator epoch
+// that issued it, write whether the observation was taken and the write is
+// due (evSafeClientFence).
+type safeEvent struct {
+	kind  safeEventKind
+	m     int32
+	gen   int32
+	epoch int32
+	write bool
+}
+
+// guard is the safe controller's record of one machine.
+type guard struct {
+	granted      bool   // a fence was granted (the MHC's external remediation)
+	grantObs     Time   // the observation the grant was taken on
+	clientFenced bool   // its client address was blocklisted before its pods' eviction
+	why          string // what it waits for
+}
+
+// safeController is the safe policy's controller; it runs in the storage
+// operator's pod.
+type safeController struct {
+	*core
+	events  mailbox[safeEvent]
+	fleet   *fleet
+	kube    *kube
+	ceph    *cephCluster
+	pgs     *pgMap
+	clients *rbdClients
+	op      *operator
+	watch   *monitor
+
+	g []guard
+}
+
+func (sc *safeController) handle(e safeEvent) {
+	i := int(e.m)
+	switch e.kind {
+	case evSafeCheck:
+		sc.check(i, e.gen)
+	case evSafeRevoke:
+		if sc.op.live(e.epoch) {
+			sc.revoke(i)
+		}
+	case evSafeClientFence:
+		sc.clientFence(i, e.gen, e.epoch, e.write)
+	case evSafeDeleteNode:
+		sc.deleteNode(i, e.epoch)
+	}
+}
+
+// due is when safe deems NotReady machine i unhealthy: the MHC's
 // timeout after the Ready condition's last transition, or half the
 // liveness bound into a down episode that keeps flapping.
-func (s *Sim) safeDue(i int) Time {
-	m := &s.machines[i]
-	at := s.unhealthyAt(i)
-	if e := &m.downEp; e.start >= 0 {
-		at = min(at, e.start+s.P.LivenessBound/2)
+func (sc *safeController) due(i int) Time {
+	at := sc.fleet.unhealthyAt(i)
+	if e := &sc.watch.downEp[i]; e.start >= 0 {
+		at = min(at, e.start+sc.P.LivenessBound/2)
 	}
 	return at
 }
 
-func (s *Sim) safeTrigger(i int) {
-	m := &s.machines[i]
-	s.schedule(max(s.safeDue(i), s.now)+s.jit(s.P.OperatorLag), evSafeCheck, int32(i), m.readyGen, int64(s.opEpoch))
+func (sc *safeController) trigger(i int) {
+	sc.events.at(max(sc.due(i), sc.now)+sc.jit(sc.P.OperatorLag), safeEvent{kind: evSafeCheck, m: int32(i), gen: sc.kube.nodes[i].readyGen, epoch: sc.op.epoch})
 }
 
-func (s *Sim) safeCheck(i int, gen int32) {
-	m := &s.machines[i]
-	if !s.opUp || m.readyGen != gen || m.ready || m.phase != PhaseRunning || m.remediated || len(m.osds) == 0 {
+func (sc *safeController) revokeLater(i int) {
+	sc.events.at(sc.now+sc.jit(sc.P.OperatorLag), safeEvent{kind: evSafeRevoke, m: int32(i), epoch: sc.op.epoch})
+}
+
+// fencing reports whether safe holds machine i cut off, granted or its
+// clients fenced.
+func (sc *safeController) fencing(i int) bool {
+	g := &sc.g[i]
+	return sc.ceph.cutOff[i] || g.granted || g.clientFenced
+}
+
+// readyChanged: machine i's Node turned Ready or NotReady.
+func (sc *safeController) readyChanged(i int) {
+	if sc.kube.nodes[i].ready {
+		sc.g[i].why = ""
+	}
+	if !sc.pol.Grants || !sc.op.up || sc.fleet.m[i].phase != PhaseRunning {
 		return
 	}
-	why := s.safeStep(i)
+	if !sc.kube.nodes[i].ready {
+		sc.trigger(i)
+		sc.clientFenceAt(i)
+	} else if sc.fencing(i) {
+		sc.revokeLater(i)
+	}
+}
+
+// resync: the restarted operator's safe controller looks at machine i.
+func (sc *safeController) resync(i int) {
+	if !sc.pol.Grants {
+		return
+	}
+	ready := sc.kube.nodes[i].ready
+	if !ready && sc.fleet.m[i].phase == PhaseRunning {
+		sc.trigger(i)
+		sc.clientFenceAt(i)
+	} else if ready && sc.fencing(i) {
+		sc.revokeLater(i)
+	}
+}
+
+// recheckAfterReboot: machine i is still NotReady after its power cycle;
+// safe looks again one unhealthy timeout later.
+func (sc *safeController) recheckAfterReboot(i int) {
+	if sc.pol.Grants {
+		sc.events.at(sc.now+sc.P.MHCUnhealthyTimeout+sc.jit(sc.P.OperatorLag), safeEvent{kind: evSafeCheck, m: int32(i), gen: sc.kube.nodes[i].readyGen, epoch: sc.op.epoch})
+	}
+}
+
+// machineRebooted: machine i's power cycle is done; safe's entries for it
+// are void.
+func (sc *safeController) machineRebooted(i int) {
+	if sc.pol.Grants {
+		sc.ceph.blocks[i] = blockEntry{}
+		sc.g[i].clientFenced = false
+	}
+}
+
+// machineReplaced: machine i is a new Machine.
+func (sc *safeController) machineReplaced(i int) {
+	sc.g[i] = guard{}
+	if sc.pol.Grants {
+		sc.ceph.blocks[i] = blockEntry{}
+	}
+}
+
+func (sc *safeController) check(i int, gen int32) {
+	m := &sc.fleet.m[i]
+	n := &sc.kube.nodes[i]
+	if !sc.op.up || n.readyGen != gen || n.ready || m.phase != PhaseRunning || m.remediated || len(sc.ceph.hostOSDs[i]) == 0 {
+		return
+	}
+	why := sc.step(i)
 	if why == "" {
 		return
 	}
-	if m.safeWhy != why && s.rec != nil {
-		s.logf("safe", "%s: waiting: %s", m.Name, why)
+	if sc.g[i].why != why && sc.rec != nil {
+		sc.logf("safe", "%s: waiting: %s", m.Name, why)
 	}
-	m.safeWhy = why
-	s.schedule(s.now+s.P.CephStatusInterval, evSafeCheck, int32(i), gen, 0)
+	sc.g[i].why = why
+	sc.events.at(sc.now+sc.P.CephStatusInterval, safeEvent{kind: evSafeCheck, m: int32(i), gen: gen})
 }
 
-// safeStep advances the safe controller for machine i by one step and
+// step advances the safe controller for machine i by one step and
 // returns why it must wait, or "" when it needs no retry.
-func (s *Sim) safeStep(i int) string {
-	m := &s.machines[i]
-	pol := s.pol
-	if !m.unhealthy && s.now < s.safeDue(i) {
+func (sc *safeController) step(i int) string {
+	m := &sc.fleet.m[i]
+	pol := sc.pol
+	if !m.unhealthy && sc.now < sc.due(i) {
 		return "not unhealthy yet"
 	}
-	if s.otherFencedDoms(i) > 0 && !pol.NoSerialize {
+	if sc.watch.otherFencedDoms(i) > 0 && !pol.NoSerialize {
 		return "another OSD machine is fenced and not back"
 	}
-	if !s.cephAnswers() {
+	if !sc.ceph.answers() {
 		// The provider's power report alone can be late or wrong: it counts
 		// only when the surviving OSDs confirm that the machine's OSDs
 		// stopped heartbeating (TrustPowerReport is the first-generation
 		// rule, kept to show what the power-report-wrong scenario catches).
 		// Without quorum the last OSD map is frozen and still valid; while
 		// the commands hang safe cannot read it.
-		off := s.providerOff(i) && (pol.TrustPowerReport || s.peersSeeDead(i))
-		if off || (!s.ceph.quorum && m.upOSDs == 0) {
-			if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
-				s.safeNoWipe(i, "Ceph does not answer, so the replicas cannot be checked")
+		off := sc.fleet.providerOff(i) && (pol.TrustPowerReport || sc.ceph.hostSilent(i))
+		if off || (!sc.ceph.quorum && sc.ceph.upOSDs[i] == 0) {
+			if sc.fleet.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
+				sc.noWipe(i, "Ceph does not answer, so the replicas cannot be checked")
 			}
-			s.safeGrant(i)
+			sc.grant(i)
 			return ""
 		}
 		return "Ceph does not answer (no mon quorum, or its commands hang), its OSDs may be up and the instance is not both reported powered off and silent to its OSD peers"
 	}
-	if m.upOSDs > 0 && !pol.NoUpOSDCheck {
+	if sc.ceph.upOSDs[i] > 0 && !pol.NoUpOSDCheck {
 		return "its OSDs are up in the OSD map: Ceph still counts it as a storage host, so it is not fenced"
 	}
-	if !m.storageFenced && !pol.NoStorageFence {
-		s.safeStorageFence(i)
-		s.schedule(s.now+s.jit(s.P.PeeringTime), evSafeCheck, int32(i), m.readyGen, 0)
+	if !sc.ceph.cutOff[i] && !pol.NoStorageFence {
+		sc.storageFence(i)
+		sc.events.at(sc.now+sc.jit(sc.P.PeeringTime), safeEvent{kind: evSafeCheck, m: int32(i), gen: sc.kube.nodes[i].readyGen})
 		return ""
 	}
-	if m.upOSDs > 0 && !pol.NoStorageFence {
+	if sc.ceph.upOSDs[i] > 0 && !pol.NoStorageFence {
 		return "waiting for the OSD map to show its OSDs down"
 	}
-	if s.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
+	if sc.fleet.kindOf(i) == FenceDeleteWipe && !pol.NoWipeCheck {
 		switch {
-		case s.mgrStale && !pol.TrustStalePGStats:
-			s.safeNoWipe(i, "the mgr's PG stats are stale, so the replicas cannot be checked")
-		case s.mgrStale:
+		case sc.ceph.mgrStale && !pol.TrustStalePGStats:
+			sc.noWipe(i, "the mgr's PG stats are stale, so the replicas cannot be checked")
+		case sc.ceph.mgrStale:
 			// the broken variant: stale stats that said all PGs
 			// active+clean are taken for the truth
-			if s.pgSnap.clean != len(s.pgs) {
-				s.safeNoWipe(i, "the (stale) PG stats show PGs not active+clean")
+			if sc.ceph.pgSnap.clean != len(sc.pgs.pgs) {
+				sc.noWipe(i, "the (stale) PG stats show PGs not active+clean")
 			}
 		default:
-			if pi := s.pgWithoutCurrentElsewhere(i); pi >= 0 {
-				s.safeNoWipe(i, fmt.Sprintf("wiping would leave PG %d with fewer than min_size current replicas", pi))
+			if pi := sc.pgs.withoutCurrentElsewhere(i); pi >= 0 {
+				sc.noWipe(i, fmt.Sprintf("wiping would leave PG %d with fewer than min_size current replicas", pi))
 			}
 		}
 	}
-	s.safeGrant(i)
+	sc.grant(i)
 	return ""
 }
 
-// safeNoWipe replaces a delete-with-wipe fence by a reboot (bare metal) or
+// noWipe replaces a delete-with-wipe fence by a reboot (bare metal) or
 // a disk-keeping delete (cloud).
-func (s *Sim) safeNoWipe(i int, why string) {
+func (sc *safeController) noWipe(i int, why string) {
 	k := FenceDelete
-	if s.cfg.Cluster.BareMetal {
+	if sc.cfg.Cluster.BareMetal {
 		k = FenceReboot
 	}
-	s.machines[i].kindOverride = int8(k)
-	if s.rec != nil {
-		s.logf("safe", "%s: %s: fence kind %s instead", s.machines[i].Name, why, k)
+	sc.fleet.m[i].kindOverride = int8(k)
+	if sc.rec != nil {
+		sc.logf("safe", "%s: %s: fence kind %s instead", sc.fleet.m[i].Name, why, k)
 	}
 }
 
-// pgWithoutCurrentElsewhere returns a PG on machine i that lacks min_size
-// up replicas with the latest writes on other machines, or -1.
-func (s *Sim) pgWithoutCurrentElsewhere(i int) int {
-	for _, oi := range s.machines[i].osds {
-		for _, pi := range s.osds[oi].pgs {
-			p := &s.pgs[pi]
-			n := 0
-			for k := 0; k < s.P.PoolSize; k++ {
-				o := p.slot[k]
-				if o >= 0 && s.osds[o].m != int32(i) && p.cur&(1<<k) != 0 && s.osds[o].up {
-					n++
-				}
-			}
-			if n < s.P.PoolMinSize {
-				return int(pi)
-			}
-		}
+func (sc *safeController) storageFence(i int) {
+	if sc.rec != nil {
+		sc.logf("FENCE", "%s cut off from storage by safe: OSDs marked down and blocklisted", sc.fleet.m[i].Name)
 	}
-	return -1
-}
-
-func (s *Sim) safeStorageFence(i int) {
-	m := &s.machines[i]
-	if s.rec != nil {
-		s.logf("FENCE", "%s cut off from storage by safe: OSDs marked down and blocklisted", m.Name)
+	sc.watch.checkCutOff(i, "cutting "+sc.fleet.m[i].Name+" off")
+	sc.watch.fenceAction()
+	if !sc.pol.NoClientBlocklist {
+		sc.ceph.blocklist(i, forever, "safe")
 	}
-	s.checkCutOff(i)
-	s.metrics.fenceHealth(s)
-	if !s.pol.NoClientBlocklist {
-		s.blocklist(i, forever, "safe")
-	}
-	m.storageFenced = true
-	s.setFenced(i)
-	if s.rec != nil {
-		s.rec.nodeState(s, i)
-	}
-	s.machineChanged(i)
-	for _, oi := range m.osds {
-		if s.osds[oi].up {
-			s.markDown(int(oi), "marked down and blocklisted by safe")
+	sc.ceph.cutOff[i] = true
+	sc.watch.setFenced(i)
+	sc.watch.plotNode(i)
+	sc.fleet.changed(i)
+	for _, oi := range sc.ceph.hostOSDs[i] {
+		if sc.ceph.osds[oi].up {
+			sc.ceph.markDown(int(oi), "marked down and blocklisted by safe")
 		}
 	}
 }
 
-// safeGrant fences machine i as the MHC's external remediation, on the
+// grant fences machine i as the MHC's external remediation, on the
 // observation just taken.
-func (s *Sim) safeGrant(i int) {
-	m := &s.machines[i]
-	if k := s.kindOf(i); m.mon >= 0 && k != FenceReboot && (k == FenceDeleteWipe || s.cfg.Cluster.MonStore == MonStoreHost) {
+func (sc *safeController) grant(i int) {
+	m := &sc.fleet.m[i]
+	if k := sc.fleet.kindOf(i); sc.ceph.hostMon[i] >= 0 && k != FenceReboot && (k == FenceDeleteWipe || sc.cfg.Cluster.MonStore == MonStoreHost) {
 		// deleting the machine would take the mon's store with it, and an
 		// empty mon cannot rejoin without a quorum: power-cycle it instead
 		// (a BMC cycle, or the provider's stop/start on cloud)
 		m.kindOverride = int8(FenceReboot)
-		if s.rec != nil {
-			s.logf("safe", "%s holds a mon whose store would go with the machine: fence kind reboot (power cycle) instead", m.Name)
+		if sc.rec != nil {
+			sc.logf("safe", "%s holds a mon whose store would go with the machine: fence kind reboot (power cycle) instead", m.Name)
 		}
 	}
-	m.granted = true
-	m.grantObs = s.now
-	m.safeWhy = ""
-	s.setFenced(i)
-	s.fence(i, "safe (MHC external remediation)")
+	g := &sc.g[i]
+	g.granted = true
+	g.grantObs = sc.now
+	g.why = ""
+	sc.watch.setFenced(i)
+	sc.fleet.fence(i, "safe (MHC external remediation)")
 }
 
-func (s *Sim) safeRevoke(i int) {
-	m := &s.machines[i]
-	if !m.ready || m.phase != PhaseRunning || (!m.storageFenced && !m.granted && !m.clientFenced) {
+func (sc *safeController) revoke(i int) {
+	m := &sc.fleet.m[i]
+	g := &sc.g[i]
+	if !sc.kube.nodes[i].ready || m.phase != PhaseRunning || !sc.fencing(i) {
 		return
 	}
-	if m.clientFenced && !m.storageFenced && !m.granted && s.staleOn(i) {
-		// its evicted pods still run: lift the client fence once the
+	if sc.clients.staleOn(i) {
+		// its deleted or evicted pods still run: lift the fence once the
 		// kubelet has killed them
-		s.schedule(s.now+s.P.StaleKillTime, evSafeRevoke, int32(i), s.opEpoch, 0)
+		sc.events.at(sc.now+sc.P.StaleKillTime, safeEvent{kind: evSafeRevoke, m: int32(i), epoch: sc.op.epoch})
 		return
 	}
-	m.storageFenced, m.granted, m.clientFenced = false, false, false
+	sc.ceph.cutOff[i], g.granted, g.clientFenced = false, false, false
 	m.kindOverride = -1
-	if m.block.until > s.now {
-		s.blocklist(i, 0, "safe")
+	if sc.ceph.blocks[i].until > sc.now {
+		sc.ceph.blocklist(i, 0, "safe")
 	}
-	if s.rec != nil {
-		s.logf("safe", "%s Ready again: cut-off lifted", m.Name)
+	if sc.rec != nil {
+		sc.logf("safe", "%s Ready again: cut-off lifted", m.Name)
 	}
-	s.machineChanged(i)
+	sc.fleet.changed(i)
 }
 
-// safeClientFence: with Deployments whose volumes need no attachment
+// bmcUnreachable: the reboot remediation safe granted for machine i cannot
+// power the host off - it has no power, so its BMC does not answer - and
+// so never deletes its Node. A host safe cut off from storage (its OSDs
+// and its client address blocklisted) can write nothing even if it comes
+// back, so safe deletes the Node itself: its pods are deleted and the
+// workloads move.
+func (sc *safeController) bmcUnreachable(i int) {
+	if sc.pol.Grants && sc.ceph.cutOff[i] && !sc.pol.NoClientBlocklist {
+		sc.events.at(sc.now+sc.jit(sc.P.OperatorLag), safeEvent{kind: evSafeDeleteNode, m: int32(i), epoch: sc.op.epoch})
+	}
+}
+
+func (sc *safeController) deleteNode(i int, epoch int32) {
+	m := &sc.fleet.m[i]
+	if !sc.op.live(epoch) || m.bmh != bmhPowerOff || !sc.ceph.cutOff[i] || !sc.kube.nodes[i].hasNode {
+		return
+	}
+	if sc.rec != nil {
+		sc.logf("safe", "%s: its BMC does not answer (no power), so the remediation cannot power it off; it is cut off from storage, so safe deletes its Node", m.Name)
+	}
+	sc.kube.nodeDeleted(i)
+	sc.fleet.changed(i)
+}
+
+// clientFence: with Deployments whose volumes need no attachment
 // (pods.go), the eviction of a NotReady node's pods starts their
 // replacements while the old ones may still run. safe blocklists the
 // node's client address (no expiry) just before the eviction - observed
-// at phase 0, written one operator lag later at phase 1 - and lifts it
-// when the node is back and its evicted pods are gone.
-func (s *Sim) safeClientFence(i int, gen int32, c int64) {
-	m := &s.machines[i]
-	epoch, phase := int32(c>>1), c&1
-	if !s.opLive(epoch) || m.readyGen != gen || m.ready || m.phase != PhaseRunning || m.clientFenced || m.storageFenced {
+// first, written one operator lag later - and lifts it when the node is
+// back and its evicted pods are gone.
+func (sc *safeController) clientFence(i int, gen, epoch int32, write bool) {
+	n := &sc.kube.nodes[i]
+	g := &sc.g[i]
+	if !sc.op.live(epoch) || n.readyGen != gen || n.ready || sc.fleet.m[i].phase != PhaseRunning || g.clientFenced || sc.ceph.cutOff[i] {
 		return
 	}
-	if phase == 0 {
-		s.schedule(s.now+s.jit(s.P.OperatorLag), evSafeClientFence, int32(i), gen, int64(epoch)<<1|1)
+	if !write {
+		sc.events.at(sc.now+sc.jit(sc.P.OperatorLag), safeEvent{kind: evSafeClientFence, m: int32(i), gen: gen, epoch: epoch, write: true})
 		return
 	}
-	if !s.cephAnswers() {
-		s.schedule(s.now+s.P.CephStatusInterval, evSafeClientFence, int32(i), gen, int64(epoch)<<1|1)
+	if !sc.ceph.answers() {
+		sc.events.at(sc.now+sc.P.CephStatusInterval, safeEvent{kind: evSafeClientFence, m: int32(i), gen: gen, epoch: epoch, write: true})
 		return
 	}
-	m.clientFenced = true
-	s.blocklist(i, forever, "safe, before its pods are evicted (their replacements need no volume attachment)")
+	g.clientFenced = true
+	sc.ceph.blocklist(i, forever, "safe, before its pods are evicted (their replacements need no volume attachment)")
 }
 
-// safeClientFenceAt schedules safeClientFence for NotReady machine i so
-// that the write lands before its pods are evicted.
-func (s *Sim) safeClientFenceAt(i int) {
-	c := &s.cfg.Cluster
-	if c.WorkloadKind != WorkloadDeployment || !c.NoAttach || len(s.cl.workloads) == 0 {
+// clientFenceAt schedules clientFence for NotReady machine i so that the
+// write lands before its pods are evicted.
+func (sc *safeController) clientFenceAt(i int) {
+	c := &sc.cfg.Cluster
+	if c.WorkloadKind != WorkloadDeployment || !c.NoAttach || len(sc.clients.workloads) == 0 {
 		return
 	}
-	m := &s.machines[i]
-	at := m.readyLT + s.P.PodEvictionTimeout - s.P.OperatorLag*6/5 - Second
-	s.schedule(max(at, s.now), evSafeClientFence, int32(i), m.readyGen, int64(s.opEpoch)<<1)
+	n := &sc.kube.nodes[i]
+	at := n.readyLT + sc.P.PodEvictionTimeout - sc.P.OperatorLag*6/5 - Second
+	sc.events.at(max(at, sc.now), safeEvent{kind: evSafeClientFence, m: int32(i), gen: n.readyGen, epoch: sc.op.epoch})
 }

@@ -273,12 +273,12 @@ func TestScenarioErrors(t *testing.T) {
 
 // TestQueueOrder: events pop in time order, FIFO among equal times.
 func TestQueueOrder(t *testing.T) {
-	var q queue
+	var q queue[int]
 	times := []Time{5, 1, 3, 1, 9, 0, 3}
 	for i, at := range times {
-		q.push(event{at: at, seq: uint64(i)})
+		q.push(at, uint64(i), i)
 	}
-	var last event
+	var last queued[int]
 	for i := 0; len(q.h) > 0; i++ {
 		e := q.pop()
 		if i > 0 && (e.at < last.at || (e.at == last.at && e.seq < last.seq)) {

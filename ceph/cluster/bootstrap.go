@@ -15,12 +15,12 @@ import (
 )
 
 // baseConfig is the [global] section every cluster gets: {dir} is the
-// directory, {mon} the daemons' address, {subnet} the subnet. One host:
+// directory, {monhost} every mon's addresses, {subnet} the subnet. One host:
 // pool size 1 allowed and CRUSH failure domain osd; autoscaler off (it
 // changes PG counts mid-run); mon_data_avail_* low (a full disk must not
 // keep the cluster in HEALTH_WARN); every path in the directory.
 var baseConfig = []string{
-	"mon_host = [v2:{mon}:3300,v1:{mon}:6789]",
+	"mon_host = {monhost}",
 	"public_network = {subnet}",
 	"ms_bind_ipv4 = true",
 	"ms_bind_ipv6 = false",
@@ -55,7 +55,7 @@ var storeConfig = map[string][]string{
 func (c *Cluster) renderConfig(o Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfsid = %s\n", c.st.FSID)
-	r := strings.NewReplacer("{dir}", c.dir, "{mon}", c.st.MonAddr, "{subnet}", c.st.Subnet)
+	r := strings.NewReplacer("{dir}", c.dir, "{monhost}", c.MonHost(), "{subnet}", c.st.Subnet)
 	for _, l := range baseConfig {
 		b.WriteString(r.Replace(l) + "\n")
 	}
@@ -68,6 +68,13 @@ func (c *Cluster) renderConfig(o Options) string {
 	}
 	// Clients sharing a name would share one admin socket path.
 	fmt.Fprintf(&b, "[client]\nadmin_socket = %s/run/$name.$pid.asok\n", c.dir)
+	// Each OSD places itself in its host bucket when it starts
+	// (osd_crush_update_on_start).
+	for id := range o.OSDs {
+		if h := c.Host(id); h != "" {
+			fmt.Fprintf(&b, "[osd.%d]\ncrush_location = root=default host=%s\n", id, h)
+		}
+	}
 	return b.String()
 }
 
@@ -105,14 +112,26 @@ func (c *Cluster) bootstrap(ctx context.Context, o Options) error {
 		}
 	}
 	monmap := c.path("monmap")
-	if _, err := run(ctx, "", "monmaptool", "--create", "--addv", "a", c.MonHost(), "--fsid", c.st.FSID, monmap); err != nil {
+	args := []string{"--create", "--fsid", c.st.FSID}
+	for _, id := range c.monIDs() {
+		args = append(args, "--addv", id, c.monAddrs(id))
+	}
+	if _, err := run(ctx, "", "monmaptool", append(args, monmap)...); err != nil {
 		return err
 	}
 	// mkfs looks for a local address in public_network: inside the netns.
-	if _, err := run(ctx, c.st.NetNS, "ceph-mon", "-c", c.AdminConf(), "--mkfs", "-i", "a", "--monmap", monmap, "--keyring", kr); err != nil {
-		return err
+	// Each mon binds the addresses the monmap gives its name.
+	for _, id := range c.monIDs() {
+		if _, err := run(ctx, c.st.NetNS, "ceph-mon", "-c", c.AdminConf(), "--mkfs", "-i", id, "--monmap", monmap, "--keyring", kr); err != nil {
+			return err
+		}
 	}
-	if err := c.StartMon(ctx); err != nil {
+	for _, id := range c.monIDs() {
+		if err := c.startDaemon(ctx, "mon", id); err != nil {
+			return err
+		}
+	}
+	if err := c.waitMons(ctx); err != nil {
 		return err
 	}
 	if o.ImportKeyring != "" {
@@ -133,11 +152,20 @@ func (c *Cluster) bootstrap(ctx context.Context, o Options) error {
 	if err := c.waitOSDsUp(ctx, o.OSDs); err != nil {
 		return err
 	}
-	for _, args := range [][]string{
+	pool := [][]string{
 		{"osd", "pool", "create", o.Pool, strconv.Itoa(o.PGs), strconv.Itoa(o.PGs)},
 		{"osd", "pool", "set", o.Pool, "size", strconv.Itoa(o.PoolSize), "--yes-i-really-mean-it"},
 		{"osd", "pool", "application", "enable", o.Pool, "rados"},
-	} {
+	}
+	if o.MinSize > 0 {
+		pool = append(pool, []string{"osd", "pool", "set", o.Pool, "min_size", strconv.Itoa(o.MinSize)})
+	}
+	if o.Hosts > 0 {
+		// the client pool's replicas on distinct hosts
+		pool = append([][]string{{"osd", "crush", "rule", "create-replicated", hostRule, "default", "host"}}, pool...)
+		pool = append(pool, []string{"osd", "pool", "set", o.Pool, "crush_rule", hostRule})
+	}
+	for _, args := range pool {
 		if _, err := c.Ceph(ctx, args...); err != nil {
 			return err
 		}
@@ -153,6 +181,9 @@ func (c *Cluster) bootstrap(ctx context.Context, o Options) error {
 	}
 	return c.waitFirstWrite(ctx)
 }
+
+// hostRule is the CRUSH rule of the client pool with Options.Hosts.
+const hostRule = "by-host"
 
 // createOSD registers OSD id, makes its store and starts it.
 func (c *Cluster) createOSD(ctx context.Context, id int) error {

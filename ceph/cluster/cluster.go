@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -45,8 +46,18 @@ type Options struct {
 	// Dir is the cluster's private directory; it is created (mode 0700) and
 	// removed by Stop. Default: a new directory under os.TempDir().
 	Dir string
-	// OSDs is the number of OSDs, 1 to 3 (default 1).
+	// OSDs is the number of OSDs, 1 to MaxOSDs (default 1).
 	OSDs int
+	// Hosts, when > 0, puts the OSDs into that many CRUSH host buckets
+	// (host0, host1, ...; OSD i in host i/(OSDs/Hosts), so OSDs must be a
+	// multiple of Hosts) and gives the pool a rule with failure domain
+	// host: one machine plays several hosts, and failure reports count
+	// reporters by host as on a real cluster (mon_osd_reporter_subtree_level).
+	// 0: one host, failure domain osd.
+	Hosts int
+	// Mons is the number of mons, 1 or 3 (default 1): mon.a, mon.b, mon.c
+	// on the daemons' address, ports 3300/6789, 3301/6790, 3302/6791.
+	Mons int
 	// Mgr starts ceph-mgr (~300 MiB): without it there are no PG
 	// statistics and no HEALTH_OK, so Start waits for a first write instead.
 	Mgr bool
@@ -58,6 +69,8 @@ type Options struct {
 	Pool     string
 	PGs      int
 	PoolSize int
+	// MinSize is the pool's min_size (default: Ceph's, size - size/2).
+	MinSize int
 	// Subnet is the private client network inside the cluster's namespace
 	// (default 10.99.0.0/24): the daemons use its first address, clients
 	// the following ones.
@@ -105,6 +118,8 @@ type state struct {
 	Mgr         bool          `json:"mgr"`
 	ObjectStore string        `json:"objectstore"`
 	Pool        string        `json:"pool"`
+	Mons        []string      `json:"mons,omitempty"`
+	OSDsPerHost int           `json:"osds_per_host,omitempty"`
 	PGs         int           `json:"pgs"`
 	Clients     []*ClientInfo `json:"clients,omitempty"`
 	NextHost    int           `json:"next_host"`
@@ -112,6 +127,9 @@ type state struct {
 
 // stateFile is the name of the state file in the directory.
 const stateFile = "cluster.json"
+
+// MaxOSDs is the most OSDs a cluster may have.
+const MaxOSDs = 12
 
 // ErrNoCluster is returned by Attach when the directory holds no cluster.
 var ErrNoCluster = errors.New("no cluster in this directory")
@@ -147,7 +165,10 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	c = &Cluster{dir: o.Dir, log: o.Log}
 	c.st = state{FSID: newUUID(), NetNS: "fpceph-" + randHex(4), Subnet: o.Subnet.String(),
 		MonAddr: o.Subnet.Addr().Next().String(), Mgr: o.Mgr, ObjectStore: o.ObjectStore,
-		Pool: o.Pool, PGs: o.PGs, NextHost: 2}
+		Pool: o.Pool, PGs: o.PGs, NextHost: 2, Mons: monIDs[:o.Mons]}
+	if o.Hosts > 0 {
+		c.st.OSDsPerHost = o.OSDs / o.Hosts
+	}
 	if o.HostAddr.IsValid() {
 		c.st.NetNS, c.st.MonAddr = "", o.HostAddr.String()
 		c.st.Subnet = netip.PrefixFrom(o.HostAddr, o.HostAddr.BitLen()).String()
@@ -179,8 +200,17 @@ func (o *Options) defaults() error {
 	if o.OSDs == 0 {
 		o.OSDs = 1
 	}
-	if o.OSDs < 1 || o.OSDs > 3 {
-		return fmt.Errorf("OSDs: %d, want 1 to 3", o.OSDs)
+	if o.OSDs < 1 || o.OSDs > MaxOSDs {
+		return fmt.Errorf("OSDs: %d, want 1 to %d", o.OSDs, MaxOSDs)
+	}
+	if o.Hosts < 0 || o.Hosts > 0 && o.OSDs%o.Hosts != 0 {
+		return fmt.Errorf("Hosts: %d, want 0 or a divisor of OSDs (%d)", o.Hosts, o.OSDs)
+	}
+	if o.Mons == 0 {
+		o.Mons = 1
+	}
+	if o.Mons != 1 && o.Mons != 3 {
+		return fmt.Errorf("Mons: %d, want 1 or 3", o.Mons)
 	}
 	if o.ObjectStore == "" {
 		o.ObjectStore = "memstore"
@@ -197,8 +227,11 @@ func (o *Options) defaults() error {
 	if o.PoolSize == 0 {
 		o.PoolSize = 1
 	}
-	if o.PoolSize > o.OSDs {
-		return fmt.Errorf("PoolSize %d exceeds OSDs %d", o.PoolSize, o.OSDs)
+	if o.PoolSize > o.OSDs || o.Hosts > 0 && o.PoolSize > o.Hosts {
+		return fmt.Errorf("PoolSize %d exceeds the OSDs (%d) or hosts (%d)", o.PoolSize, o.OSDs, o.Hosts)
+	}
+	if o.MinSize < 0 || o.MinSize > o.PoolSize {
+		return fmt.Errorf("MinSize %d: want 0 (Ceph's default) to PoolSize %d", o.MinSize, o.PoolSize)
 	}
 	if !o.Subnet.IsValid() {
 		o.Subnet = netip.MustParsePrefix("10.99.0.0/24")
@@ -254,9 +287,54 @@ func (c *Cluster) NetNSPath() string { return netnsPath(c.st.NetNS) }
 // MonAddr is the address every daemon binds (mon: ports 3300 and 6789).
 func (c *Cluster) MonAddr() netip.Addr { return netip.MustParseAddr(c.st.MonAddr) }
 
-// MonHost is the mon_host value clients use.
+// MonHost is the mon_host value clients use: every mon's addresses.
 func (c *Cluster) MonHost() string {
-	return fmt.Sprintf("[v2:%s:3300,v1:%s:6789]", c.st.MonAddr, c.st.MonAddr)
+	var addrs []string
+	for _, id := range c.monIDs() {
+		addrs = append(addrs, c.monAddrs(id))
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Mons lists the mon ids ("a", "b", "c").
+func (c *Cluster) Mons() []string { return slices.Clone(c.monIDs()) }
+
+// monIDs are the mon ids; a cluster saved before there could be several
+// has mon.a only.
+func (c *Cluster) monIDs() []string {
+	if len(c.st.Mons) == 0 {
+		return []string{"a"}
+	}
+	return c.st.Mons
+}
+
+// monAddrs is mon id's address vector: mon k listens on ports 3300+k (v2)
+// and 6789+k (v1) of the daemons' address.
+func (c *Cluster) monAddrs(id string) string {
+	k := slices.Index(monIDs, id)
+	return fmt.Sprintf("[v2:%s:%d,v1:%s:%d]", c.st.MonAddr, 3300+k, c.st.MonAddr, 6789+k)
+}
+
+// monIDs are the ids of the mons a cluster may have, in order.
+var monIDs = []string{"a", "b", "c"}
+
+// Host is the CRUSH host bucket of OSD id ("" without Options.Hosts).
+func (c *Cluster) Host(id int) string {
+	if c.st.OSDsPerHost == 0 {
+		return ""
+	}
+	return fmt.Sprintf("host%d", id/c.st.OSDsPerHost)
+}
+
+// HostOSDs lists the OSDs of CRUSH host bucket host.
+func (c *Cluster) HostOSDs(host string) []int {
+	var ids []int
+	for _, id := range c.OSDs() {
+		if c.Host(id) == host {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // Pool is the pool created for clients.

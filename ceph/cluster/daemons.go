@@ -132,26 +132,59 @@ func (c *Cluster) signal(name string, sig syscall.Signal, wait bool) error {
 	}
 }
 
-// StartMon starts the mon and waits until it answers.
-func (c *Cluster) StartMon(ctx context.Context) error {
-	if err := c.startDaemon(ctx, "mon", "a"); err != nil {
+// StartMon starts mon.a and waits until the mons answer.
+func (c *Cluster) StartMon(ctx context.Context) error { return c.StartMonID(ctx, "a") }
+
+// StartMonID starts mon id and waits until the mons answer (a quorum).
+func (c *Cluster) StartMonID(ctx context.Context, id string) error {
+	if err := c.startDaemon(ctx, "mon", id); err != nil {
 		return err
 	}
-	return poll(ctx, "the mon to answer", func() (bool, error) {
+	return c.waitMons(ctx)
+}
+
+// waitMons waits until `ceph mon stat` answers.
+func (c *Cluster) waitMons(ctx context.Context) error {
+	return poll(ctx, "the mons to answer", func() (bool, error) {
 		_, err := c.Ceph(ctx, "mon", "stat")
 		return err == nil, nil
 	})
 }
 
-// StopMon stops the mon (SIGTERM) and waits for it to exit.
-func (c *Cluster) StopMon() error { return c.signal("mon.a", syscall.SIGTERM, true) }
+// StopMon stops mon.a (SIGTERM) and waits for it to exit.
+func (c *Cluster) StopMon() error { return c.StopMonID("a") }
 
-// PauseMon freezes the mon (SIGSTOP): its sockets stay open and nothing
+// StopMonID stops mon id (SIGTERM) and waits for it to exit.
+func (c *Cluster) StopMonID(id string) error { return c.signal("mon."+id, syscall.SIGTERM, true) }
+
+// KillMonID kills mon id (SIGKILL), as a crash or a power loss would.
+func (c *Cluster) KillMonID(id string) error { return c.signal("mon."+id, syscall.SIGKILL, true) }
+
+// PauseMon freezes mon.a (SIGSTOP): its sockets stay open and nothing
 // answers, as with a hung or partitioned mon. ResumeMon undoes it.
-func (c *Cluster) PauseMon() error { return c.signal("mon.a", syscall.SIGSTOP, false) }
+func (c *Cluster) PauseMon() error { return c.PauseMonID("a") }
 
-// ResumeMon continues a paused mon (SIGCONT).
-func (c *Cluster) ResumeMon() error { return c.signal("mon.a", syscall.SIGCONT, false) }
+// ResumeMon continues a paused mon.a (SIGCONT).
+func (c *Cluster) ResumeMon() error { return c.ResumeMonID("a") }
+
+// PauseMonID freezes mon id (SIGSTOP).
+func (c *Cluster) PauseMonID(id string) error { return c.signal("mon."+id, syscall.SIGSTOP, false) }
+
+// ResumeMonID continues a paused mon id (SIGCONT).
+func (c *Cluster) ResumeMonID(id string) error { return c.signal("mon."+id, syscall.SIGCONT, false) }
+
+// PauseOSD freezes OSD id (SIGSTOP): its connections stay open and it
+// answers no heartbeat, as on a hung host, so its peers report it only
+// after osd_heartbeat_grace. ResumeOSD undoes it.
+func (c *Cluster) PauseOSD(id int) error {
+	return c.signal("osd."+strconv.Itoa(id), syscall.SIGSTOP, false)
+}
+
+// ResumeOSD continues a paused OSD (SIGCONT); it finds itself marked down
+// ("wrongly marked me down") and boots again.
+func (c *Cluster) ResumeOSD(id int) error {
+	return c.signal("osd."+strconv.Itoa(id), syscall.SIGCONT, false)
+}
 
 // StopOSD stops OSD id cleanly (SIGTERM) and waits for it to exit.
 func (c *Cluster) StopOSD(id int) error {

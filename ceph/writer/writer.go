@@ -19,6 +19,10 @@
 // let through (one sent before is never blamed on it, whenever its answer
 // came).
 //
+// Each record line also carries the writer contract's record (rec:
+// fencing/contract, with the node and a CRC-32C), which ReadBack checks:
+// `fenceproof ceph-writer read` is the contract's read mode.
+//
 // The package is pure Go over Objects; ceph/librados implements Objects
 // with go-ceph (build tag ceph), `fenceproof ceph-writer` runs it.
 package writer
@@ -35,6 +39,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fenceproof/fenceproof/fencing/contract"
 	"github.com/fenceproof/fenceproof/refstore"
 	rswriter "github.com/fenceproof/fenceproof/refstore/writer"
 )
@@ -59,6 +64,7 @@ func AuditObject(id string) string { return auditPrefix + id }
 type Options struct {
 	ID       string        // client id (refstore.ValidID)
 	Source   string        // the writer's address (its records' and log lines' source)
+	Node     string        // the node the writer runs on (logged and recorded)
 	Interval time.Duration // between writes (default 20ms)
 	StartSeq uint64        // first sequence (default: unix µs, never reused by a restart)
 	Log      io.Writer     // attempt lines; nil = discarded
@@ -69,6 +75,7 @@ type Writer struct {
 	o     Options
 	obj   Objects
 	local string // Source as ip:0
+	clock contract.Clock
 	log   *rswriter.AttemptLog
 }
 
@@ -87,7 +94,7 @@ func New(obj Objects, o Options) (*Writer, error) {
 	if o.StartSeq == 0 {
 		o.StartSeq = uint64(time.Now().UnixMicro())
 	}
-	w := &Writer{o: o, obj: obj, local: netip.AddrPortFrom(a.Unmap(), 0).String(), log: rswriter.NewAttemptLog(o.Log)}
+	w := &Writer{o: o, obj: obj, local: netip.AddrPortFrom(a.Unmap(), 0).String(), clock: contract.NewClock(), log: rswriter.NewAttemptLog(o.Log)}
 	return w, nil
 }
 
@@ -113,12 +120,23 @@ func (w *Writer) Run(ctx context.Context) error {
 }
 
 func (w *Writer) attempt(seq uint64) rswriter.Attempt {
-	a := rswriter.Attempt{Client: w.o.ID, Seq: seq, Local: w.local, SendNs: time.Now().UnixNano()}
-	line, _ := json.Marshal(refstore.AuditRecord{Client: w.o.ID, Addr: w.local, Seq: seq, TNs: a.SendNs})
+	a := rswriter.Attempt{Client: w.o.ID, Node: w.o.Node, Seq: seq, Local: w.local}
+	a.SendNs, a.SendMonoNs = w.clock.Now()
+	line, _ := json.Marshal(recordLine{
+		AuditRecord: refstore.AuditRecord{Client: w.o.ID, Addr: w.local, Seq: seq, TNs: a.SendNs},
+		Rec:         contract.Record{Writer: w.o.ID, Seq: seq, Node: w.o.Node, StartNs: a.SendNs}.Encode(),
+	})
 	err := w.obj.Append(AuditObject(w.o.ID), append(line, '\n'))
-	a.TNs = time.Now().UnixNano()
+	a.TNs, a.MonoNs = w.clock.Now()
 	a.Outcome, a.Reason = Classify(err)
 	return a
+}
+
+// recordLine is one line of a writer's object: refstore's audit record
+// (what Audit reads) and the contract's record (what ReadBack checks).
+type recordLine struct {
+	refstore.AuditRecord
+	Rec string `json:"rec,omitempty"`
 }
 
 // Classify maps a librados error to the writer's outcome and reason.
@@ -191,4 +209,49 @@ func clip(b []byte) []byte {
 		return b[:64]
 	}
 	return b
+}
+
+// ReadBack reads the objects of the writers ids (the contract's read
+// mode): every line as a contract.Record, checked. A line that is not
+// JSON, has no contract record, or whose record disagrees with the line
+// it is in, is a damaged record of that writer. A writer without an
+// object has no records (not an error: it may never have written).
+func ReadBack(obj Objects, ids []string) ([]contract.Record, contract.ReadDone, error) {
+	var out []contract.Record
+	done := contract.ReadDone{Done: true}
+	for _, id := range ids {
+		raw, err := obj.ReadAll(AuditObject(id))
+		var ec interface{ ErrorCode() int }
+		if errors.As(err, &ec) && ec.ErrorCode() == -2 {
+			done.Writers = append(done.Writers, id)
+			continue
+		}
+		if err != nil {
+			return out, done, fmt.Errorf("reading %s: %w", AuditObject(id), err)
+		}
+		for i, line := range bytes.Split(raw, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			out = append(out, readLine(id, line, fmt.Sprintf("%s line %d", AuditObject(id), i+1)))
+		}
+		done.Writers = append(done.Writers, id)
+	}
+	done.Records = len(out)
+	return out, done, nil
+}
+
+// readLine checks one line of writer id's object.
+func readLine(id string, line []byte, where string) contract.Record {
+	var l recordLine
+	if err := json.Unmarshal(line, &l); err != nil || l.Rec == "" {
+		return contract.Record{Writer: id, Seq: l.Seq, Where: where, Detail: fmt.Sprintf("not a record line: %q", clip(line))}
+	}
+	r, _ := contract.Decode(l.Rec)
+	r.Where = where
+	if r.Writer != id || r.Seq != l.Seq || r.StartNs != l.TNs {
+		r.Writer, r.Seq, r.Intact = id, l.Seq, false
+		r.Detail = strings.TrimPrefix(r.Detail+", the record disagrees with its line", ", ")
+	}
+	return r
 }

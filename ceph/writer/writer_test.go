@@ -108,7 +108,19 @@ func TestWriterLogsEveryAttemptAndAuditHasTheAccepted(t *testing.T) {
 			}
 		}
 	}
+	back, rd, err := ReadBack(p, []string{"w1", "w2"})
+	if err != nil || !rd.Done || len(rd.Writers) != 2 || len(back) != len(okSeqs) {
+		t.Fatalf("ReadBack: %d records of %d acknowledged, %+v, %v", len(back), len(okSeqs), rd, err)
+	}
+	for i, r := range back {
+		if !r.Intact || r.Seq != okSeqs[i] || r.Writer != "w1" {
+			t.Fatalf("read back %+v", r)
+		}
+	}
 	p.objs[AuditObject("w1")] = append(p.objs[AuditObject("w1")], []byte("garbage\n")...)
+	if back, _, _ := ReadBack(p, []string{"w1"}); len(back) != len(okSeqs)+1 || back[len(okSeqs)].Intact {
+		t.Errorf("a damaged line read back as %+v", back[len(back)-1])
+	}
 	recs, warns, err := Audit(p)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ func init() {
 func runAudit(args []string) int {
 	if len(args) == 0 || args[0] != "check" {
 		fmt.Fprintln(os.Stderr, "usage: fenceproof audit check --audit FILE --driver-log FILE [--writer-log FILE ...] [--enforce-log FILE] [--report DIR] [--skew DURATION] [--since UNIX_NS]")
-		return 2
+		return helpOrUsageError(args)
 	}
 	fs := flag.NewFlagSet("audit check", flag.ContinueOnError)
 	var f audit.Files

@@ -27,7 +27,7 @@ const defaultCephDir = "/run/fenceproof-ceph"
 
 const cephUsage = `usage: fenceproof ceph <up|serve|status|client|cmd|down> [flags]
 
-  up      start a cluster (mon, optional mgr, 1-3 OSDs) in --dir and a private
+  up      start a cluster (mons, optional mgr, OSDs in host buckets) in --dir and a private
           network namespace; installs Ceph's Debian packages when root
   serve   start a cluster in this network namespace bound to --addr (a
           container: the pod's address), stay in the foreground until
@@ -42,7 +42,7 @@ const cephUsage = `usage: fenceproof ceph <up|serve|status|client|cmd|down> [fla
 func runCeph(args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(os.Stderr, cephUsage)
-		return 2
+		return helpOrUsageError(args)
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("ceph "+sub, flag.ContinueOnError)
@@ -52,7 +52,9 @@ func runCeph(args []string) int {
 	caps := "writer"
 	var addr, ready string
 	if sub == "up" || sub == "serve" {
-		fs.IntVar(&o.OSDs, "osds", 1, "OSDs (1-3)")
+		fs.IntVar(&o.OSDs, "osds", 1, fmt.Sprintf("OSDs (1-%d)", cluster.MaxOSDs))
+		fs.IntVar(&o.Hosts, "hosts", 0, "CRUSH host buckets the OSDs are spread over, the pool's failure domain (0: one host, failure domain osd)")
+		fs.IntVar(&o.Mons, "mons", 1, "mons (1 or 3)")
 		fs.BoolVar(&o.Mgr, "mgr", sub == "up", "start ceph-mgr (PG statistics, HEALTH_OK)")
 		fs.StringVar(&o.ObjectStore, "objectstore", "memstore", "memstore | bluestore")
 		fs.IntVar(&o.PoolSize, "pool-size", 1, "replicas of the client pool")

@@ -89,17 +89,32 @@ func runCephWriteProbe(args []string) int {
 	}
 }
 
+// connectAttempts is how many times the probe connects before a failed
+// connect is an error of the command.
+const connectAttempts = 3
+
 // writeFrom connects from the namespace ns and appends one line; it
 // returns the exit status and what to print.
 func writeFrom(c *cluster.Cluster, ci *cluster.ClientInfo, ns string, addr netip.Addr, opTimeout time.Duration) (int, string) {
-	conn, err := librados.Dial(librados.Options{Conf: ci.Conf, User: ci.Name, Keyring: ci.Keyring, NetNS: ns,
-		MonTimeout: 10 * time.Second, OSDTimeout: opTimeout,
-		Config: map[string]string{"client_mount_timeout": fmt.Sprint(int(opTimeout.Seconds()))}})
-	if err != nil {
+	// A connect that fails for another reason than a refusal (a mon busy
+	// with a blocklist commit answered EPERM under load) is tried again:
+	// only the write's answer decides.
+	var conn *librados.Conn
+	var err error
+	for attempt := 1; ; attempt++ {
+		conn, err = librados.Dial(librados.Options{Conf: ci.Conf, User: ci.Name, Keyring: ci.Keyring, NetNS: ns,
+			MonTimeout: 10 * time.Second, OSDTimeout: opTimeout,
+			Config: map[string]string{"client_mount_timeout": fmt.Sprint(int(opTimeout.Seconds()))}})
+		if err == nil {
+			break
+		}
 		if _, reason := writer.Classify(err); reason == "EBLOCKLISTED (-108)" || reason == "timeout (-110)" {
 			return 1, fmt.Sprintf("connecting: %s\nrefused\n", reason)
 		}
-		return 2, fmt.Sprintf("connecting from %s: %v\n", addr, err)
+		if attempt == connectAttempts {
+			return 2, fmt.Sprintf("connecting from %s (%d attempts): %v\n", addr, attempt, err)
+		}
+		time.Sleep(time.Duration(attempt) * 500 * time.Millisecond)
 	}
 	defer conn.Shutdown()
 	p, err := conn.Pool(c.Pool())

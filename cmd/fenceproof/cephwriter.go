@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,7 +18,7 @@ import (
 )
 
 func init() {
-	register("ceph-writer", "write to a Ceph pool in a loop, one JSON line per attempt (ok, refused -108, error/timeout); 'ceph-writer audit' prints the writes Ceph accepted", runCephWriter)
+	register("ceph-writer", "write to a Ceph pool in a loop, one JSON line per attempt (ok, refused -108, error/timeout); 'ceph-writer read' reads the records back (the writer contract), 'ceph-writer audit' prints the writes Ceph accepted", runCephWriter)
 }
 
 func runCephWriter(args []string) int {
@@ -27,7 +26,10 @@ func runCephWriter(args []string) int {
 	if auditMode {
 		args = args[1:]
 	}
+	var wf writerFlags
+	args = wf.mode(args)
 	fs := flag.NewFlagSet("ceph-writer", flag.ContinueOnError)
+	wf.bind(fs)
 	var co librados.Options
 	var wo writer.Options
 	fs.StringVar(&co.Conf, "conf", "", "ceph.conf path")
@@ -37,14 +39,14 @@ func runCephWriter(args []string) int {
 	fs.StringVar(&co.NetNS, "netns", "", "connect from this network namespace (path)")
 	fs.DurationVar(&co.OSDTimeout, "op-timeout", 2*time.Second, "a write without an answer this long is a timeout (rados_osd_op_timeout)")
 	pool := fs.String("pool", "fenceproof", "pool")
-	fs.StringVar(&wo.ID, "id", "writer", "client id; the writer appends to object "+writer.AuditObject("<id>"))
-	fs.DurationVar(&wo.Interval, "interval", 20*time.Millisecond, "between writes")
-	logPath := fs.String("log", "-", "attempt log (- = standard output)")
-	logCopy := fs.String("log-copy", "", "also append every attempt line to this file (it outlives the pod)")
 	duration := fs.Duration("duration", 0, "stop after this long (0: at SIGTERM/SIGINT)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	if wf.id == "" {
+		wf.id = "writer"
+	}
+	wo.ID, wo.Node, wo.Interval = wf.id, wf.node, wf.interval
 	fail := func(code int, err error) int {
 		fmt.Fprintln(os.Stderr, "fenceproof ceph-writer:", err)
 		return code
@@ -82,24 +84,19 @@ func runCephWriter(args []string) int {
 		}
 		return 0
 	}
-	out := os.Stdout
-	if *logPath != "-" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if wf.readMode {
+		recs, done, err := writer.ReadBack(p, wf.readIDs())
 		if err != nil {
 			return fail(1, err)
 		}
-		defer f.Close()
-		out = f
+		printRead(recs, done)
+		return 0
 	}
-	var log io.Writer = out
-	if *logCopy != "" {
-		f, err := os.OpenFile(*logCopy, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fail(1, err)
-		}
-		defer f.Close()
-		log = io.MultiWriter(out, f)
+	log, closeLog, err := wf.openLog()
+	if err != nil {
+		return fail(1, err)
 	}
+	defer closeLog()
 	wo.Source, wo.Log = conn.Source(), log
 	w, err := writer.New(p, wo)
 	if err != nil {

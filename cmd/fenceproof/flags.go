@@ -27,6 +27,23 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	return 0, true
 }
 
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// helpOrUsageError is the exit code of a command that printed its usage
+// because its arguments did not name what to do: 0 when they asked for
+// help (-h, --help), 2 otherwise.
+func helpOrUsageError(args []string) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		return 0
+	}
+	return 2
+}
+
 // kvFlag is a repeatable key=value flag bound to a map: the first value
 // given replaces what the map held (defaults, a config file), the next ones
 // add to it.

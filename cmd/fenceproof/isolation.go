@@ -40,10 +40,10 @@ func isolationMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: fenceproof isolation -f SPEC [-ip ns/pod=ADDR]...\n\nPrints the NetworkPolicies that isolate the application's data plane, as a YAML list.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
-	if *spec == "" || fs.NArg() > 0 {
+	if *spec == "" {
 		fs.Usage()
 		return 2
 	}

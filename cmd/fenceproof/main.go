@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sort"
 )
@@ -27,29 +28,49 @@ func register(name, summary string, run func(args []string) int) {
 	commands[name] = command{summary: summary, run: run}
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: fenceproof <command> [flags]\n\ncommands:")
+// usage lists the subcommands: on standard output when asked for (exit 0),
+// on standard error after a usage error (exit 2).
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: fenceproof <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-18s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nRun 'fenceproof <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'fenceproof <command> -h' (or 'fenceproof help <command>') for a command's flags;\n'fenceproof --version' prints the version.")
 }
 
-func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage()
-		os.Exit(2)
+// dispatch runs the command line args (without the program name) and
+// returns the exit code: --help and help exit 0, --version is the version
+// command, no command or an unknown one is a usage error (2).
+func dispatch(args []string) int {
+	if len(args) == 0 {
+		usage(os.Stderr)
+		return 2
 	}
-	c, ok := commands[os.Args[1]]
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(os.Stdout)
+		return 0
+	case "help":
+		if len(args) == 1 {
+			usage(os.Stdout)
+			return 0
+		}
+		return dispatch([]string{args[1], "-h"})
+	case "-version", "--version":
+		args = []string{"version"}
+	}
+	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "fenceproof: unknown command %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
+		fmt.Fprintf(os.Stderr, "fenceproof: unknown command %q\n\n", args[0])
+		usage(os.Stderr)
+		return 2
 	}
-	os.Exit(c.run(os.Args[2:]))
+	return c.run(args[1:])
 }
+
+func main() { os.Exit(dispatch(os.Args[1:])) }

@@ -36,9 +36,6 @@ func runSanity(args []string) int {
 		fmt.Fprintf(os.Stderr, "fenceproof sanity: %v\n", err)
 		return exitUsageConfig
 	}
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = os.Getenv("ENDPOINT")
-	}
 	if len(o.faults) > 0 && cfg.Endpoint != "" {
 		fmt.Fprintln(os.Stderr, "fenceproof sanity: --driver-fault applies to the reference driver only; drop --endpoint")
 		return exitUsageConfig
@@ -65,7 +62,14 @@ func runSanity(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if cfg.Endpoint == "" {
+	if cfg.Endpoint != "" {
+		fmt.Printf("fenceproof sanity: endpoint %s (from %s)\n", rulebook.Printable(cfg.Endpoint), o.endpointFrom)
+	} else {
+		if v, set := os.LookupEnv("ENDPOINT"); set && v != "" {
+			// Older releases read $ENDPOINT; a run that silently tested the
+			// reference driver instead would pass for the wrong driver.
+			fmt.Fprintln(os.Stderr, "fenceproof sanity: $ENDPOINT is set but not read (give the endpoint with --endpoint or the config file): testing the in-repo reference driver")
+		}
 		stopRef, err := startReference(ctx, &cfg, o.backend, o.faults, o.reports)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sanity: reference driver: %v\n", err)

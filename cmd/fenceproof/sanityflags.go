@@ -19,6 +19,9 @@ type sanityOptions struct {
 	backend                 string
 	faults                  listFlag
 	listRules, rulesTable   bool
+	// endpointFrom says where the endpoint came from (--endpoint or the
+	// config file); "" when none was given (the reference driver runs).
+	endpointFrom string
 }
 
 // sanityFlags binds every flag of fenceproof sanity, once: the suite's to
@@ -46,7 +49,7 @@ flags:`)
 		fs.PrintDefaults()
 	}
 	p := &cfg.Profile
-	fs.StringVar(&cfg.Endpoint, "endpoint", cfg.Endpoint, "driver endpoint, unix:///path.sock or tcp://host:port (default: start the reference driver)")
+	fs.StringVar(&cfg.Endpoint, "endpoint", cfg.Endpoint, "driver endpoint, unix:///path.sock or tcp://host:port (default: the config file's endpoint, else start the reference driver); no environment variable sets it")
 	fs.DurationVar(&cfg.RPCTimeout.Duration, "rpc-timeout", cfg.RPCTimeout.Duration, "deadline of every RPC")
 	fs.DurationVar(&cfg.ConnectTimeout.Duration, "connect-timeout", cfg.ConnectTimeout.Duration, "how long to wait for the first connection")
 	fs.StringVar((*string)(&p.HostBits), "host-bits", string(p.HostBits), "profile: host bits set in a CIDR are normalise | reject | either")
@@ -87,7 +90,8 @@ flags:`)
 // flags are bound once and parsed a second time over the file's values.
 func sanityConfig(args []string) (cfg sanity.Config, o sanityOptions, code int, ok bool) {
 	cfg = sanity.Defaults()
-	if code, ok := parseFlags(sanityFlags(&cfg, &o), args); !ok {
+	fs := sanityFlags(&cfg, &o)
+	if code, ok := parseFlags(fs, args); !ok {
 		return cfg, o, code, false
 	}
 	if o.configFile != "" {
@@ -97,9 +101,16 @@ func sanityConfig(args []string) (cfg sanity.Config, o sanityOptions, code int, 
 			return cfg, o, exitUsageConfig, false
 		}
 		o = sanityOptions{}
-		if code, ok := parseFlags(sanityFlags(&cfg, &o), args); !ok {
+		fs = sanityFlags(&cfg, &o)
+		if code, ok := parseFlags(fs, args); !ok {
 			return cfg, o, code, false
 		}
+	}
+	switch {
+	case isSet(fs, "endpoint"):
+		o.endpointFrom = "--endpoint"
+	case cfg.Endpoint != "":
+		o.endpointFrom = "--config " + o.configFile
 	}
 	if o.secretsFile != "" {
 		sec, err := sanity.LoadSecretsFile(o.secretsFile)

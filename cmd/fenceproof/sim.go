@@ -23,7 +23,8 @@ var simUsage = `usage:
   fenceproof sim explore --shard I/N --json FILE [--policy P] [--runs N] [--seed S] [--safety]
   fenceproof sim merge [--reports DIR] [--quiet] SHARD.json...
   fenceproof sim compare [--scenarios DIR] [--random N] [--seed S] [--reports DIR] [--quiet]
-  fenceproof sim calibrate [--reports DIR] [--fencing TIMELINE] [--quiet]   (root: a real Ceph)
+  fenceproof sim calibrate [--data DIR] [--only A,B] [--reports DIR] [--fencing TIMELINE] [--quiet]
+  fenceproof-ceph sim calibrate --run [--save DIR] ...   (root: the experiments on a real Ceph first)
 
 policies: ` + strings.Join(sim.PolicyNames(), ", ") + `
 exit codes: 0 as expected, 1 a violation the scenario does not expect (or an

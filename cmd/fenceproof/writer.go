@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,21 +14,21 @@ import (
 )
 
 func init() {
-	register("writer", "write sequenced records to refstore until SIGTERM, one JSON line per attempt", runWriter)
+	register("writer", "write sequenced records to refstore until SIGTERM, one JSON line per attempt; 'writer read' reads them back (the writer contract)", runWriter)
 }
 
 func runWriter(args []string) int {
+	var wf writerFlags
+	args = wf.mode(args)
 	fs := flag.NewFlagSet("writer", flag.ContinueOnError)
 	var o writer.Options
-	logPath := fs.String("log", "-", "attempt log: a file (appended) or - for stdout")
+	wf.bind(fs)
 	fs.StringVar(&o.Server, "server", "", "refstore host:port (required)")
-	fs.StringVar(&o.ID, "id", "", "client id (required; e.g. the pod name)")
 	fs.StringVar(&o.Source, "source", "", "local IP to bind (default: chosen by the kernel)")
-	fs.DurationVar(&o.Interval, "interval", 20*time.Millisecond, "time between writes")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Second, "per connect and per reply")
 	fs.DurationVar(&o.MaxBackoff, "max-backoff", time.Second, "cap of the reconnect backoff after a refusal or error")
 	fs.Uint64Var(&o.StartSeq, "start-seq", 0, "first sequence number (0: the current unix time in µs, so restarts never reuse one)")
-	fs.IntVar(&o.Payload, "payload", 16, "payload bytes per write")
+	fs.IntVar(&o.Payload, "payload", -1, "payload bytes per write (default: the writer contract's record with --node, else 16 bytes)")
 	duration := fs.Duration("duration", 0, "stop after this long (0: until SIGTERM)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -37,20 +36,29 @@ func runWriter(args []string) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || o.Server == "" || o.ID == "" {
+	if fs.NArg() > 0 || o.Server == "" || wf.id == "" && (!wf.readMode || wf.read == "") {
 		fmt.Fprintln(os.Stderr, "fenceproof writer: --server and --id are required, and no arguments")
 		return 2
 	}
-	var out io.Writer = os.Stdout
-	if *logPath != "-" {
-		f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if wf.readMode {
+		recs, done, err := writer.ReadBack(o.Server, wf.readIDs(), time.Minute)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "fenceproof writer:", err)
-			return 2
+			fmt.Fprintln(os.Stderr, "fenceproof writer read:", err)
+			return 1
 		}
-		defer f.Close()
-		out = f
+		printRead(recs, done)
+		return 0
 	}
+	o.ID, o.Node, o.Interval = wf.id, wf.node, wf.interval
+	if o.Payload < 0 {
+		o.Payload = map[bool]int{true: 0, false: 16}[o.Node != ""]
+	}
+	out, closeLog, err := wf.openLog()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fenceproof writer:", err)
+		return 2
+	}
+	defer closeLog()
 	o.Log = out
 	w, err := writer.New(o)
 	if err != nil {

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/fenceproof/fenceproof/csiproxy/api"
@@ -84,6 +86,7 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 	}
 	switch g := cl.(type) {
 	case api.FilesystemClient:
+		defer s.pathContext(req)
 		switch r.Method {
 		case "Rmdir":
 			// Force only where the case names a fresh entry: a host that
@@ -147,6 +150,11 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 		done := func(ctx context.Context) {
 			_, _ = g.RemoveSmbGlobalMapping(ctx, &api.SmbRemoveSmbGlobalMappingRequest{RemotePath: s.cfg.SMBShare})
 		}
+		if r.Method == "NewSmbGlobalMapping" && s.draw.Pick("", "link") != "" {
+			// linked to a fresh local path or not, drawn: the checks of
+			// remote_path hold on both branches
+			_ = setField(req, "LocalPath", fresh, 0)
+		}
 		if r.Method == "RemoveSmbGlobalMapping" {
 			// a mapping to remove, so a host that does not check removes it
 			_, _ = g.NewSmbGlobalMapping(ctx, &api.SmbNewSmbGlobalMappingRequest{RemotePath: s.cfg.SMBShare, Username: s.cfg.SMBUser, Password: s.cfg.SMBPassword})
@@ -173,12 +181,23 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 				_, _ = g.RemoveTargetPortal(ctx, &api.IscsiRemoveTargetPortalRequest{TargetPortal: s.portal()})
 			}
 		}
+		if c, ok := req.(*api.IscsiConnectTargetRequest); ok {
+			// without CHAP, one-way or mutual, drawn: the checks of the
+			// portal and the name hold on every branch
+			if n, _ := strconv.Atoi(s.draw.Pick("0", "1", "2")); n != 0 {
+				c.AuthType = int32(n)
+				c.ChapUsername = s.name()
+				c.ChapSecret = s.draw.Spell("{chapok}", restrict.KindMutualCHAP, "")
+			}
+		}
 		if r.Method == "DisconnectTarget" || r.Method == "GetTargetDisks" {
 			_, _ = g.ConnectTarget(ctx, &api.IscsiConnectTargetRequest{TargetPortal: s.portal(), Iqn: iqn})
 		}
 		return base{req, undo, done}
 	case api.SystemClient:
 		if r.Method == "StopService" {
+			// forced or not, drawn: the allow-list holds on both
+			req.(*api.SystemStopServiceRequest).Force = s.draw.Pick("", "force") != ""
 			return base{req, func(ctx context.Context, req any) {
 				_, _ = g.StartService(ctx, &api.SystemStartServiceRequest{Name: fieldOf(req, "Name")})
 			}, noop}
@@ -186,6 +205,16 @@ func (s *state) base(ctx context.Context, gv api.GroupVersion, r restrict.RPC, c
 		return base{req, nop, noop}
 	}
 	return base{req, nop, noop}
+}
+
+// pathContext draws the path context of a filesystem request of the
+// versions that have one (PLUGIN or CONTAINER): the checks of its path
+// hold in both.
+func (s *state) pathContext(req any) {
+	if f := reflect.ValueOf(req).Elem().FieldByName("Context"); f.IsValid() && f.CanInt() {
+		n, _ := strconv.Atoi(s.draw.Pick("0", "1"))
+		f.SetInt(int64(n))
+	}
 }
 
 // portalField is the TargetPortal field of an iSCSI request, nil if it

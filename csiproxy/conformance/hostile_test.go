@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fenceproof/fenceproof/csiproxy/conformance"
+	"github.com/fenceproof/fenceproof/csiproxy/simhost/fault"
 	"github.com/fenceproof/fenceproof/rulebook"
 )
 
@@ -127,4 +128,70 @@ func suiteLiterals(t *testing.T, dirs ...string) []string {
 		t.Fatalf("only %d literals found in %v", len(out), dirs)
 	}
 	return out
+}
+
+// hostileArgs are the arguments the self test gives the hostile hosts
+// that take one (the learning hosts have tests of their own).
+var hostileArgs = map[string]string{
+	"start-window": "1", // seconds: a run takes longer
+}
+
+// TestEveryHostileHostFails: every hostile host of the simulated host's
+// table (fault.All) fails at least one MUST rule of a default run, and
+// every MUST rule its Caught names, whatever the seed.
+func TestEveryHostileHostFails(t *testing.T) {
+	n := 0
+	for _, f := range fault.All() {
+		if !f.Hostile() || strings.HasPrefix(f.Name, "learn") {
+			continue
+		}
+		spec := f.Name
+		if f.Arg != "" {
+			arg, ok := hostileArgs[f.Name]
+			if !ok {
+				t.Errorf("%s: no argument for the self test", f.Name)
+				continue
+			}
+			spec += "=" + arg
+		}
+		n++
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel()
+			r := sanity(t, "--sim-fault", spec)
+			failed := mustFailures(r)
+			if r.Exit != 1 || len(failed) == 0 {
+				t.Fatalf("exit %d, MUST failures %v: the hostile host passed:\n%s", r.Exit, failed, r.Out)
+			}
+			for _, id := range f.Caught {
+				if !slices.Contains(failed, id) {
+					t.Errorf("%s did not fail (failed: %v)", id, failed)
+				}
+			}
+			t.Logf("fails %v", failed)
+		})
+	}
+	if n < 20 {
+		t.Fatalf("only %d hostile hosts in the table", n)
+	}
+}
+
+// TestOrderLearningHostFails: a host that learns where in a run the
+// suite's refused requests come (method, version, how many such requests
+// before), and from the third run on checks nothing and refuses the
+// requests at the positions every earlier run refused, fails a default
+// run: the suite's sequence of calls is drawn, not fixed.
+func TestOrderLearningHostFails(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 2 {
+		r := sanity(t, "--sim-fault", "learn-order="+dir)
+		if r.Exit != 0 {
+			t.Fatalf("learning run %d: a host that checks every request while it learns must conform: exit %d\n%s", i+1, r.Exit, r.Out)
+		}
+	}
+	r := sanity(t, "--sim-fault", "learn-order="+dir)
+	failed := mustFailures(r)
+	if r.Exit != 1 || len(failed) == 0 {
+		t.Fatalf("the order-learning host passed (exit %d)\n%s", r.Exit, r.Out)
+	}
+	t.Logf("the order-learning host fails %v", failed)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -59,25 +60,47 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 	}
 	var f failures
 	skipped := map[string]int{}
+	classes := map[string]int{} // each field and case's next class, over the versions
 	sent := 0
+	v := s.variationOf(r, vs)
 	for _, gv := range vs {
+		loaded, stopLoad := gv.Version == v.loaded, func() {}
+		if loaded {
+			stopLoad = s.underLoad(ctx)
+		}
+		send := func(fl restrict.Field, rule string, p restrict.Probe, pair *pairedField) {
+			if why := s.unsendable(r, p.Case, p); why != "" {
+				skipped[why]++
+				return
+			}
+			sent++
+			how := sendAs{loaded: loaded, pair: pair}
+			how.pause, v.pause = v.pause, 0
+			s.probe(ctx, gv, r, fl, rule, p, how, &f)
+		}
 		for _, fl := range r.Fields {
 			for _, c := range restrict.CasesOf(fl.Kind) {
 				rule, ok := s.cfg.Profile.RuleOf(c, r, fl)
 				if !ok || c.Rule == "SYSDISK-001" && !r.Changes {
 					continue
 				}
-				for range max(1, c.Draws) {
-					p := s.draw.Probe(c, fl.Kind)
-					if why := s.unsendable(r, c, p); why != "" {
-						skipped[why]++
-						continue
-					}
-					sent++
-					s.probe(ctx, gv, r, fl, rule, p, &f)
+				// each class of the case's stratified spellings at least
+				// once over the versions, from a drawn first class
+				key := fl.Name + "\x00" + c.Rule + "\x00" + c.Name
+				if _, ok := classes[key]; !ok {
+					classes[key] = s.draw.Start()
+				}
+				for range max(1, c.Draws, ceilDiv(s.draw.Classes(c), len(vs))) {
+					p := s.draw.ProbeAt(c, fl.Kind, classes[key])
+					classes[key]++
+					send(fl, rule, p, nil)
 				}
 			}
 		}
+		if fl, rule, p, pair, ok := s.pairProbe(r); ok {
+			send(fl, rule, p, pair)
+		}
+		stopLoad()
 	}
 	var notes []string
 	for why, n := range skipped {
@@ -87,6 +110,8 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 	rulebook.Note("%d cases sent on %s (profile %s)%s", sent, versionList(vs), s.cfg.Profile, strings.Join(append([]string{""}, notes...), "; "))
 	f.check()
 }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // probed reports whether the profile probes some field of the RPC.
 func (s *state) probed(r restrict.RPC) bool {
@@ -160,7 +185,7 @@ func disruptive(r restrict.RPC, c restrict.Case) bool {
 // refused it before making any Windows call (when its record says, and the
 // profile is hardened: the KEP does not say when a refusal comes). rule is
 // what the case is probed as under the profile.
-func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, fl restrict.Field, rule string, p restrict.Probe, f *failures) {
+func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, fl restrict.Field, rule string, p restrict.Probe, how sendAs, f *failures) {
 	cctx, cancel := s.call(ctx)
 	defer cancel()
 	c, value := p.Case, p.Value
@@ -178,13 +203,28 @@ func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, 
 		f.add("%s: %v", what, err)
 		return
 	}
+	if how.pair != nil {
+		what += fmt.Sprintf(" and %s=%q (%s)", how.pair.field.Name, how.pair.probe.Value, how.pair.probe.Case.Name)
+		if err := setField(b.req, how.pair.field.Name, how.pair.probe.Value, how.pair.probe.Port); err != nil {
+			f.add("%s: %v", what, err)
+			return
+		}
+	}
+	if how.pause > 0 {
+		what += fmt.Sprintf(" after %s of quiet", how.pause.Round(time.Millisecond))
+		time.Sleep(how.pause)
+	}
+	if how.loaded {
+		what += " under load"
+	}
 	wctx, calls := hostrecord.Watch(cctx)
 	err := invoke(wctx, s.client(gv), r.Method, b.req)
 	switch {
 	case err == nil:
 		f.add("%s: accepted", what)
 		b.undo(cctx, b.req)
-	case s.recorded && s.cfg.Profile == restrict.Hardened && len(calls.Names) > 0 && !c.ByWindows:
+	case s.recorded && s.cfg.Profile == restrict.Hardened && len(calls.Names) > 0 && !c.ByWindows && how.pair == nil:
+		// (with two bad fields, the one let through may be the other's)
 		f.add("%s: let through to Windows (%s), which failed: %v", what, strings.Join(calls.Names, ", "), status.Convert(err).Message())
 	case status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded:
 		f.add("%s: failed on the network (%s), not refused", what, status.Code(err))

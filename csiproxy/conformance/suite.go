@@ -109,6 +109,9 @@ type state struct {
 	// draw is the run's seeded source of names and probes.
 	draw     *restrict.Draw
 	refusals []refusal
+	// varied are the RPCs whose probes go out after a pause or under
+	// load, drawn at the first refusal rule.
+	varied map[string]variation
 }
 
 func newState(cfg Config, strict bool) *state {

@@ -82,7 +82,7 @@ func isSep(c byte) bool { return c == '\\' || c == '/' }
 
 // Win32 normalises p the way GetFullPathName and RtlDosPathNameToNtPathName
 // do (the rules of "File path formats on Windows systems", learn.microsoft.com):
-// the path type is identified (\\?\ verbatim, \\.\ device, \\server\share
+// the path type is identified (\\?\ and \??\ verbatim, \\.\ device, \\server\share
 // UNC, drive-absolute, drive-relative, rooted, relative); a final component
 // naming a legacy device makes the path that device; relative forms are
 // taken from cwd; / becomes \ and runs of separators collapse; "." and ".."
@@ -91,8 +91,8 @@ func isSep(c byte) bool { return c == '\\' || c == '/' }
 // spaces. A UNC path to this machine (node.IsLocalHost) with an
 // administrative share (C$, ADMIN$) is the local path it shares.
 func Win32(p, cwd string, node Node) Name {
-	if len(p) >= 4 && p[0] == '\\' && p[1] == '\\' && p[2] == '?' && p[3] == '\\' {
-		return nt(p[4:], true, node)
+	if len(p) >= 4 && (p[0] == '\\' && p[1] == '\\' || p[0] == '\\' && p[1] == '?') && p[2] == '?' && p[3] == '\\' {
+		return nt(p[4:], true, node) // \\?\ and the NT namespace's own \??\, untouched
 	}
 	if len(p) >= 4 && isSep(p[0]) && isSep(p[1]) && (p[2] == '.' || p[2] == '?') && isSep(p[3]) {
 		return nt(p[4:], false, node)
@@ -208,6 +208,9 @@ func normalise(parts []string, final bool) []string {
 // is never eaten by ".."; below it a \\.\ path is normalised, a \\?\
 // path taken literally.
 func nt(rest string, verbatim bool, node Node) Name {
+	if len(rest) >= 14 && strings.EqualFold(rest[:10], "GLOBALROOT") && isSep(rest[10]) && rest[11:13] == "??" && isSep(rest[13]) {
+		return nt(rest[14:], verbatim, node) // the object root's \??\ is \??\ again
+	}
 	var parts []string
 	if verbatim {
 		parts = strings.Split(strings.TrimRight(rest, `\`), `\`)

@@ -42,7 +42,9 @@ type Case struct {
 	// Windows call counts; a check before it could only race it.
 	ByWindows bool
 	// Draws is how many values a probe of the case draws and sends (0:
-	// one), for a case drawn from many spellings a host may check some of.
+	// one), for a case drawn from many spellings a host may check some of;
+	// a case with stratified placeholders (Draw.Classes) is sent at least
+	// once per class over an RPC's versions.
 	Draws int
 	// KEP is the KEP's rule the case breaks too, where Windows takes the
 	// value (DIR-001: it lands outside the kubelet directories, or at one
@@ -64,22 +66,23 @@ var pathCases = []struct{ rule, name, value, kep string }{
 	{"PATH-001", "relative", `{dirrel}\{s}`, "DIR-001"},
 	{"PATH-001", "relative, a fresh name only", `{u}`, "DIR-001"},
 	{"PATH-001", "drive-relative", `{drive}:{s}`, "DIR-001"},
+	{"PATH-001", "the directory drive-relative (C:var\\...)", `{dirdriverel}\{s}`, "DIR-001"},
 	{"PATH-001", "rooted, no drive", `{dirnodrive}\{s}`, ""},
 	{"PATH-002", "slash separators", `{dirslash}/{s}`, ""},
-	{"PATH-003", `\\?\ prefix`, `\\?\{dir}\{s}`, ""},
-	{"PATH-003", `\\.\ prefix`, `\\.\{dir}\{s}`, ""},
+	{"PATH-003", `a device namespace prefix (\\?\, \\.\, \??\, GLOBALROOT)`, `{devprefix}{dir}\{s}`, ""},
 	{"PATH-003", `UNC to this machine's administrative share`, `\\{local}\{dirshare}{dirnodrive}\{s}`, ""},
 	{"PATH-003", `\\?\UNC to this machine`, `\\?\UNC\{local}\{dirshare}{dirnodrive}\{s}`, ""},
 	{"PATH-003", "UNC to a file server", `\\{smbserver}\{smbshare}\{s}`, "DIR-001"},
 	{"PATH-004", "'..' out to a Windows directory", `{dir}{up}{outsiderel}\{s}`, "DIR-001"},
 	{"PATH-004", "'..' back into itself", `{dir}\{s}\..\{s}`, ""},
 	{"PATH-004", "'..' to the parent", `{dir}\..`, "DIR-001"},
-	{"PATH-005", "alternate data stream", `{dir}\{s}{stream}`, ""},
-	{"PATH-006", "a character of | ? *", `{dir}\{s}{wild}{t}`, ""},
-	{"PATH-013", `a character of < > "`, `{dir}\{s}{angle}{t}`, ""},
-	{"PATH-007", "more than 260 UTF-16 code units", `{dir}\{s}\{pad}`, ""},
-	{"PATH-008", "a control character", `{dir}\{s}{ctl}{t}`, ""},
+	{"PATH-005", "alternate data stream, last or on the way", `{dir}\{s}{stream}{below}`, ""},
+	{"PATH-006", "a character of | ? *, last or on the way", `{dir}\{s}{wild}{t}{below}`, ""},
+	{"PATH-013", `a character of < > ", last or on the way`, `{dir}\{s}{angle}{t}{below}`, ""},
+	{"PATH-007", "more than 260 UTF-16 code units (ASCII, or fewer than 261 code points)", `{dir}\{s}\{pad}`, ""},
+	{"PATH-008", "a control character, last or on the way", `{dir}\{s}{ctl}{t}{below}`, ""},
 	{"PATH-009", `"." component`, `{dir}\{s}\.`, ""},
+	{"PATH-009", `"." component on the way`, `{dir}\.\{s}`, ""},
 	{"PATH-009", `the directory itself, "." and a separator`, `{dir}\{dots}`, "DIR-001"},
 	{"PATH-009", "empty component", `{dir}\\{s}`, ""},
 	{"PATH-010", "the directory itself, a space component", `{dir}\{blank}`, "DIR-001"},
@@ -106,6 +109,7 @@ var Cases = func() []Case {
 	}
 	return append(out, []Case{
 		{Rule: "DIR-001", Name: "in a Windows directory", Kind: KindPath, Value: `{outside}\{s}`},
+		{Rule: "DIR-001", Name: "the directory on another drive", Kind: KindPath, Value: `{dirdrive}\{s}`},
 		{Rule: "DIR-001", Name: "beside the directory (its name and more)", Kind: KindPath, Value: `{dir}{beside}`},
 		{Rule: "DIR-001", Name: "the directory itself", Kind: KindPath, Value: `{dir}{sep}`},
 		{Rule: "DIR-001", Name: "the other kubelet directory itself", Kind: KindPath, Value: `{other}{sep}`},
@@ -118,10 +122,12 @@ var Cases = func() []Case {
 		{Rule: "LINK-001", Name: "source in the pod path", Kind: KindLinkSource, Value: `{other}\{s}`},
 		{Rule: "LINK-001", Name: "source is the plugins path itself", Kind: KindLinkSource, Value: `{dir}{sep}`},
 		{Rule: "LINK-001", Name: "source through a letter NTFS does not equate", Kind: KindLinkSource, Value: `{fold}\{s}`},
+		{Rule: "LINK-001", Name: "source on another drive", Kind: KindLinkSource, Value: `{dirdrive}\{s}`},
 		{Rule: "LINK-002", Name: "target in the plugins path", Kind: KindLinkTarget, Value: `{other}\{s}`},
 		{Rule: "LINK-002", Name: "target in a Windows directory", Kind: KindLinkTarget, Value: `{outside}\{s}`},
 		{Rule: "LINK-002", Name: "target is the pod path itself", Kind: KindLinkTarget, Value: `{dir}{sep}`},
 		{Rule: "LINK-002", Name: "target through a letter NTFS does not equate", Kind: KindLinkTarget, Value: `{wide}\{s}`},
+		{Rule: "LINK-002", Name: "target on another drive", Kind: KindLinkTarget, Value: `{dirdrive}\{s}`},
 		{Rule: "LINK-003", Name: "target exists", Kind: KindLinkTarget, Value: `{dir}\{s}`, Make: MakeDir, ByWindows: true},
 		{Rule: "LINK-004", Name: "source does not exist", Kind: KindLinkSource, Value: `{dir}\{s}`},
 		{Rule: "LINK-005", Name: "source is a link leading outside", Kind: KindLinkSource, Value: `{escape}`},
@@ -148,7 +154,7 @@ var Cases = func() []Case {
 		{Rule: "SMB-003", Name: "an administrative share", Kind: KindSMBRemote, Value: `\\{smbserver}\{admin}`},
 		{Rule: "SMB-004", Name: `\\.\ device (the proxy's own pipe)`, Kind: KindSMBRemote, Value: `\\.\pipe\{pipe}`},
 		{Rule: "SMB-004", Name: `\\?\UNC prefix`, Kind: KindSMBRemote, Value: `\\?\UNC\{smbserver}\{smbshare}`},
-		{Rule: "SMB-005", Name: "this machine, by a name or address", Kind: KindSMBRemote, Value: `\\{local}\{smbshare}`, Draws: 3},
+		{Rule: "SMB-005", Name: "this machine, by each of its names and addresses", Kind: KindSMBRemote, Value: `\\{local}\{smbshare}`},
 		{Rule: "SMB-005", Name: "this machine, by its loopback address", Kind: KindSMBRemote, Value: `\\{loopback}\{smbshare}{sep}`},
 		{Rule: "ISCSI-001", Name: "no iqn., eui. or naa. prefix", Kind: KindIQN, Value: "{year}-{month}.{authority}:{s}"},
 		{Rule: "ISCSI-001", Name: "a name of no format", Kind: KindIQN, Value: "{u}"},
@@ -159,10 +165,11 @@ var Cases = func() []Case {
 		{Rule: "ISCSI-002", Name: "port above 65535", Kind: KindPortal, Value: "{portal}", Port: PortAbove},
 		{Rule: "ISCSI-002", Name: "address not a host", Kind: KindPortal, Value: "{badhost}", Port: 3260},
 		{Rule: "CHAP-001", Name: "shorter than 12 bytes", Kind: KindMutualCHAP, Value: "{chapshort}", Draws: 3},
-		{Rule: "CHAP-001", Name: "longer than 16 bytes", Kind: KindMutualCHAP, Value: "{chaplong}"},
+		{Rule: "CHAP-001", Name: "longer than 16 bytes (ASCII, or 12-16 characters of several bytes)", Kind: KindMutualCHAP, Value: "{chaplong}"},
 		{Rule: "CHAP-001", Name: "empty", Kind: KindMutualCHAP, Value: ""},
 		{Rule: "SVC-001", Name: "a Windows service outside the allow-list", Kind: KindService, Value: "{service}", Draws: 8},
 		{Rule: "SVC-001", Name: "a service that does not exist", Kind: KindService, Value: "{u}"},
+		{Rule: "SVC-001", Name: "near a service of the allow-list (its start, it and more, a service sharing its start, a letter changed)", Kind: KindService, Value: "{nearservice}"},
 	}...)
 }()
 

@@ -31,6 +31,9 @@ type Draw struct {
 	Place
 	rnd    *rand.Rand
 	issued map[string]bool
+	// class is the class the stratified placeholders of the value being
+	// spelled take (modulo their number of classes).
+	class int
 }
 
 // NewDraw returns the source of a run's probes.
@@ -48,8 +51,34 @@ type Probe struct {
 	Fresh string
 }
 
-// Probe draws a value of case c for a field of kind k.
-func (d *Draw) Probe(c Case, k Kind) Probe {
+// Probe draws a value of case c for a field of kind k, each stratified
+// placeholder in a class drawn.
+func (d *Draw) Probe(c Case, k Kind) Probe { return d.ProbeAt(c, k, d.rnd.IntN(1<<30)) }
+
+// Classes is how many classes the stratified placeholders of a case's
+// template draw from (the most of any; 1 when it has none): probes of the
+// case at Classes consecutive class numbers (ProbeAt) take every class of
+// each, so a host that checks one spelling, one position or one unit is
+// met by the others on every run, not by chance.
+func (d *Draw) Classes(c Case) int {
+	n := 1
+	for _, ph := range placeholder.FindAllString(c.Value, -1) {
+		n = max(n, d.classesOf(ph))
+	}
+	return n
+}
+
+// Start is a drawn first class number for a case's consecutive probes.
+func (d *Draw) Start() int { return d.rnd.IntN(1 << 20) }
+
+// IntN is a drawn number in [0, n), for the suite's own choices (which
+// probes it paces, pairs or sends under load).
+func (d *Draw) IntN(n int) int { return d.rnd.IntN(n) }
+
+// ProbeAt draws a value of case c for a field of kind k whose stratified
+// placeholders take class number class (modulo their number of classes).
+func (d *Draw) ProbeAt(c Case, k Kind, class int) Probe {
+	d.class = class
 	fresh := d.Name()
 	p := Probe{Case: c, Kind: k, Value: d.Spell(c.Value, k, fresh), Port: c.Port, Fresh: fresh}
 	if c.Port == PortAbove {
@@ -147,10 +176,30 @@ func (d *Draw) Spell(template string, k Kind, fresh string) string {
 		return d.spell(ph, dir, other)
 	})
 	if strings.Contains(out, "{pad}") {
-		out = strings.Replace(out, "{pad}", d.pad(utf16Units(strings.Replace(out, "{pad}", "", 1))), 1)
+		out = strings.Replace(out, "{pad}", d.pad(utf16Units(strings.Replace(out, "{pad}", "", 1)), d.stratum("{pad}") == 1), 1)
 	}
 	return out
 }
+
+// stratified are the placeholders drawn by class (Classes), and how many
+// classes each has.
+func (d *Draw) classesOf(ph string) int {
+	switch ph {
+	case "{local}":
+		return len(d.localClasses())
+	case "{devprefix}":
+		return len(devicePrefixes)
+	case "{stream}", "{nearservice}":
+		return 4
+	case "{below}", "{pad}", "{chaplong}":
+		return 2
+	}
+	return 1
+}
+
+// stratum is the class a stratified placeholder takes in the value being
+// spelled.
+func (d *Draw) stratum(ph string) int { return d.class % d.classesOf(ph) }
 
 // spell draws one placeholder other than {s}, {t} and {pad}.
 func (d *Draw) spell(ph, dir, other string) string {
@@ -167,6 +216,21 @@ func (d *Draw) spell(ph, dir, other string) string {
 		return d.caseOf(dropLetter(dir))
 	case "{dirslash}":
 		return d.slashes(d.caseOf(dir))
+	case "{dirdrive}":
+		return d.otherDrive(dir)
+	case "{dirdriverel}":
+		return d.caseOf(dir[:2] + dropLetter(dir)[1:])
+	case "{devprefix}":
+		return d.caseOf(devicePrefixes[d.stratum(ph)])
+	case "{below}":
+		if d.stratum(ph) == 0 {
+			return ""
+		}
+		below := `\` + d.Name()
+		if d.rnd.IntN(2) == 0 {
+			below += `\` + d.Name()
+		}
+		return below
 	case "{escape}":
 		return d.caseOf(dir) + `\` + d.caseOf(d.Escape)
 	case "{fold}":
@@ -250,11 +314,16 @@ func (d *Draw) spell(ph, dir, other string) string {
 	case "{chapshort}":
 		return d.secret(1 + d.rnd.IntN(11))
 	case "{chaplong}":
+		if d.stratum(ph) == 1 {
+			return d.from(wideLetters, 12+d.rnd.IntN(5)) // 12-16 characters, 24 bytes or more
+		}
 		return d.secret(17 + d.rnd.IntN(24))
 	case "{chapok}":
 		return d.secret(12 + d.rnd.IntN(5))
 	case "{service}":
 		return d.caseOf(windowsServices[d.rnd.IntN(len(windowsServices))])
+	case "{nearservice}":
+		return d.nearService(d.stratum(ph))
 	case "{msiscsi}":
 		return d.caseOf("MSiSCSI")
 	case "{lanman}":
@@ -300,8 +369,10 @@ func (d *Draw) guid() string {
 }
 
 // pad is what makes a value of n UTF-16 code units 261 to 300 long:
-// components of at most 100 characters.
-func (d *Draw) pad(n int) string {
+// components of at most 100 code units, of ASCII letters and digits, or,
+// when wide, of letters outside the BMP (two UTF-16 code units, one code
+// point, four bytes each), so the value counts fewer than 261 code points.
+func (d *Draw) pad(n int, wide bool) string {
 	want := MaxPathLength + 1 + d.rnd.IntN(40) - n
 	var parts []string
 	for want > 0 {
@@ -314,11 +385,27 @@ func (d *Draw) pad(n int) string {
 			}
 			want--
 		}
-		parts = append(parts, d.from("abcdefghijklmnopqrstuvwxyz0123456789", k))
+		parts = append(parts, d.padPart(k, wide))
 		want -= k
 	}
 	return strings.Join(parts, `\`)
 }
+
+// padPart is a component of n UTF-16 code units.
+func (d *Draw) padPart(n int, wide bool) string {
+	const ascii = "abcdefghijklmnopqrstuvwxyz0123456789"
+	if !wide {
+		return d.from(ascii, n)
+	}
+	return d.from(astralLetters, n/2) + d.from(ascii, n%2)
+}
+
+// astralLetters are letters outside the BMP NTFS keeps as they are
+// (Deseret); wideLetters are BMP letters of two and three bytes in UTF-8.
+const (
+	astralLetters = "\U00010400\U00010401\U00010402\U00010403\U00010428\U00010429\U0001042a\U0001042b\U0001044e\U0001044f"
+	wideLetters   = "éüßçñøåæœšžłđğşəαβγδωжщыюяאבגあかさ世界한글"
+)
 
 func utf16Units(s string) int {
 	n := 0

@@ -80,15 +80,19 @@ func utf16Len(r rune) int {
 	return 2
 }
 
+// isNTPath reports a path of the NT object manager's namespace, \??\C:\...:
+// Win32 hands it to NT untouched.
+func isNTPath(p string) bool { return strings.HasPrefix(p, `\??\`) }
+
 func (v *Validator) unc(field, p string) *Violation {
-	if isUNC(p) {
-		return v.fail("PATH-003", field, `UNC and device paths (\\server\share, \\localhost\C$, \\?\, \\.\) are not allowed`)
+	if isUNC(p) || isNTPath(p) {
+		return v.fail("PATH-003", field, `UNC and device paths (\\server\share, \\localhost\C$, \\?\, \\.\, \??\) are not allowed`)
 	}
 	return nil
 }
 
 func (v *Validator) absolute(field, p string) *Violation {
-	if !isUNC(p) && !isDriveAbs(p) {
+	if !isUNC(p) && !isNTPath(p) && !isDriveAbs(p) {
 		return v.fail("PATH-001", field, "not an absolute drive-letter path like C:\\...")
 	}
 	return nil
@@ -108,11 +112,18 @@ func (v *Validator) dotdot(field, p string) *Violation {
 	return nil
 }
 
-// stripDevice drops a \\?\ or \\.\ prefix: PATH-003 judges it, the
-// character rules judge what follows.
+// stripDevice drops a device namespace prefix (\\?\ or \\.\, and
+// GLOBALROOT\??\ after it, or \??\): PATH-003 judges it, the character
+// rules judge what follows.
 func stripDevice(p string) string {
-	if len(p) >= 4 && isSep(p[0]) && isSep(p[1]) && (p[2] == '?' || p[2] == '.') && isSep(p[3]) {
-		return p[4:]
+	switch {
+	case len(p) >= 4 && isSep(p[0]) && isSep(p[1]) && (p[2] == '?' || p[2] == '.') && isSep(p[3]):
+		p = p[4:]
+		if len(p) >= 14 && strings.EqualFold(p[:10], "GLOBALROOT") && isSep(p[10]) && p[11:13] == "??" && isSep(p[13]) {
+			p = p[14:]
+		}
+	case isNTPath(p):
+		p = p[4:]
 	}
 	return p
 }

@@ -124,9 +124,9 @@ func (d *Draw) outside() string {
 	return d.caseOf(windowsDirs[d.rnd.IntN(len(windowsDirs))])
 }
 
-// stream draws an alternate data stream suffix.
+// stream draws an alternate data stream suffix, of each form by class.
 func (d *Draw) stream() string {
-	switch d.rnd.IntN(4) {
+	switch d.stratum("{stream}") {
 	case 0:
 		return ":" + d.Name()
 	case 1:
@@ -191,35 +191,102 @@ func (d *Draw) volumeSpelling(id string) string {
 	return `\\` + pick(d, "?", ".") + `\Volume{` + d.caseOf(m[1]) + `}` + pick(d, `\`, "")
 }
 
-// local draws a spelling of this machine: localhost or a name below it,
-// one of its names, a loopback or unspecified address, one of its
+// local draws a spelling of this machine, of each class by class:
+// localhost or a name below it, a loopback or unspecified IPv4 address, an
+// IPv6 one, each of its names (and the first label of each), each of its
 // addresses; in any case, full-width, with a final dot, addresses in any
 // form inet_addr reads or as ipv6-literal.net names.
-func (d *Draw) local() string {
-	var names []string
-	for _, n := range d.NodeNames {
-		names = append(names, n)
-		if short, _, ok := strings.Cut(n, "."); ok {
-			names = append(names, short)
-		}
+func (d *Draw) local() string { return d.localClasses()[d.stratum("{local}")]() }
+
+// localClasses are the classes of spellings of this machine a host may
+// know some of: one per name and per address it has.
+func (d *Draw) localClasses() []func() string {
+	out := []func() string{
+		func() string { return d.nameSpelling(pick(d, "localhost", d.label()+".localhost")) },
+		func() string { return d.inet(loopbackAddr(d)) },
+		func() string { return d.address(pick6(d)) },
 	}
-	switch d.rnd.IntN(6) {
-	case 0, 1:
-		return d.nameSpelling(pick(d, "localhost", "localhost", d.label()+".localhost"))
-	case 2:
-		if len(names) > 0 {
-			return d.nameSpelling(names[d.rnd.IntN(len(names))])
-		}
-	case 3:
-		if len(d.NodeAddresses) > 0 {
-			if a, err := netip.ParseAddr(d.NodeAddresses[d.rnd.IntN(len(d.NodeAddresses))]); err == nil {
-				return d.address(a)
+	seen := map[string]bool{}
+	for _, n := range d.NodeNames {
+		short, _, _ := strings.Cut(n, ".")
+		for _, name := range []string{n, short} {
+			if k := strings.ToLower(name); !seen[k] {
+				seen[k] = true
+				out = append(out, func() string { return d.nameSpelling(name) })
 			}
 		}
-	case 4:
-		return d.address(pick6(d))
 	}
-	return d.inet(loopbackAddr(d))
+	for _, s := range d.NodeAddresses {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, func() string { return d.address(a) })
+		}
+	}
+	return out
+}
+
+// otherDrive spells dir on a drive drawn other than its own.
+func (d *Draw) otherDrive(dir string) string {
+	for {
+		c := byte('A' + d.rnd.IntN(26))
+		if c != dir[0]&^0x20 {
+			return d.caseOf(string(c) + dir[1:])
+		}
+	}
+}
+
+// devicePrefixes are the spellings of the Win32 device namespaces: the
+// two the KEP names, the NT object manager's \??\ (which Win32 passes
+// through untouched), and the object root's way to the same drives.
+var devicePrefixes = []string{`\\?\`, `\\.\`, `\??\`, `\\?\GLOBALROOT\??\`, `\\.\GLOBALROOT\??\`}
+
+// nearServices are, for each service of the default allow-list, the
+// Windows services that share the longest start with it (LanmanServer
+// for LanmanWorkstation).
+var nearServices = func() map[string][]string {
+	m := map[string][]string{}
+	for _, a := range DefaultServices {
+		best := 0
+		for _, s := range windowsServices {
+			n := commonPrefix(strings.ToLower(a), strings.ToLower(s))
+			switch {
+			case n > best:
+				best, m[a] = n, []string{s}
+			case n == best && n > 0:
+				m[a] = append(m[a], s)
+			}
+		}
+	}
+	return m
+}()
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// nearService draws a name near a service of the allow-list, of each
+// class by class: a proper start of it, it with more after it, a Windows
+// service that shares its longest start, it with one letter changed.
+func (d *Draw) nearService(class int) string {
+	a := DefaultServices[d.rnd.IntN(len(DefaultServices))]
+	switch class {
+	case 0:
+		return d.caseOf(a[:3+d.rnd.IntN(len(a)-3)])
+	case 1:
+		return d.caseOf(a + d.from("abcdefghijklmnopqrstuvwxyz0123456789", 1+d.rnd.IntN(4)))
+	case 2:
+		near := nearServices[a]
+		return d.caseOf(near[d.rnd.IntN(len(near))])
+	}
+	b := []byte(a)
+	i := d.rnd.IntN(len(b))
+	for c := b[i] | 0x20; c == b[i]|0x20; {
+		b[i] = byte('a' + d.rnd.IntN(26))
+	}
+	return d.caseOf(string(b))
 }
 
 // nameSpelling draws a spelling a resolver takes to the same name: letters

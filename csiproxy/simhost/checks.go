@@ -28,13 +28,18 @@ func stateCheck(value string, run func() error) check {
 	return check{value: value, state: true, run: run}
 }
 
-// check runs an RPC's checks in order; the first failure is the refusal.
-// The faults say which checks run (novalidate takes an RPC's request
+// check runs the checks of a request of one version in order; the first
+// failure is the refusal. The faults say whether the request is refused
+// outright, which checks run (novalidate takes an RPC's request
 // checks off, what a host that does not validate that RPC's fields does;
 // the state checks stay, as they guard the host's state other rules rely
 // on) and whether a refusal stands.
-func (s *Sim) check(method string, req any, checks ...check) error {
-	request, state := s.faults.Checks(method, req)
+func (s *Sim) check(method, version string, req any, checks ...check) error {
+	r := fault.Request{Method: method, Version: version, Req: req}
+	if s.faults.Vetoes(r) {
+		return status.Errorf(codes.InvalidArgument, "%s refused", method)
+	}
+	request, state := s.faults.Checks(r)
 	for _, c := range checks {
 		if c.state && !state || !c.state && !request {
 			continue
@@ -45,10 +50,10 @@ func (s *Sim) check(method string, req any, checks ...check) error {
 		}
 		var v *restrict.Violation
 		if errors.As(err, &v) {
-			if !s.faults.Stands(v, c.value, s.v) {
+			if !s.faults.Stands(v, c.value, r, s.v) {
 				continue
 			}
-			s.faults.Refused(method, req)
+			s.faults.Refused(r)
 		}
 		return s.refuse(err)
 	}

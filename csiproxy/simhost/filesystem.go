@@ -19,16 +19,16 @@ import (
 // LinkPath (v1alpha1, v1beta1) is the same call.
 type fsHandler struct{ s *Sim }
 
-func (f fsHandler) PathExists(_ context.Context, r *api.FilesystemPathExistsRequest, _ string) (*api.FilesystemPathExistsResponse, error) {
-	if err := f.s.check("PathExists", r, f.s.path("path", r.Path, false)...); err != nil {
+func (f fsHandler) PathExists(_ context.Context, r *api.FilesystemPathExistsRequest, version string) (*api.FilesystemPathExistsResponse, error) {
+	if err := f.s.check("PathExists", version, r, f.s.path("path", r.Path, false)...); err != nil {
 		return nil, err
 	}
 	ok, err := f.s.OS.PathExists(r.Path)
 	return &api.FilesystemPathExistsResponse{Exists: ok}, f.s.refuse(err)
 }
 
-func (f fsHandler) Mkdir(_ context.Context, r *api.FilesystemMkdirRequest, _ string) (*api.FilesystemMkdirResponse, error) {
-	if err := f.s.check("Mkdir", r, f.s.path("path", r.Path, true)...); err != nil {
+func (f fsHandler) Mkdir(_ context.Context, r *api.FilesystemMkdirRequest, version string) (*api.FilesystemMkdirResponse, error) {
+	if err := f.s.check("Mkdir", version, r, f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
 	if f.s.faults.Breaks(fault.NoEffect) {
@@ -40,8 +40,8 @@ func (f fsHandler) Mkdir(_ context.Context, r *api.FilesystemMkdirRequest, _ str
 	return &api.FilesystemMkdirResponse{}, f.s.refuse(f.s.OS.Mkdir(r.Path))
 }
 
-func (f fsHandler) Rmdir(_ context.Context, r *api.FilesystemRmdirRequest, _ string) (*api.FilesystemRmdirResponse, error) {
-	if err := f.s.check("Rmdir", r, f.s.path("path", r.Path, false)...); err != nil {
+func (f fsHandler) Rmdir(_ context.Context, r *api.FilesystemRmdirRequest, version string) (*api.FilesystemRmdirResponse, error) {
+	if err := f.s.check("Rmdir", version, r, f.s.path("path", r.Path, false)...); err != nil {
 		return nil, err
 	}
 	if in, err := f.s.Host.Lstat(r.Path); err == nil && in.Link && f.s.faults.Breaks(fault.RmdirFollowsLink) {
@@ -50,24 +50,24 @@ func (f fsHandler) Rmdir(_ context.Context, r *api.FilesystemRmdirRequest, _ str
 	return &api.FilesystemRmdirResponse{}, f.s.refuse(f.s.OS.Rmdir(r.Path, r.Force))
 }
 
-func (f fsHandler) RmdirContents(_ context.Context, r *api.FilesystemRmdirContentsRequest, _ string) (*api.FilesystemRmdirContentsResponse, error) {
-	if err := f.s.check("RmdirContents", r, f.s.path("path", r.Path, true)...); err != nil {
+func (f fsHandler) RmdirContents(_ context.Context, r *api.FilesystemRmdirContentsRequest, version string) (*api.FilesystemRmdirContentsResponse, error) {
+	if err := f.s.check("RmdirContents", version, r, f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
 	return &api.FilesystemRmdirContentsResponse{}, f.s.refuse(f.s.OS.RmdirContents(r.Path))
 }
 
-func (f fsHandler) IsSymlink(_ context.Context, r *api.FilesystemIsSymlinkRequest, _ string) (*api.FilesystemIsSymlinkResponse, error) {
+func (f fsHandler) IsSymlink(_ context.Context, r *api.FilesystemIsSymlinkRequest, version string) (*api.FilesystemIsSymlinkResponse, error) {
 	// IsSymlink reads where the link leads (its answer says whether that
 	// exists), so the link's own target must not lead outside either.
-	if err := f.s.check("IsSymlink", r, f.s.path("path", r.Path, true)...); err != nil {
+	if err := f.s.check("IsSymlink", version, r, f.s.path("path", r.Path, true)...); err != nil {
 		return nil, err
 	}
 	ok, err := f.s.OS.IsSymlink(r.Path)
 	return &api.FilesystemIsSymlinkResponse{IsSymlink: ok}, f.s.refuse(err)
 }
 
-func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymlinkRequest, _ string) (*api.FilesystemCreateSymlinkResponse, error) {
+func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymlinkRequest, version string) (*api.FilesystemCreateSymlinkResponse, error) {
 	s := f.s
 	source, target := r.SourcePath, r.TargetPath
 	source1 := requestCheck(source, func() error {
@@ -96,15 +96,15 @@ func (f fsHandler) CreateSymlink(_ context.Context, r *api.FilesystemCreateSymli
 	})
 	resp := &api.FilesystemCreateSymlinkResponse{}
 	if s.faults.Breaks(fault.EffectBeforeCheck) {
-		if err := s.check("CreateSymlink", r, source1, target1, through, targetState); err != nil {
+		if err := s.check("CreateSymlink", version, r, source1, target1, through, targetState); err != nil {
 			return nil, err
 		}
 		if err := s.OS.CreateSymlink(source, target); err != nil {
 			return nil, s.refuse(err)
 		}
-		return resp, s.check("CreateSymlink", r, sourceState)
+		return resp, s.check("CreateSymlink", version, r, sourceState)
 	}
-	if err := s.check("CreateSymlink", r, source1, target1, through, targetState, sourceState); err != nil {
+	if err := s.check("CreateSymlink", version, r, source1, target1, through, targetState, sourceState); err != nil {
 		return nil, err
 	}
 	if s.faults.Breaks(fault.NoEffect) {

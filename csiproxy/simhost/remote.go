@@ -19,7 +19,7 @@ import (
 // is mapped or linked.
 type smbHandler struct{ s *Sim }
 
-func (h smbHandler) NewSmbGlobalMapping(_ context.Context, r *api.SmbNewSmbGlobalMappingRequest, _ string) (*api.SmbNewSmbGlobalMappingResponse, error) {
+func (h smbHandler) NewSmbGlobalMapping(_ context.Context, r *api.SmbNewSmbGlobalMappingRequest, version string) (*api.SmbNewSmbGlobalMappingResponse, error) {
 	s := h.s
 	checks := []check{h.remote(r.RemotePath)}
 	if r.LocalPath != "" {
@@ -28,7 +28,7 @@ func (h smbHandler) NewSmbGlobalMapping(_ context.Context, r *api.SmbNewSmbGloba
 			checks = append(checks, h.localFree(r.LocalPath))
 		}
 	}
-	if err := s.check("NewSmbGlobalMapping", r, checks...); err != nil {
+	if err := s.check("NewSmbGlobalMapping", version, r, checks...); err != nil {
 		return nil, err
 	}
 	resp := &api.SmbNewSmbGlobalMappingResponse{}
@@ -79,8 +79,8 @@ func rootOf(remote string) string {
 	return strings.ToLower(`\\` + parts[0] + `\` + parts[1])
 }
 
-func (h smbHandler) RemoveSmbGlobalMapping(_ context.Context, r *api.SmbRemoveSmbGlobalMappingRequest, _ string) (*api.SmbRemoveSmbGlobalMappingResponse, error) {
-	if err := h.s.check("RemoveSmbGlobalMapping", r, h.remote(r.RemotePath)); err != nil {
+func (h smbHandler) RemoveSmbGlobalMapping(_ context.Context, r *api.SmbRemoveSmbGlobalMappingRequest, version string) (*api.SmbRemoveSmbGlobalMappingResponse, error) {
+	if err := h.s.check("RemoveSmbGlobalMapping", version, r, h.remote(r.RemotePath)); err != nil {
 		return nil, err
 	}
 	return &api.SmbRemoveSmbGlobalMappingResponse{}, h.s.refuse(h.s.OS.RemoveSmbGlobalMapping(rootOf(r.RemotePath)))
@@ -93,7 +93,7 @@ type iscsiHandler struct{ s *Sim }
 
 // portal checks a request's portal (and more) and applies the default
 // port 3260 to a port 0.
-func (h iscsiHandler) portal(method string, req any, p *api.IscsiTargetPortal, more ...check) (*iscsi.TargetPortal, error) {
+func (h iscsiHandler) portal(method, version string, req any, p *api.IscsiTargetPortal, more ...check) (*iscsi.TargetPortal, error) {
 	if p == nil {
 		p = &api.IscsiTargetPortal{}
 	}
@@ -101,7 +101,7 @@ func (h iscsiHandler) portal(method string, req any, p *api.IscsiTargetPortal, m
 		_, _, err := h.s.v.Portal("target_portal", p.TargetAddress, p.TargetPort)
 		return err
 	})}, more...)
-	if err := h.s.check(method, req, checks...); err != nil {
+	if err := h.s.check(method, version, req, checks...); err != nil {
 		return nil, err
 	}
 	port := p.TargetPort
@@ -115,16 +115,16 @@ func (h iscsiHandler) iqn(iqn string) check {
 	return requestCheck(iqn, func() error { return h.s.v.IQN("iqn", iqn) })
 }
 
-func (h iscsiHandler) AddTargetPortal(_ context.Context, r *api.IscsiAddTargetPortalRequest, _ string) (*api.IscsiAddTargetPortalResponse, error) {
-	p, err := h.portal("AddTargetPortal", r, r.TargetPortal)
+func (h iscsiHandler) AddTargetPortal(_ context.Context, r *api.IscsiAddTargetPortalRequest, version string) (*api.IscsiAddTargetPortalResponse, error) {
+	p, err := h.portal("AddTargetPortal", version, r, r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
 	return &api.IscsiAddTargetPortalResponse{}, h.s.refuse(h.s.OS.AddTargetPortal(p))
 }
 
-func (h iscsiHandler) DiscoverTargetPortal(_ context.Context, r *api.IscsiDiscoverTargetPortalRequest, _ string) (*api.IscsiDiscoverTargetPortalResponse, error) {
-	p, err := h.portal("DiscoverTargetPortal", r, r.TargetPortal)
+func (h iscsiHandler) DiscoverTargetPortal(_ context.Context, r *api.IscsiDiscoverTargetPortalRequest, version string) (*api.IscsiDiscoverTargetPortalResponse, error) {
+	p, err := h.portal("DiscoverTargetPortal", version, r, r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +132,8 @@ func (h iscsiHandler) DiscoverTargetPortal(_ context.Context, r *api.IscsiDiscov
 	return &api.IscsiDiscoverTargetPortalResponse{Iqns: iqns}, h.s.refuse(err)
 }
 
-func (h iscsiHandler) RemoveTargetPortal(_ context.Context, r *api.IscsiRemoveTargetPortalRequest, _ string) (*api.IscsiRemoveTargetPortalResponse, error) {
-	p, err := h.portal("RemoveTargetPortal", r, r.TargetPortal)
+func (h iscsiHandler) RemoveTargetPortal(_ context.Context, r *api.IscsiRemoveTargetPortalRequest, version string) (*api.IscsiRemoveTargetPortalResponse, error) {
+	p, err := h.portal("RemoveTargetPortal", version, r, r.TargetPortal)
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +153,9 @@ func (h iscsiHandler) ListTargetPortals(context.Context, *api.IscsiListTargetPor
 // Connect-IscsiTarget takes.
 var authTypes = map[int32]string{0: "NONE", 1: "ONEWAYCHAP", 2: "MUTUALCHAP"}
 
-func (h iscsiHandler) ConnectTarget(_ context.Context, r *api.IscsiConnectTargetRequest, _ string) (*api.IscsiConnectTargetResponse, error) {
+func (h iscsiHandler) ConnectTarget(_ context.Context, r *api.IscsiConnectTargetRequest, version string) (*api.IscsiConnectTargetResponse, error) {
 	auth, ok := authTypes[r.AuthType]
-	p, err := h.portal("ConnectTarget", r, r.TargetPortal, h.iqn(r.Iqn), requestCheck(auth, func() error {
+	p, err := h.portal("ConnectTarget", version, r, r.TargetPortal, h.iqn(r.Iqn), requestCheck(auth, func() error {
 		if !ok {
 			return status.Errorf(codes.InvalidArgument, "auth_type %d is not NONE, ONE_WAY_CHAP or MUTUAL_CHAP", r.AuthType)
 		}
@@ -167,8 +167,8 @@ func (h iscsiHandler) ConnectTarget(_ context.Context, r *api.IscsiConnectTarget
 	return &api.IscsiConnectTargetResponse{}, h.s.refuse(h.s.OS.ConnectTarget(p, r.Iqn, auth, r.ChapUsername, r.ChapSecret))
 }
 
-func (h iscsiHandler) DisconnectTarget(_ context.Context, r *api.IscsiDisconnectTargetRequest, _ string) (*api.IscsiDisconnectTargetResponse, error) {
-	p, err := h.portal("DisconnectTarget", r, r.TargetPortal, h.iqn(r.Iqn))
+func (h iscsiHandler) DisconnectTarget(_ context.Context, r *api.IscsiDisconnectTargetRequest, version string) (*api.IscsiDisconnectTargetResponse, error) {
+	p, err := h.portal("DisconnectTarget", version, r, r.TargetPortal, h.iqn(r.Iqn))
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +178,8 @@ func (h iscsiHandler) DisconnectTarget(_ context.Context, r *api.IscsiDisconnect
 	return &api.IscsiDisconnectTargetResponse{}, h.s.refuse(h.s.OS.DisconnectTarget(p, r.Iqn))
 }
 
-func (h iscsiHandler) GetTargetDisks(_ context.Context, r *api.IscsiGetTargetDisksRequest, _ string) (*api.IscsiGetTargetDisksResponse, error) {
-	p, err := h.portal("GetTargetDisks", r, r.TargetPortal, h.iqn(r.Iqn))
+func (h iscsiHandler) GetTargetDisks(_ context.Context, r *api.IscsiGetTargetDisksRequest, version string) (*api.IscsiGetTargetDisksResponse, error) {
+	p, err := h.portal("GetTargetDisks", version, r, r.TargetPortal, h.iqn(r.Iqn))
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +187,8 @@ func (h iscsiHandler) GetTargetDisks(_ context.Context, r *api.IscsiGetTargetDis
 	return &api.IscsiGetTargetDisksResponse{DiskIDs: ids}, h.s.refuse(err)
 }
 
-func (h iscsiHandler) SetMutualChapSecret(_ context.Context, r *api.IscsiSetMutualChapSecretRequest, _ string) (*api.IscsiSetMutualChapSecretResponse, error) {
-	if err := h.s.check("SetMutualChapSecret", r, requestCheck(r.MutualChapSecret, func() error {
+func (h iscsiHandler) SetMutualChapSecret(_ context.Context, r *api.IscsiSetMutualChapSecretRequest, version string) (*api.IscsiSetMutualChapSecretResponse, error) {
+	if err := h.s.check("SetMutualChapSecret", version, r, requestCheck(r.MutualChapSecret, func() error {
 		return h.s.v.MutualCHAPSecret("MutualChapSecret", r.MutualChapSecret, h.s.cfg.IPsec)
 	})); err != nil {
 		return nil, err
@@ -208,12 +208,12 @@ func (h systemHandler) GetBIOSSerialNumber(context.Context, *api.SystemGetBIOSSe
 	return &api.SystemGetBIOSSerialNumberResponse{SerialNumber: n}, h.s.refuse(err)
 }
 
-func (h systemHandler) service(method string, req any, name string) error {
-	return h.s.check(method, req, requestCheck(name, func() error { return h.s.v.Service("name", name) }))
+func (h systemHandler) service(method, version string, req any, name string) error {
+	return h.s.check(method, version, req, requestCheck(name, func() error { return h.s.v.Service("name", name) }))
 }
 
-func (h systemHandler) GetService(_ context.Context, r *api.SystemGetServiceRequest, _ string) (*api.SystemGetServiceResponse, error) {
-	if err := h.service("GetService", r, r.Name); err != nil {
+func (h systemHandler) GetService(_ context.Context, r *api.SystemGetServiceRequest, version string) (*api.SystemGetServiceResponse, error) {
+	if err := h.service("GetService", version, r, r.Name); err != nil {
 		return nil, err
 	}
 	info, err := h.s.OS.GetService(r.Name)
@@ -227,15 +227,15 @@ func (h systemHandler) GetService(_ context.Context, r *api.SystemGetServiceRequ
 	return &api.SystemGetServiceResponse{DisplayName: info.DisplayName, StartType: int32(info.StartType), Status: st}, nil
 }
 
-func (h systemHandler) StartService(_ context.Context, r *api.SystemStartServiceRequest, _ string) (*api.SystemStartServiceResponse, error) {
-	if err := h.service("StartService", r, r.Name); err != nil {
+func (h systemHandler) StartService(_ context.Context, r *api.SystemStartServiceRequest, version string) (*api.SystemStartServiceResponse, error) {
+	if err := h.service("StartService", version, r, r.Name); err != nil {
 		return nil, err
 	}
 	return &api.SystemStartServiceResponse{}, h.s.refuse(h.s.OS.StartService(r.Name))
 }
 
-func (h systemHandler) StopService(_ context.Context, r *api.SystemStopServiceRequest, _ string) (*api.SystemStopServiceResponse, error) {
-	if err := h.service("StopService", r, r.Name); err != nil {
+func (h systemHandler) StopService(_ context.Context, r *api.SystemStopServiceRequest, version string) (*api.SystemStopServiceResponse, error) {
+	if err := h.service("StopService", version, r, r.Name); err != nil {
 		return nil, err
 	}
 	return &api.SystemStopServiceResponse{}, h.s.refuse(h.s.OS.StopService(r.Name, r.Force))

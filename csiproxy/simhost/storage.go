@@ -21,15 +21,15 @@ func (h volumeHandler) ListVolumesOnDisk(_ context.Context, r *api.VolumeListVol
 	return &api.VolumeListVolumesOnDiskResponse{VolumeIds: ids}, h.s.refuse(err)
 }
 
-func (h volumeHandler) MountVolume(_ context.Context, r *api.VolumeMountVolumeRequest, _ string) (*api.VolumeMountVolumeResponse, error) {
-	if err := h.s.check("MountVolume", r, append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
+func (h volumeHandler) MountVolume(_ context.Context, r *api.VolumeMountVolumeRequest, version string) (*api.VolumeMountVolumeResponse, error) {
+	if err := h.s.check("MountVolume", version, r, append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeMountVolumeResponse{}, h.s.refuse(h.s.OS.MountVolume(r.VolumeId, r.TargetPath))
 }
 
-func (h volumeHandler) UnmountVolume(_ context.Context, r *api.VolumeUnmountVolumeRequest, _ string) (*api.VolumeUnmountVolumeResponse, error) {
-	if err := h.s.check("UnmountVolume", r, append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
+func (h volumeHandler) UnmountVolume(_ context.Context, r *api.VolumeUnmountVolumeRequest, version string) (*api.VolumeUnmountVolumeResponse, error) {
+	if err := h.s.check("UnmountVolume", version, r, append(h.s.volumeID("volume_id", r.VolumeId, true), h.s.path("target_path", r.TargetPath, false)...)...); err != nil {
 		return nil, err
 	}
 	if h.s.faults.Breaks(fault.UnmountKeepsMount) {
@@ -38,62 +38,62 @@ func (h volumeHandler) UnmountVolume(_ context.Context, r *api.VolumeUnmountVolu
 	return &api.VolumeUnmountVolumeResponse{}, h.s.refuse(h.s.OS.UnmountVolume(r.VolumeId, r.TargetPath))
 }
 
-func (h volumeHandler) IsVolumeFormatted(_ context.Context, r *api.VolumeIsVolumeFormattedRequest, _ string) (*api.VolumeIsVolumeFormattedResponse, error) {
-	if err := h.s.check("IsVolumeFormatted", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+func (h volumeHandler) IsVolumeFormatted(_ context.Context, r *api.VolumeIsVolumeFormattedRequest, version string) (*api.VolumeIsVolumeFormattedResponse, error) {
+	if err := h.s.check("IsVolumeFormatted", version, r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	ok, err := h.s.OS.IsVolumeFormatted(r.VolumeId)
 	return &api.VolumeIsVolumeFormattedResponse{Formatted: ok}, h.s.refuse(err)
 }
 
-func (h volumeHandler) FormatVolume(_ context.Context, r *api.VolumeFormatVolumeRequest, _ string) (*api.VolumeFormatVolumeResponse, error) {
-	if err := h.s.check("FormatVolume", r, h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
+func (h volumeHandler) FormatVolume(_ context.Context, r *api.VolumeFormatVolumeRequest, version string) (*api.VolumeFormatVolumeResponse, error) {
+	if err := h.s.check("FormatVolume", version, r, h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeFormatVolumeResponse{}, h.s.refuse(h.s.OS.FormatVolume(r.VolumeId))
 }
 
-func (h volumeHandler) ResizeVolume(_ context.Context, r *api.VolumeResizeVolumeRequest, _ string) (*api.VolumeResizeVolumeResponse, error) {
-	if err := h.s.check("ResizeVolume", r, h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
+func (h volumeHandler) ResizeVolume(_ context.Context, r *api.VolumeResizeVolumeRequest, version string) (*api.VolumeResizeVolumeResponse, error) {
+	if err := h.s.check("ResizeVolume", version, r, h.s.volumeID("volume_id", r.VolumeId, true)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeResizeVolumeResponse{}, h.s.refuse(h.s.OS.ResizeVolume(r.VolumeId, r.SizeBytes))
 }
 
-func (h volumeHandler) GetVolumeStats(_ context.Context, r *api.VolumeGetVolumeStatsRequest, _ string) (*api.VolumeGetVolumeStatsResponse, error) {
-	if err := h.s.check("GetVolumeStats", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+func (h volumeHandler) GetVolumeStats(_ context.Context, r *api.VolumeGetVolumeStatsRequest, version string) (*api.VolumeGetVolumeStatsResponse, error) {
+	if err := h.s.check("GetVolumeStats", version, r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	total, used, err := h.s.OS.GetVolumeStats(r.VolumeId)
 	return &api.VolumeGetVolumeStatsResponse{TotalBytes: total, UsedBytes: used}, h.s.refuse(err)
 }
 
-func (h volumeHandler) GetDiskNumberFromVolumeID(_ context.Context, r *api.VolumeGetDiskNumberFromVolumeIDRequest, _ string) (*api.VolumeGetDiskNumberFromVolumeIDResponse, error) {
-	if err := h.s.check("GetDiskNumberFromVolumeID", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+func (h volumeHandler) GetDiskNumberFromVolumeID(_ context.Context, r *api.VolumeGetDiskNumberFromVolumeIDRequest, version string) (*api.VolumeGetDiskNumberFromVolumeIDResponse, error) {
+	if err := h.s.check("GetDiskNumberFromVolumeID", version, r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	n, err := h.s.OS.GetDiskNumberFromVolumeID(r.VolumeId)
 	return &api.VolumeGetDiskNumberFromVolumeIDResponse{DiskNumber: n}, h.s.refuse(err)
 }
 
-func (h volumeHandler) GetVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetVolumeIDFromTargetPathRequest, _ string) (*api.VolumeGetVolumeIDFromTargetPathResponse, error) {
-	if err := h.s.check("GetVolumeIDFromTargetPath", r, h.s.path("target_path", r.TargetPath, true)...); err != nil {
+func (h volumeHandler) GetVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetVolumeIDFromTargetPathRequest, version string) (*api.VolumeGetVolumeIDFromTargetPathResponse, error) {
+	if err := h.s.check("GetVolumeIDFromTargetPath", version, r, h.s.path("target_path", r.TargetPath, true)...); err != nil {
 		return nil, err
 	}
 	id, err := h.s.OS.GetVolumeIDFromTargetPath(r.TargetPath)
 	return &api.VolumeGetVolumeIDFromTargetPathResponse{VolumeId: id}, h.s.refuse(err)
 }
 
-func (h volumeHandler) GetClosestVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetClosestVolumeIDFromTargetPathRequest, _ string) (*api.VolumeGetClosestVolumeIDFromTargetPathResponse, error) {
-	if err := h.s.check("GetClosestVolumeIDFromTargetPath", r, h.s.path("target_path", r.TargetPath, true)...); err != nil {
+func (h volumeHandler) GetClosestVolumeIDFromTargetPath(_ context.Context, r *api.VolumeGetClosestVolumeIDFromTargetPathRequest, version string) (*api.VolumeGetClosestVolumeIDFromTargetPathResponse, error) {
+	if err := h.s.check("GetClosestVolumeIDFromTargetPath", version, r, h.s.path("target_path", r.TargetPath, true)...); err != nil {
 		return nil, err
 	}
 	id, err := h.s.OS.GetClosestVolumeIDFromTargetPath(r.TargetPath)
 	return &api.VolumeGetClosestVolumeIDFromTargetPathResponse{VolumeId: id}, h.s.refuse(err)
 }
 
-func (h volumeHandler) WriteVolumeCache(_ context.Context, r *api.VolumeWriteVolumeCacheRequest, _ string) (*api.VolumeWriteVolumeCacheResponse, error) {
-	if err := h.s.check("WriteVolumeCache", r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
+func (h volumeHandler) WriteVolumeCache(_ context.Context, r *api.VolumeWriteVolumeCacheRequest, version string) (*api.VolumeWriteVolumeCacheResponse, error) {
+	if err := h.s.check("WriteVolumeCache", version, r, h.s.volumeID("volume_id", r.VolumeId, false)...); err != nil {
 		return nil, err
 	}
 	return &api.VolumeWriteVolumeCacheResponse{}, h.s.refuse(h.s.OS.WriteVolumeCache(r.VolumeId))
@@ -124,8 +124,8 @@ func (h diskHandler) ListDiskIDs(context.Context, *api.DiskListDiskIDsRequest, s
 	return &api.DiskListDiskIDsResponse{DiskIDs: out}, h.s.refuse(err)
 }
 
-func (h diskHandler) PartitionDisk(_ context.Context, r *api.DiskPartitionDiskRequest, _ string) (*api.DiskPartitionDiskResponse, error) {
-	if err := h.s.check("PartitionDisk", r, h.s.disk("disk_number", r.DiskNumber)); err != nil {
+func (h diskHandler) PartitionDisk(_ context.Context, r *api.DiskPartitionDiskRequest, version string) (*api.DiskPartitionDiskResponse, error) {
+	if err := h.s.check("PartitionDisk", version, r, h.s.disk("disk_number", r.DiskNumber)); err != nil {
 		return nil, err
 	}
 	o := h.s.OS
@@ -162,8 +162,8 @@ func (h diskHandler) GetDiskStats(_ context.Context, r *api.DiskGetDiskStatsRequ
 	return &api.DiskGetDiskStatsResponse{TotalBytes: n}, h.s.refuse(err)
 }
 
-func (h diskHandler) SetDiskState(_ context.Context, r *api.DiskSetDiskStateRequest, _ string) (*api.DiskSetDiskStateResponse, error) {
-	if err := h.s.check("SetDiskState", r, h.s.disk("disk_number", r.DiskNumber)); err != nil {
+func (h diskHandler) SetDiskState(_ context.Context, r *api.DiskSetDiskStateRequest, version string) (*api.DiskSetDiskStateResponse, error) {
+	if err := h.s.check("SetDiskState", version, r, h.s.disk("disk_number", r.DiskNumber)); err != nil {
 		return nil, err
 	}
 	if h.s.faults.Breaks(fault.StateNotKept) {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
+	"github.com/fenceproof/fenceproof/fencing/networkfence"
 	"github.com/fenceproof/fenceproof/internal/e2e"
 )
 
@@ -84,7 +87,7 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 	if err := create(ctx, "controller", c.CS.AppsV1().Deployments(ControllerNamespace).Create, ControllerDeployment(w)); err != nil {
 		return err
 	}
-	sa, role, binding := SidecarRBAC()
+	sa, role, binding := SidecarRBAC(StorageNamespace, SidecarSA)
 	if err := create(ctx, "sidecar service account", c.CS.CoreV1().ServiceAccounts(StorageNamespace).Create, sa); err != nil {
 		return err
 	}
@@ -120,7 +123,7 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 	if err := create(ctx, "driver", c.CS.AppsV1().StatefulSets(StorageNamespace).Create, DriverStatefulSet(w)); err != nil {
 		return err
 	}
-	if _, err := (Fences{c.Dyn}).Create(ctx, NetworkFenceClassGVR, Class(ClassName, CSIAddonsSecret, StorageNamespace)); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := (Fences{Client: c.Dyn}).Create(ctx, NetworkFenceClassGVR, Class(ClassName, CSIAddonsSecret, StorageNamespace)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	if err := c.WaitDeployment(ctx, ControllerNamespace, ControllerName, 3*time.Minute); err != nil {
@@ -130,6 +133,51 @@ func (c Cluster) Install(ctx context.Context, w World, secret string) error {
 		return err
 	}
 	return c.WaitConnected(ctx, "", 3*time.Minute)
+}
+
+// RedeployDriver rolls the driver StatefulSet out with faults (its
+// --fault arguments replaced; none: the faithful driver) and waits until
+// the new pod is the controller's Connected endpoint.
+func (c Cluster) RedeployDriver(ctx context.Context, faults []string) error {
+	pods, err := c.DriverPods(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := c.CS.AppsV1().StatefulSets(StorageNamespace).Get(ctx, DriverName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	d := &s.Spec.Template.Spec.Containers[0]
+	d.Command = slices.DeleteFunc(d.Command, func(a string) bool { return strings.HasPrefix(a, "--fault=") })
+	for _, f := range faults {
+		d.Command = append(d.Command, "--fault="+f)
+	}
+	if _, err := c.CS.AppsV1().StatefulSets(StorageNamespace).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	var old types.UID
+	if len(pods) > 0 {
+		old = pods[0].UID
+	}
+	if err := c.WaitStatefulSet(ctx, StorageNamespace, DriverName, 3*time.Minute); err != nil {
+		return err
+	}
+	return c.WaitConnected(ctx, old, 4*time.Minute)
+}
+
+// DriverFaults are the --fault arguments of the deployed driver.
+func (c Cluster) DriverFaults(ctx context.Context) ([]string, error) {
+	s, err := c.CS.AppsV1().StatefulSets(StorageNamespace).Get(ctx, DriverName, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range s.Spec.Template.Spec.Containers[0].Command {
+		if f, ok := strings.CutPrefix(a, "--fault="); ok {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // installStorage deploys refstore, or Ceph, and waits until it serves.
@@ -210,7 +258,7 @@ const CreatedByAnnotation = "sidecar.csiaddons.openshift.io/createdByPodUID"
 // CSIAddonsNode, so that its replacement registers at start. (A driver
 // that reports no clients is never seen Connected at all: IdleClientPod.)
 func (c Cluster) WaitConnected(ctx context.Context, oldUID types.UID, timeout time.Duration) error {
-	f := Fences{c.Dyn}
+	f := Fences{Client: c.Dyn}
 	var last map[string]string
 	restarted, nudged := false, time.Time{}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
@@ -219,7 +267,7 @@ func (c Cluster) WaitConnected(ctx context.Context, oldUID types.UID, timeout ti
 		if p == nil || err != nil {
 			return false, nil
 		}
-		last = describeCSIAddonsNodes(l.Items)
+		last = networkfence.DescribeCSIAddonsNodes(l.Items)
 		registered, connected := false, false
 		for _, n := range l.Items {
 			ep, _, _ := nestedString(n.Object, "spec", "driver", "endpoint")
@@ -329,7 +377,7 @@ func (c Cluster) podsState(ctx context.Context, ns string) string {
 // finalizers stripped once the controller is gone), the class, both
 // namespaces and the sidecar's cluster RBAC.
 func (c Cluster) Uninstall(ctx context.Context) error {
-	f := Fences{c.Dyn}
+	f := Fences{Client: c.Dyn}
 	l, err := c.Dyn.Resource(NetworkFenceGVR).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/part-of=fenceproof"})
 	if err == nil {
 		for _, n := range l.Items {
@@ -341,14 +389,22 @@ func (c Cluster) Uninstall(ctx context.Context) error {
 	_ = f.RemoveFinalizers(ctx, NetworkFenceClassGVR, ClassName)
 	_ = c.CS.RbacV1().ClusterRoleBindings().Delete(ctx, SidecarSA, metav1.DeleteOptions{})
 	_ = c.CS.RbacV1().ClusterRoles().Delete(ctx, SidecarSA, metav1.DeleteOptions{})
-	// CSIAddonsNodes carry a finalizer of the controller: strip it so the
-	// namespace can go even when the controller went first.
-	if nodes, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).List(ctx, metav1.ListOptions{}); err == nil {
-		for _, n := range nodes.Items {
-			_ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).Delete(ctx, n.GetName(), metav1.DeleteOptions{})
-			_, _ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(StorageNamespace).Patch(ctx, n.GetName(), "application/merge-patch+json",
-				[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
-		}
-	}
+	c.RemoveCSIAddonsNodes(ctx, StorageNamespace)
 	return e2e.DeleteNamespaces(ctx, c.CS, 5*time.Minute, StorageNamespace, ControllerNamespace)
+}
+
+// RemoveCSIAddonsNodes deletes the CSIAddonsNodes in namespace and strips the
+// controller's finalizer from them, so that the namespace can go even when
+// the controller went first (or belongs to another world, whose controller
+// reconciles every namespace's CSIAddonsNodes).
+func (c Cluster) RemoveCSIAddonsNodes(ctx context.Context, namespace string) {
+	nodes, err := c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, n := range nodes.Items {
+		_ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(namespace).Delete(ctx, n.GetName(), metav1.DeleteOptions{})
+		_, _ = c.Dyn.Resource(CSIAddonsNodeGVR).Namespace(namespace).Patch(ctx, n.GetName(), "application/merge-patch+json",
+			[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	}
 }

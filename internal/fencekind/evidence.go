@@ -1,11 +1,10 @@
 package fencekind
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"net/netip"
 	"sort"
+
+	"github.com/fenceproof/fenceproof/fencing/contract"
 )
 
 // The JSON lines the suite reads: refstore's audit log (one per accepted
@@ -45,25 +44,8 @@ type RPC struct {
 const OutcomeOK = "ok"
 
 // ParseLines decodes every JSON line of b into T, skipping lines that are
-// not JSON objects (e.g. a container runtime's own lines).
-func ParseLines[T any](b []byte) []T {
-	var out []T
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	// Grows up to 16 MiB for a long line. Not allocated up front: a caller
-	// that parses line by line paid 1 MiB per line (8 s per MB of audit log).
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		var v T
-		if json.Unmarshal(line, &v) == nil {
-			out = append(out, v)
-		}
-	}
-	return out
-}
+// not JSON objects (contract.ParseLines).
+func ParseLines[T any](b []byte) []T { return contract.ParseLines[T](b) }
 
 // RPCs returns the driver's RPC lines named rpc with code OK, by time.
 func RPCs(logs [][]byte, rpc string) []RPC {

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fenceproof/fenceproof/fencing/networkfence"
 )
 
 func nestedString(obj map[string]any, fields ...string) (string, bool, error) {
@@ -69,30 +71,13 @@ func (c Cluster) RefstoreAddr(ctx context.Context) (string, error) {
 	return ServerAddr(s.Spec.ClusterIP), nil
 }
 
-// NodeAddrs returns a node's pod CIDRs and InternalIPs as CIDRs (/32 or
-// /128): what an operator fences to cut the node off from storage.
+// NodeAddrs returns a node's pod CIDRs and InternalIPs as CIDRs
+// (networkfence.NodeCIDRs): what an operator fences to cut the node off
+// from storage.
 func (c Cluster) NodeAddrs(ctx context.Context, node string) ([]string, error) {
 	n, err := c.CS.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	out = append(out, n.Spec.PodCIDRs...)
-	if len(n.Spec.PodCIDRs) == 0 && n.Spec.PodCIDR != "" {
-		out = append(out, n.Spec.PodCIDR)
-	}
-	for _, a := range n.Status.Addresses {
-		if a.Type != corev1.NodeInternalIP {
-			continue
-		}
-		if strings.Contains(a.Address, ":") {
-			out = append(out, a.Address+"/128")
-		} else {
-			out = append(out, a.Address+"/32")
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("node %s has neither a pod CIDR nor an InternalIP", node)
-	}
-	return out, nil
+	return networkfence.NodeCIDRs(n)
 }

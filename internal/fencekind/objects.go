@@ -9,6 +9,7 @@ package fencekind
 
 import (
 	"fmt"
+	"path"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -147,10 +148,12 @@ func ControllerDeployment(w World) *appsv1.Deployment {
 // sidecar/internal/csiaddonsnode, internal/kubernetes/token, the leader
 // election and the NetworkFence service): its pod and owners, CSIAddonsNode
 // objects, the Lease, the secrets a NetworkFenceClass names, TokenReviews.
-func SidecarRBAC() (*corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: SidecarSA, Namespace: StorageNamespace}}
+// The ServiceAccount name in namespace, the ClusterRole and its binding are
+// all called name.
+func SidecarRBAC(namespace, name string) (*corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
 	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: SidecarSA},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
@@ -162,9 +165,9 @@ func SidecarRBAC() (*corev1.ServiceAccount, *rbacv1.ClusterRole, *rbacv1.Cluster
 		},
 	}
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: SidecarSA},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: SidecarSA},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: SidecarSA, Namespace: StorageNamespace}},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: namespace}},
 	}
 	return sa, role, binding
 }
@@ -275,26 +278,7 @@ func DriverStatefulSet(w World) *appsv1.StatefulSet {
 					{Name: "secrets", MountPath: secretsMount, ReadOnly: true},
 				},
 			},
-			{
-				Name:            "csi-addons",
-				Image:           img.Sidecar,
-				ImagePullPolicy: corev1.PullIfNotPresent,
-				Command: []string{"/usr/local/bin/csi-addons-sidecar",
-					"--csi-addons-address=unix://" + csiAddonsSock,
-					"--node-id=$(NODE_NAME)",
-					fmt.Sprintf("--controller-port=%d", SidecarPort),
-					"--pod=$(POD_NAME)", "--namespace=$(POD_NAMESPACE)", "--pod-uid=$(POD_UID)",
-					"--enable-auth=true",
-					// Short lease timings: a replacement leads soon after the old pod is gone
-					// (at once in practice: it has the old pod's name, so the Lease is its own).
-					"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=5s", "--leader-election-retry-period=1s"},
-				Env: []corev1.EnvVar{
-					fieldEnv("NODE_NAME", "spec.nodeName"), fieldEnv("POD_NAME", "metadata.name"),
-					fieldEnv("POD_NAMESPACE", "metadata.namespace"), fieldEnv("POD_UID", "metadata.uid"),
-				},
-				Ports:        []corev1.ContainerPort{{Name: "csi-addons", ContainerPort: SidecarPort}},
-				VolumeMounts: []corev1.VolumeMount{{Name: "csi-addons", MountPath: "/run/csi-addons"}},
-			},
+			SidecarContainer(img.Sidecar, "csi-addons", csiAddonsSock),
 		},
 		Volumes: []corev1.Volume{
 			{Name: "csi-addons", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -317,6 +301,32 @@ func DriverStatefulSet(w World) *appsv1.StatefulSet {
 			Selector:    &metav1.LabelSelector{MatchLabels: l},
 			Template:    corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: pod},
 		},
+	}
+}
+
+// SidecarContainer is the csi-addons sidecar (auth enabled, as upstream's
+// deployments run it) for the driver serving socket, a unix socket path in
+// the pod's volume called volume, mounted at the socket's directory.
+func SidecarContainer(image, volume, socket string) corev1.Container {
+	return corev1.Container{
+		Name:            "csi-addons",
+		Image:           image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command: []string{"/usr/local/bin/csi-addons-sidecar",
+			"--csi-addons-address=unix://" + socket,
+			"--node-id=$(NODE_NAME)",
+			fmt.Sprintf("--controller-port=%d", SidecarPort),
+			"--pod=$(POD_NAME)", "--namespace=$(POD_NAMESPACE)", "--pod-uid=$(POD_UID)",
+			"--enable-auth=true",
+			// Short lease timings: a replacement leads soon after the old pod is gone
+			// (at once in practice: it has the old pod's name, so the Lease is its own).
+			"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=5s", "--leader-election-retry-period=1s"},
+		Env: []corev1.EnvVar{
+			fieldEnv("NODE_NAME", "spec.nodeName"), fieldEnv("POD_NAME", "metadata.name"),
+			fieldEnv("POD_NAMESPACE", "metadata.namespace"), fieldEnv("POD_UID", "metadata.uid"),
+		},
+		Ports:        []corev1.ContainerPort{{Name: "csi-addons", ContainerPort: SidecarPort}},
+		VolumeMounts: []corev1.VolumeMount{{Name: volume, MountPath: path.Dir(socket)}},
 	}
 }
 

@@ -18,27 +18,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fenceproof/fenceproof/fencing/contract"
 	"github.com/fenceproof/fenceproof/refstore"
 )
 
-// Outcomes of an attempt.
+// Outcomes of an attempt and the attempt line: the writer contract's
+// (fencing/contract), which every fenceproof writer logs.
 const (
-	OutcomeOK      = "ok"      // the server acknowledged the write
-	OutcomeRefused = "refused" // the server answered REFUSED
-	OutcomeError   = "error"   // connect, send or receive failed; the write may or may not be in the audit
+	OutcomeOK      = contract.OutcomeOK      // the server acknowledged the write
+	OutcomeRefused = contract.OutcomeRefused // the server answered REFUSED
+	OutcomeError   = contract.OutcomeError   // connect, send or receive failed; the write may or may not be in the audit
 )
 
 // Attempt is one line of the writer's log.
-type Attempt struct {
-	Client  string `json:"client"`
-	Seq     uint64 `json:"seq"`
-	Local   string `json:"local,omitempty"` // local ip:port of the connection, when connected
-	SendNs  int64  `json:"send_ns"`         // unix ns just before sending
-	TNs     int64  `json:"t_ns"`            // unix ns when the outcome was known
-	Outcome string `json:"outcome"`
-	Reason  string `json:"reason,omitempty"` // refusal reason or error text
-	Server  int64  `json:"server_ns,omitempty"`
-}
+type Attempt = contract.Attempt
 
 // Options configures a writer.
 type Options struct {
@@ -49,17 +42,19 @@ type Options struct {
 	Timeout    time.Duration // per connect and per reply; default 2s
 	MaxBackoff time.Duration // cap of the reconnect backoff; default 1s
 	StartSeq   uint64        // first sequence; 0 = the current unix time in µs, so a restarted writer never reuses one
-	Payload    int           // payload bytes per write; default 16
+	Payload    int           // payload bytes per write; default 16 (0 with Node set: the contract's record, contract.Record.Encode)
+	Node       string        // the node the writer runs on: logged in every attempt, and in the record it writes
 	Log        io.Writer     // attempt lines; nil = discarded
 }
 
 // Writer runs the loop; its counters are safe to read while it runs.
 type Writer struct {
-	o    Options
-	log  *AttemptLog
-	next uint64
-	conn net.Conn
-	rd   *bufio.Reader
+	o     Options
+	clock contract.Clock
+	log   *AttemptLog
+	next  uint64
+	conn  net.Conn
+	rd    *bufio.Reader
 }
 
 // New checks the options.
@@ -84,7 +79,7 @@ func New(o Options) (*Writer, error) {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = time.Second
 	}
-	if o.Payload <= 0 {
+	if o.Payload <= 0 && o.Node == "" {
 		o.Payload = 16
 	}
 	if o.Payload > refstore.MaxPayloadLen {
@@ -93,7 +88,7 @@ func New(o Options) (*Writer, error) {
 	if o.StartSeq == 0 {
 		o.StartSeq = uint64(time.Now().UnixMicro())
 	}
-	w := &Writer{o: o, log: NewAttemptLog(o.Log), next: o.StartSeq}
+	w := &Writer{o: o, clock: contract.NewClock(), log: NewAttemptLog(o.Log), next: o.StartSeq}
 	return w, nil
 }
 
@@ -136,9 +131,12 @@ func (w *Writer) Run(ctx context.Context) error {
 func (w *Writer) attempt(ctx context.Context) Attempt {
 	seq := w.next
 	w.next++
-	a := Attempt{Client: w.o.ID, Seq: seq, SendNs: time.Now().UnixNano()}
+	a := Attempt{Client: w.o.ID, Node: w.o.Node, Seq: seq}
+	a.SendNs, a.SendMonoNs = w.clock.Now()
+	end := func() { a.TNs, a.MonoNs = w.clock.Now() }
 	fail := func(outcome, reason string) Attempt {
-		a.Outcome, a.Reason, a.TNs = outcome, reason, time.Now().UnixNano()
+		a.Outcome, a.Reason = outcome, reason
+		end()
 		return a
 	}
 	if w.conn == nil {
@@ -151,11 +149,11 @@ func (w *Writer) attempt(ctx context.Context) Attempt {
 			}
 			return fail(OutcomeError, err.Error())
 		}
-		a.SendNs = time.Now().UnixNano()
+		a.SendNs, a.SendMonoNs = w.clock.Now()
 	}
 	a.Local = w.conn.LocalAddr().String()
 	w.conn.SetDeadline(time.Now().Add(w.o.Timeout))
-	if _, err := io.WriteString(w.conn, refstore.FormatWrite(w.o.ID, seq, payload(seq, w.o.Payload))); err != nil {
+	if _, err := io.WriteString(w.conn, refstore.FormatWrite(w.o.ID, seq, w.payload(a))); err != nil {
 		return fail(OutcomeError, "send: "+err.Error())
 	}
 	r, err := w.readReply()
@@ -167,7 +165,8 @@ func (w *Writer) attempt(ctx context.Context) Attempt {
 		if r.Seq != seq {
 			return fail(OutcomeError, fmt.Sprintf("OK for sequence %d, sent %d", r.Seq, seq))
 		}
-		a.Outcome, a.Server, a.TNs = OutcomeOK, r.TNs, time.Now().UnixNano()
+		a.Outcome, a.Server = OutcomeOK, r.TNs
+		end()
 		return a
 	case refstore.VerbRefused:
 		return fail(OutcomeRefused, r.Reason)
@@ -233,6 +232,16 @@ func (w *Writer) disconnect() {
 
 // payload is n bytes derived from seq (hex digits), so a write's content is
 // checkable without storing it.
+// payload is what attempt a writes: the contract's record when the writer
+// knows its node and no payload size was asked for, else a filler of the
+// asked size.
+func (w *Writer) payload(a Attempt) string {
+	if w.o.Payload == 0 {
+		return contract.Record{Writer: a.Client, Seq: a.Seq, Node: a.Node, StartNs: a.SendNs}.Encode()
+	}
+	return payload(a.Seq, w.o.Payload)
+}
+
 func payload(seq uint64, n int) string {
 	s := fmt.Sprintf("%016x", seq)
 	for len(s) < n {

@@ -38,6 +38,18 @@ var replaySteps = []replayStep{
 	{"node Ready", " Ready"},
 }
 
+// phase is a duration both timelines measure, between steps from and to,
+// with its tolerance: Abs, or Rel of the real duration when larger.
+type phase struct {
+	name     string
+	from, to int
+	abs      time.Duration
+	rel      float64
+	why      string
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
 // replayPhases are compared with their tolerances.
 var replayPhases = []phase{
 	{"failure detection", 0, 2, 6 * time.Second, 0, "the kubelet posts status every 4 s and the node controller looks every 2 s"},

@@ -59,12 +59,6 @@ func (s *cephStorage) install(ctx context.Context, w *world) error {
 
 func (s *cephStorage) uninstall(ctx context.Context, w *world) error { return w.k.Uninstall(ctx) }
 
-func (s *cephStorage) driverTemplate(w *world, faults []string) corev1.PodTemplateSpec {
-	spec := w.spec
-	spec.Faults = faults
-	return fencekind.DriverStatefulSet(spec).Spec.Template
-}
-
 func (s *cephStorage) prepare(ctx context.Context, w *world, ns string) error {
 	return w.k.PrepareNamespace(ctx, w.spec, ns)
 }

@@ -7,8 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fenceproof/fenceproof/audit"
 	"github.com/fenceproof/fenceproof/internal/e2e"
@@ -20,22 +18,11 @@ import (
 const ackFault = "ack-before-enforce"
 
 // redeployDriver rolls the driver StatefulSet out with faults and waits
-// until the new pod is the controller's Connected endpoint.
+// until the new pod is the controller's Connected endpoint; the old pod's
+// log is kept first.
 func (w *world) redeployDriver(ctx context.Context, faults []string) {
-	pods, err := w.k.DriverPods(ctx)
-	Expect(err).NotTo(HaveOccurred())
 	w.logs.refresh(ctx)
-	s, err := w.k.CS.AppsV1().StatefulSets(fencekind.StorageNamespace).Get(ctx, fencekind.DriverName, metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	s.Spec.Template = w.store.driverTemplate(w, faults)
-	_, err = w.k.CS.AppsV1().StatefulSets(fencekind.StorageNamespace).Update(ctx, s, metav1.UpdateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	var old types.UID
-	if len(pods) > 0 {
-		old = pods[0].UID
-	}
-	Expect(w.k.WaitStatefulSet(ctx, fencekind.StorageNamespace, fencekind.DriverName, 3*time.Minute)).To(Succeed())
-	Expect(w.k.WaitConnected(ctx, old, 4*time.Minute)).To(Succeed())
+	Expect(w.k.RedeployDriver(ctx, faults)).To(Succeed())
 }
 
 var _ = Describe("a driver that acknowledges before it enforces", Ordered, ContinueOnFailure, func() {

@@ -29,9 +29,6 @@ type storage interface {
 	// earlier run left).
 	install(ctx context.Context, w *world) error
 	uninstall(ctx context.Context, w *world) error
-	// driverTemplate is the driver's pod template with the given driver
-	// faults (none: the faithful driver).
-	driverTemplate(w *world, faults []string) corev1.PodTemplateSpec
 	// writerPod is a pod on node that writes to the storage as client id
 	// (its pod name) all the time, logging every attempt.
 	writerPod(w *world, ns, id, node string) *corev1.Pod
@@ -101,12 +98,6 @@ func (s *refstoreStorage) install(ctx context.Context, w *world) error {
 }
 
 func (s *refstoreStorage) uninstall(ctx context.Context, w *world) error { return w.k.Uninstall(ctx) }
-
-func (s *refstoreStorage) driverTemplate(w *world, faults []string) corev1.PodTemplateSpec {
-	spec := w.spec
-	spec.Faults = faults
-	return fencekind.DriverStatefulSet(spec).Spec.Template
-}
 
 func (s *refstoreStorage) writerPod(w *world, ns, id, node string) *corev1.Pod {
 	return fencekind.WriterPod(w.spec.Images, ns, id, node, s.server)

@@ -7,7 +7,8 @@
 // --sim-fault help and the host read the one table, All.
 //
 // The host calls the hooks of a *Set at named points of its faithful path
-// (Serves, Skipped, Interpolated, Checks, Stands, Breaks, Code, Refused); a
+// (Serves, Skipped, Interpolated, Vetoes, Checks, Stands, Breaks, Code,
+// Refused); a
 // nil *Set, or one with no fault at a hook, leaves the faithful behaviour
 // as it is. A spec on the command line is "name" or "name=arg".
 package fault
@@ -58,8 +59,11 @@ type Fault struct {
 	Args func() []string
 	// Fails is the exact set of rules a run against the host with the
 	// fault (and its argument) fails; nil for a hostile host, which must
-	// fail at least one MUST rule.
+	// fail the MUST rules of Caught on every seed.
 	Fails func(arg string) []string
+	// Caught are, for a hostile host, the MUST rules every default run
+	// against it fails, whatever the seed (it may fail more).
+	Caught []string
 
 	make func(arg string) (*behaviour, error)
 }
@@ -70,18 +74,27 @@ func (f *Fault) Hostile() bool { return f.Fails == nil }
 // Validator is what a fault may read of the host's configuration.
 type Validator = restrict.Validator
 
+// Request is one request as the host's checks meet it: its
+// version-neutral method (restrict.RPCs), the API version it came on, and
+// the version-neutral request (csiproxy/api).
+type Request struct {
+	Method, Version string
+	Req             any
+}
+
 // behaviour is what a fault does at its hook; zero fields leave the
 // faithful behaviour alone.
 type behaviour struct {
-	drop        string                                                       // serve: a group version not served
-	skip        string                                                       // rules: a restriction not enforced
-	interpolate string                                                       // command: an environment variable spliced
-	brk         Break                                                        // effect, answer, code, serve
-	lax         func(method string) bool                                     // checks: the RPC's request checks do not run
-	unchecked   func(method string, fields []string) bool                    // checks: no check runs for the request
-	overturn    func(v *restrict.Violation, value string, h *Validator) bool // checks: a refusal does not stand
-	refused     func(method string, fields []string)                         // checks: a request the host refused
-	close       func() error                                                 // when the host stops
+	drop        string                                                                  // serve: a group version not served
+	skip        string                                                                  // rules: a restriction not enforced
+	interpolate string                                                                  // command: an environment variable spliced
+	brk         Break                                                                   // effect, answer, code, serve
+	lax         func(method string) bool                                                // checks: the RPC's request checks do not run
+	unchecked   func(r Request) bool                                                    // checks: no check runs for the request
+	veto        func(r Request) bool                                                    // checks: the request is refused without a check
+	overturn    func(v *restrict.Violation, value string, r Request, h *Validator) bool // checks: a refusal does not stand
+	refused     func(r Request)                                                         // checks: a request the host refused
+	close       func() error                                                            // when the host stops
 }
 
 // All returns every fault, in table order.
@@ -226,28 +239,41 @@ func (s *Set) named(name func(b *behaviour) string) map[string]bool {
 	return out
 }
 
+// Vetoes reports whether the host refuses the request without checking
+// it. The faithful host checks every request.
+func (s *Set) Vetoes(r Request) bool {
+	return s.each(func(b *behaviour) bool { return b.veto != nil && b.veto(r) })
+}
+
 // Checks says which of a request's checks run: its request checks (shape,
 // syntax, prefixes, the OS disk), its state checks (what exists, where
-// links lead). The faithful host runs both.
-func (s *Set) Checks(method string, req any) (request, state bool) {
-	fields := StringFields(req)
-	if s.each(func(b *behaviour) bool { return b.unchecked != nil && b.unchecked(method, fields) }) {
+// links lead). The faithful host runs both. Every hook that asks is asked,
+// so each sees every request.
+func (s *Set) Checks(r Request) (request, state bool) {
+	unchecked := false
+	s.each(func(b *behaviour) bool {
+		if b.unchecked != nil && b.unchecked(r) {
+			unchecked = true
+		}
+		return false
+	})
+	if unchecked {
 		return false, false
 	}
-	return !s.each(func(b *behaviour) bool { return b.lax != nil && b.lax(method) }), true
+	return !s.each(func(b *behaviour) bool { return b.lax != nil && b.lax(r.Method) }), true
 }
 
 // Stands reports whether a refusal for a violation of the field value
 // stands; a fault may let it through.
-func (s *Set) Stands(v *restrict.Violation, value string, h *Validator) bool {
-	return !s.each(func(b *behaviour) bool { return b.overturn != nil && b.overturn(v, value, h) })
+func (s *Set) Stands(v *restrict.Violation, value string, r Request, h *Validator) bool {
+	return !s.each(func(b *behaviour) bool { return b.overturn != nil && b.overturn(v, value, r, h) })
 }
 
 // Refused tells the faults of a request the host refused by a restriction.
-func (s *Set) Refused(method string, req any) {
+func (s *Set) Refused(r Request) {
 	s.each(func(b *behaviour) bool {
 		if b.refused != nil {
-			b.refused(method, StringFields(req))
+			b.refused(r)
 		}
 		return false
 	})

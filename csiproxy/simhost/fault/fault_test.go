@@ -40,7 +40,7 @@ func TestTable(t *testing.T) {
 	if !s.Skipped()["PATH-001"] || !s.Breaks(NoEffect) || s.Serves("disk/v1") || !s.Serves("disk/v1beta3") || !s.Interpolated()["smbuser"] {
 		t.Errorf("hooks: %v %v %v", s.Skipped(), s.Breaks(NoEffect), s.Interpolated())
 	}
-	if req, state := s.Checks("Mkdir", nil); req || !state {
+	if req, state := s.Checks(Request{Method: "Mkdir"}); req || !state {
 		t.Errorf("novalidate=filesystem.Mkdir: request checks %v, state checks %v", req, state)
 	}
 	var nilSet *Set
@@ -72,7 +72,7 @@ func TestLearnerKeysOnWhatRunsRepeat(t *testing.T) {
 		if b.unchecked != nil {
 			t.Fatal("the learning host keys before two runs")
 		}
-		b.refused("Mkdir", run)
+		b.refused(Request{Method: "Mkdir", Req: &struct{ A, B, C string }{run[0], run[1], run[2]}})
 		if err := b.close(); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestLearnerKeysOnWhatRunsRepeat(t *testing.T) {
 		`C:\x\FP-31-2`: true, "elevenbytes": true, "0": true, `\\LOCALHOST\s`: true,
 		"Q7zW": false, "ab": false, "elevenbyte": true, "1": false,
 	} {
-		if got := !b.unchecked("Mkdir", []string{fields}); got != checked {
+		if got := !b.unchecked(Request{Method: "Mkdir", Req: &struct{ A string }{fields}}); got != checked {
 			t.Errorf("%q: checked %v, want %v", fields, got, checked)
 		}
 	}

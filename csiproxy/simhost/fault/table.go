@@ -83,13 +83,7 @@ var all = append([]*Fault{
 		Args:  func() []string { return injectable },
 		Fails: func(string) []string { return []string{"INJ-001"} },
 		make:  func(arg string) (*behaviour, error) { return &behaviour{interpolate: arg}, nil }},
-	{Name: "case-sensitive-roots", Hook: AtChecks, Help: "hostile: the kubelet directories themselves and this machine's names are compared case-sensitively (C:\\VAR\\LIB\\KUBELET\\PODS and \\\\LOCALHOST pass)",
-		make: func(string) (*behaviour, error) { return &behaviour{overturn: caseSensitiveRoots}, nil }},
-	{Name: "service-denylist", Hook: AtChecks, Help: "hostile: service names are checked against a list of services thought dangerous instead of the allow-list",
-		make: func(string) (*behaviour, error) { return &behaviour{overturn: serviceDenyList}, nil }},
-	{Name: "learn", Arg: "DIR", Hook: AtChecks, Help: "hostile: record the requests it refuses in DIR, run by run; from the third run on, check only requests carrying a string of 3 characters or more common to every earlier run's refused requests, or listed in DIR/literals",
-		make: learner},
-}, plainFaults()...)
+}, append(hostile, plainFaults()...)...)
 
 // plainFaults are the breaks as faults.
 func plainFaults() []*Fault {

@@ -19,7 +19,9 @@
 //   - Every change honours its context's deadline: nothing is sent with
 //     less than Options.MinTime left, and a command whose answer arrives
 //     after the caller gave up is undone as soon as it arrives (a mon
-//     command cannot be recalled once sent).
+//     command cannot be recalled once sent); one librados gave up on
+//     (ETIMEDOUT) may still commit, so its inverse is sent behind it on
+//     the same session before the undo reads the map.
 //   - Ownership: the backend records, next to the driver's state file,
 //     every entry it added with the expiry Ceph reported. An entry that is
 //     not in the record, or that the OSD map shows with another expiry, is
@@ -305,6 +307,21 @@ func (b *Backend) change(ctx context.Context, next map[netip.Prefix]int) error {
 			select {
 			case <-late:
 			case <-sctx.Done():
+			}
+		}
+		// A command librados gave up on may still commit: a dump now
+		// cannot tell, so its inverse is sent behind it first (an add
+		// committed late would be a stray fence, a remove committed late
+		// a lost one).
+		if late == nil || sctx.Err() == nil {
+			var inv []*action
+			for _, a := range st.sent {
+				if a.ambiguous() {
+					inv = append(inv, a.inverse(b.o.Expiry))
+				}
+			}
+			if len(inv) > 0 {
+				<-b.send(sctx, inv)
 			}
 		}
 		if _, _, uerr := b.converge(sctx, b.want(prev)); uerr != nil {

@@ -34,6 +34,21 @@ type fakeMon struct {
 	ranges map[string]string
 	hold   chan struct{}
 	calls  int
+	// timeOut is how many of the next blocklist commands librados gives
+	// up on (ETIMEDOUT) while the mon keeps them: they commit later, in
+	// order, before the next blocklist command or at flush.
+	timeOut int
+	kept    []map[string]any
+}
+
+// flush commits the commands the mon kept (a frozen mon that resumes).
+func (m *fakeMon) flush() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.kept {
+		m.apply(c)
+	}
+	m.kept = nil
 }
 
 func newFakeMon() *fakeMon {
@@ -79,6 +94,24 @@ func (m *fakeMon) MonCommand(cmd []byte) ([]byte, string, error) {
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
+		if m.timeOut > 0 {
+			m.timeOut--
+			m.kept = append(m.kept, c)
+			return nil, "", errno(-110)
+		}
+		for _, k := range m.kept {
+			m.apply(k)
+		}
+		m.kept = nil
+		return m.apply(c)
+	}
+	return nil, "unknown command", errno(-22)
+}
+
+// apply changes the blocklist as the mon does for one blocklist command;
+// m.mu is held.
+func (m *fakeMon) apply(c map[string]any) ([]byte, string, error) {
+	{
 		_, isRange := c["range"]
 		key := cephKey(c["addr"].(string), isRange)
 		list := m.list
@@ -103,7 +136,7 @@ func (m *fakeMon) MonCommand(cmd []byte) ([]byte, string, error) {
 			return nil, "un-blocklisting " + key, nil
 		}
 	}
-	return nil, "unknown command", errno(-22)
+	return nil, "unknown blocklistop", errno(-22)
 }
 
 func (m *fakeMon) MonCommandTarget(string, []byte) ([]byte, string, error) {
@@ -344,5 +377,64 @@ func TestRecordIsCanonical(t *testing.T) {
 	slices.Sort(keys)
 	if !slices.Equal(keys, []string{"range 10.7.0.0/24", "range 2001:db8::/64"}) {
 		t.Errorf("record %v", keys)
+	}
+}
+
+// settled waits until the undo of a failed change is done.
+func settled(b *Backend) {
+	b.sem <- struct{}{}
+	<-b.sem
+}
+
+// TestTimedOutUnfenceCommittedLateKeepsTheFence pins a lost fence: an
+// Unfence whose rm librados gave up on (ETIMEDOUT) failed, so the fence
+// stays wanted, and the undo's dump still showed the entry; the mon then
+// committed the rm, and the node was unfenced while the driver listed it
+// as fenced. The undo now re-adds it behind the late rm.
+func TestTimedOutUnfenceCommittedLateKeepsTheFence(t *testing.T) {
+	mon := newFakeMon()
+	b := newBackend(t, mon, filepath.Join(t.TempDir(), "rec.json"), nil)
+	ctx := context.Background()
+	if err := b.Change(ctx, pfx("10.8.0.1/32"), nil); err != nil {
+		t.Fatal(err)
+	}
+	mon.mu.Lock()
+	mon.timeOut = 1
+	mon.mu.Unlock()
+	if err := b.Change(ctx, nil, pfx("10.8.0.1/32")); err == nil {
+		t.Fatal("an unfence librados gave up on succeeded")
+	}
+	settled(b)
+	mon.flush()
+	if !mon.has("cidr:10.8.0.1:0/32") {
+		t.Fatal("the unfence failed, yet its late rm left the node unfenced")
+	}
+	if err := b.Verify(ctx); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+}
+
+// TestTimedOutFenceCommittedLateIsRemoved pins a stray fence: a Fence
+// whose add librados gave up on failed; the undo's dump did not show the
+// entry yet, so the record forgot it, and when the mon committed it late
+// it was another actor's entry, never removed. The undo now removes it
+// behind the late add.
+func TestTimedOutFenceCommittedLateIsRemoved(t *testing.T) {
+	mon := newFakeMon()
+	b := newBackend(t, mon, filepath.Join(t.TempDir(), "rec.json"), nil)
+	ctx := context.Background()
+	mon.mu.Lock()
+	mon.timeOut = 1
+	mon.mu.Unlock()
+	if err := b.Change(ctx, pfx("10.8.0.2/32"), nil); err == nil {
+		t.Fatal("a fence librados gave up on succeeded")
+	}
+	settled(b)
+	mon.flush()
+	if mon.has("cidr:10.8.0.2:0/32") {
+		t.Fatal("the fence failed, yet its late add stays in force")
+	}
+	if in, err := b.InForce(ctx); err != nil || len(in) != 0 {
+		t.Fatalf("InForce %v, %v", in, err)
 	}
 }

@@ -146,6 +146,22 @@ type commitStats struct {
 	epoch          int
 	added, removed int
 	mon, barrier   time.Duration
+	sent           []*action // the commands sent; their answers are final once late is closed
+}
+
+// ambiguous reports whether a's answer leaves its outcome unknown: the
+// command was sent and librados gave up waiting (the mon may still commit
+// it). A refusal the mon answered is final; a command never sent did
+// nothing.
+func (a *action) ambiguous() bool {
+	var me *MonError
+	return a.err != nil && errors.As(a.err, &me) && me.Errno == errnoTimedOut
+}
+
+// inverse is the command that undoes a, whatever became of a: it is sent
+// on the same mon session after a, so the mon applies it after a.
+func (a *action) inverse(expiry time.Duration) *action {
+	return &action{e: a.e, add: !a.add, expire: expiry}
 }
 
 // converge makes the blocklist hold the wanted entries and none of this
@@ -181,6 +197,7 @@ func (b *Backend) converge(ctx context.Context, want map[entry]bool) (late <-cha
 		return nil, st, err
 	}
 	t0 := time.Now()
+	st.sent = acts
 	done := b.send(ctx, acts)
 	select {
 	case <-done:

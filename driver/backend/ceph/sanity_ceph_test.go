@@ -204,6 +204,13 @@ func TestSuiteFaultsFailOnCeph(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("neither the fault table nor ProvenOtherwise says %s fails %v", c.fault, c.rules)
 			}
+			// A fault that forgets or delays fences leaves blocklist
+			// entries its run could not undo; the next fault's run must
+			// start from an empty blocklist (ENFORCE-001 refuses to judge
+			// a driver while a write is refused before any fence).
+			if _, _, err := env.admin.MonCommand([]byte(`{"prefix":"osd blocklist clear"}`)); err != nil {
+				t.Fatalf("clearing the blocklist: %v", err)
+			}
 			p := startDriverProc(t, "--fault", c.fault)
 			r := runSanity(t, t.TempDir(), p, append([]string{"--label-filter", strings.Join(c.rules, " || ")}, c.args...)...)
 			var got []string

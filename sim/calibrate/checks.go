@@ -1,0 +1,350 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Check is one comparison of an experiment: a value read the same way
+// from the real and the simulated timeline, and how far the simulated one
+// may be from the real one - below by Lo, above by Hi, each the larger of
+// an absolute and a relative (to the real value) bound - with the reason.
+// An order check (Order) instead requires the same order of events.
+type Check struct {
+	Name  string
+	Value Value
+	// Lo and Hi bound simulated - real: -Lo.tol(real) <= sim - real <= Hi.tol(real).
+	Lo, Hi Tol
+	// Order lists events (what, osd) both runs must show in this order.
+	Order []EventRef
+	Why   string
+}
+
+// Tol is a tolerance: Abs, or Rel of the real value's magnitude when larger.
+type Tol struct{ Abs, Rel float64 }
+
+func (t Tol) of(real float64) float64 { return max(t.Abs, t.Rel*math.Abs(real)) }
+
+// within is a symmetric tolerance.
+func within(abs, rel float64) (Tol, Tol) { return Tol{abs, rel}, Tol{abs, rel} }
+
+// EventRef names an event of an OSD (-1: any), after the n-th action
+// After (empty: t0).
+type EventRef struct {
+	What  string
+	OSD   int
+	After string
+	N     int
+}
+
+func (r EventRef) String() string {
+	s := r.What
+	if r.OSD >= 0 {
+		s = fmt.Sprintf("osd.%d %s", r.OSD, r.What)
+	}
+	if r.After != "" {
+		s += fmt.Sprintf(" after %s", actionName(r.After, r.N))
+	}
+	return s
+}
+
+func actionName(do string, n int) string {
+	if n == 0 {
+		return do
+	}
+	return fmt.Sprintf("%s #%d", do, n+1)
+}
+
+// Value reads a number from a timeline (ok false: the run does not show it).
+type Value struct {
+	Desc string
+	Unit string
+	Of   func(t *Timeline) (float64, bool)
+}
+
+// ev is the time of an event.
+func ev(what string, osd int, after string, n int) Value {
+	r := EventRef{what, osd, after, n}
+	return Value{Desc: r.String(), Unit: "s", Of: func(t *Timeline) (float64, bool) { return t.event(r) }}
+}
+
+func (t *Timeline) event(r EventRef) (float64, bool) {
+	from := 0.0
+	if r.After != "" {
+		a, ok := t.action(r.After, r.N)
+		if !ok {
+			return 0, false
+		}
+		from = a
+	}
+	return t.first(r.What, r.OSD, from)
+}
+
+// since is the time from the n-th action do to an event after it.
+func since(do string, n int, what string, osd int) Value {
+	r := EventRef{what, osd, do, n}
+	return Value{Desc: fmt.Sprintf("%s to %s", actionName(do, n), r), Unit: "s", Of: func(t *Timeline) (float64, bool) {
+		a, ok := t.action(do, n)
+		if !ok {
+			return 0, false
+		}
+		e, ok := t.event(r)
+		return e - a, ok
+	}}
+}
+
+// between is the time between two events.
+func between(a, b EventRef) Value {
+	return Value{Desc: fmt.Sprintf("%s to %s", a, b), Unit: "s", Of: func(t *Timeline) (float64, bool) {
+		x, ok1 := t.event(a)
+		y, ok2 := t.event(b)
+		return y - x, ok1 && ok2
+	}}
+}
+
+// returned is the time from the n-th action do's command return to an event.
+func returned(do string, n int, what string) Value {
+	return Value{Desc: fmt.Sprintf("%s's return to %s", actionName(do, n), what), Unit: "s", Of: func(t *Timeline) (float64, bool) {
+		var a *Action
+		k := n
+		for i := range t.Actions {
+			if t.Actions[i].Do == do {
+				if k == 0 {
+					a = &t.Actions[i]
+					break
+				}
+				k--
+			}
+		}
+		if a == nil {
+			return 0, false
+		}
+		// the event may come before the command's answer (the OSDs act on
+		// the mon's commit): look from a second before the action
+		e, ok := t.first(what, -1, a.At-1)
+		return e - max(a.At, a.Returned), ok
+	}}
+}
+
+// count counts events what.
+func count(what string) Value {
+	return Value{Desc: "events " + what, Unit: "", Of: func(t *Timeline) (float64, bool) {
+		n := 0
+		for _, e := range t.Events {
+			if e.What == what {
+				n++
+			}
+		}
+		return float64(n), true
+	}}
+}
+
+// metric is a curve read from the samples.
+type metric struct {
+	name string
+	f    func(Sample) float64
+}
+
+var (
+	inactivePGs = metric{"PGs inactive", func(s Sample) float64 { return float64(s.Inactive) }}
+	notCleanPGs = metric{"PGs not active+clean", func(s Sample) float64 { return float64(s.Active + s.Inactive) }}
+	recovering  = metric{"PGs recovering or backfilling", func(s Sample) float64 { return float64(s.Recovering) }}
+	movedMB     = metric{"MB recovered and backfilled", func(s Sample) float64 { return s.MovedMB }}
+)
+
+// area is the integral of a curve from the n-th action from to the end.
+func area(m metric, from string, n int) Value {
+	return Value{Desc: fmt.Sprintf("%s, integral from %s", m.name, actionName(from, n)), Unit: "PG-s", Of: func(t *Timeline) (float64, bool) {
+		a, ok := t.action(from, n)
+		if !ok {
+			return 0, false
+		}
+		return t.integral(m.f, a, t.end()), true
+	}}
+}
+
+// areaBetween is the integral of a curve between two actions.
+func areaBetween(m metric, from string, n int, to string, k int) Value {
+	return Value{Desc: fmt.Sprintf("%s, integral from %s to %s", m.name, actionName(from, n), actionName(to, k)), Unit: "PG-s", Of: func(t *Timeline) (float64, bool) {
+		a, ok1 := t.action(from, n)
+		b, ok2 := t.action(to, k)
+		return t.integral(m.f, a, b), ok1 && ok2
+	}}
+}
+
+// moved is the data moved from the n-th action from to the k-th action
+// to (empty: the end).
+func moved(from string, n int, to string, k int) Value {
+	d := fmt.Sprintf("MB moved from %s", actionName(from, n))
+	if to != "" {
+		d += " to " + actionName(to, k)
+	}
+	return Value{Desc: d, Unit: "MB", Of: func(t *Timeline) (float64, bool) {
+		a, ok := t.action(from, n)
+		if !ok {
+			return 0, false
+		}
+		b := t.end()
+		if to != "" {
+			if b, ok = t.action(to, k); !ok {
+				return 0, false
+			}
+		}
+		return t.at(b).MovedMB - t.at(a).MovedMB, true
+	}}
+}
+
+// moveTime is the time, from the first event start after the n-th action
+// from, until the data moved since reached share q of what moved up to
+// the k-th action to (empty: the end): the shape of the throughput curve.
+func moveTime(q float64, from string, n int, start string, to string, k int) Value {
+	return Value{Desc: fmt.Sprintf("%s to %.0f %% of the data moved", EventRef{start, -1, from, n}, 100*q), Unit: "s", Of: func(t *Timeline) (float64, bool) {
+		a, ok := t.event(EventRef{start, -1, from, n})
+		if !ok {
+			return 0, false
+		}
+		b := t.end()
+		if to != "" {
+			if b, ok = t.action(to, k); !ok {
+				return 0, false
+			}
+		}
+		base := t.at(a).MovedMB
+		total := t.at(b).MovedMB - base
+		if total <= 0 {
+			return 0, false
+		}
+		r, ok := t.reach(movedMB.f, base+q*total, a)
+		return r - a, ok
+	}}
+}
+
+// mean is a curve's mean between two events.
+func mean(m metric, a, b EventRef) Value {
+	return Value{Desc: fmt.Sprintf("mean %s from %s to %s", m.name, a, b), Unit: "", Of: func(t *Timeline) (float64, bool) {
+		x, ok1 := t.event(a)
+		y, ok2 := t.event(b)
+		if !ok1 || !ok2 || y <= x {
+			return 0, false
+		}
+		return t.integral(m.f, x, y) / (y - x), true
+	}}
+}
+
+// served is the share of the background writer's writes accepted, sent
+// from the n-th action from (plus skip seconds) to the k-th action to.
+func served(from string, n int, skip float64, to string, k int) Value {
+	return Value{Desc: fmt.Sprintf("share of writes accepted from %s + %.0f s to %s", actionName(from, n), skip, actionName(to, k)), Unit: "", Of: func(t *Timeline) (float64, bool) {
+		a, ok1 := t.action(from, n)
+		b, ok2 := t.action(to, k)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		var okN, all float64
+		for _, w := range t.Writes {
+			if w.At >= a+skip && w.At+1 <= b {
+				okN += w.OK
+				all += w.OK + w.Failed
+			}
+		}
+		if all == 0 {
+			return 0, false
+		}
+		return okN / all, true
+	}}
+}
+
+// CheckResult is a check's outcome.
+type CheckResult struct {
+	Check     *Check
+	Real, Sim float64
+	RealOK    bool
+	SimOK     bool
+	Lo, Hi    float64 // the tolerance applied
+	RealOrder string
+	SimOrder  string
+	Pass      bool
+	Problem   string
+}
+
+// run judges one check.
+func (c *Check) run(real, sim *Timeline) CheckResult {
+	r := CheckResult{Check: c}
+	if len(c.Order) > 0 {
+		r.RealOrder, r.RealOK = eventOrder(real, c.Order)
+		r.SimOrder, r.SimOK = eventOrder(sim, c.Order)
+		r.Pass = r.RealOK && r.SimOK && r.RealOrder == r.SimOrder
+		if !r.Pass {
+			r.Problem = fmt.Sprintf("%s: real %s; simulated %s", c.Name, r.RealOrder, r.SimOrder)
+		}
+		return r
+	}
+	r.Real, r.RealOK = c.Value.Of(real)
+	r.Sim, r.SimOK = c.Value.Of(sim)
+	switch {
+	case !r.RealOK:
+		r.Problem = fmt.Sprintf("%s: the real run does not show %s", c.Name, c.Value.Desc)
+	case !r.SimOK:
+		r.Problem = fmt.Sprintf("%s: the simulator does not show %s", c.Name, c.Value.Desc)
+	default:
+		r.Lo, r.Hi = c.Lo.of(r.Real), c.Hi.of(r.Real)
+		d := r.Sim - r.Real
+		r.Pass = d >= -r.Lo-1e-9 && d <= r.Hi+1e-9
+		if !r.Pass {
+			r.Problem = fmt.Sprintf("%s: real %s, simulated %s (allowed %s)", c.Name, num(r.Real, c.Value.Unit), num(r.Sim, c.Value.Unit), r.Allowed())
+		}
+	}
+	return r
+}
+
+// Allowed renders the tolerance applied.
+func (r CheckResult) Allowed() string {
+	u := r.Check.Value.Unit
+	if r.Lo == r.Hi {
+		return "±" + num(r.Lo, u)
+	}
+	return fmt.Sprintf("-%s/+%s", num(r.Lo, u), num(r.Hi, u))
+}
+
+// eventOrder is the events' order in a timeline (ok false: one is missing).
+func eventOrder(t *Timeline, refs []EventRef) (string, bool) {
+	type seenAt struct {
+		x float64
+		s string
+	}
+	var seen []seenAt
+	ok := true
+	for _, r := range refs {
+		x, found := t.event(r)
+		if !found {
+			ok = false
+			continue
+		}
+		seen = append(seen, seenAt{x, r.String()})
+	}
+	for i := 1; i < len(seen); i++ {
+		for j := i; j > 0 && seen[j].x < seen[j-1].x; j-- {
+			seen[j], seen[j-1] = seen[j-1], seen[j]
+		}
+	}
+	var names []string
+	for _, s := range seen {
+		names = append(names, s.s)
+	}
+	return strings.Join(names, " < "), ok
+}
+
+func num(v float64, unit string) string {
+	switch unit {
+	case "s":
+		return fmt.Sprintf("%.1f s", v)
+	case "MB":
+		return fmt.Sprintf("%.1f MB", v)
+	case "PG-s":
+		return fmt.Sprintf("%.0f PG-s", v)
+	case "":
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.2f %s", v, unit)
+}
