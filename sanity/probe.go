@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/csi-addons/spec/lib/go/identity"
@@ -136,9 +137,32 @@ func (s *State) awaitWindows(ctx context.Context, trials []*lateProbe, isolated 
 			until = maxTime(until, p.sentAt.Add(s.lateWindow(p.rpc)))
 		}
 	}
-	if wait := time.Until(until); !until.IsZero() && (isolated || wait <= probeWaitHere) {
-		time.Sleep(max(wait, 0))
-		s.checkProbes(ctx, true)
+	switch wait := time.Until(until); {
+	case until.IsZero():
+		s.checkProbes(ctx, false) // nothing waits: the leftovers go
+	case isolated || wait <= probeWaitHere:
+		// The run's --timeout bounds the wait: a cut run reads what it
+		// can and goes on to its cleanup.
+		if s.pause(ctx, wait) {
+			s.checkProbes(ctx, true)
+		}
+	}
+}
+
+// pause waits d, or less when the run is cut, its budget ends or ctx is
+// done first; it reports whether it waited the whole of d.
+func (s *State) pause(ctx context.Context, d time.Duration) bool {
+	if s.cut() != nil {
+		return false
+	}
+	left := s.left()
+	t := time.NewTimer(max(min(d, left), 0))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return d <= left
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -160,7 +184,9 @@ func (s *State) within(ctx context.Context, d time.Duration, confirm bool, send 
 	defer cancel()
 	ready := make(chan time.Time, 1)
 	var once sync.Once
+	var written atomic.Bool
 	ctx = context.WithValue(ctx, sentHookKey{}, func() {
+		written.Store(true)
 		once.Do(func() {
 			queued := time.Now()
 			if !confirm {
@@ -178,6 +204,11 @@ func (s *State) within(ctx context.Context, d time.Duration, confirm bool, send 
 		})
 	})
 	err := send(ctx)
+	if !written.Load() {
+		// Never written (the run was cut, or the connection failed): no
+		// driver has it, and nothing will cancel it.
+		return time.Now(), err
+	}
 	select {
 	case at := <-ready:
 		return at, err
@@ -297,6 +328,9 @@ func (s *State) timeFence(ctx context.Context, n int) time.Duration {
 func (s *State) probeFence(ctx context.Context, n int, d time.Duration) *lateProbe {
 	p := &lateProbe{rpc: "FenceClusterNetwork"}
 	for range probeAttempts {
+		if s.stopped(p) {
+			return p
+		}
 		if !s.trialBlocks(ctx, p, n) {
 			return p
 		}
@@ -346,6 +380,9 @@ func (s *State) probeUnfence(ctx context.Context, n int, d time.Duration) *lateP
 		return p
 	}
 	for range probeAttempts {
+		if s.stopped(p) {
+			return p
+		}
 		p.deadline = d
 		at, err := s.within(ctx, d, n == lateSizes[len(lateSizes)-1], func(ctx context.Context) error { return s.unfence(ctx, p.blocks) })
 		switch {
@@ -377,6 +414,16 @@ func (s *State) probeUnfence(ctx context.Context, n int, d time.Duration) *lateP
 	}
 	p.why = fmt.Sprintf("the driver answered every trial Unfence before it was cancelled (down to %s after it was written)", d)
 	return p
+}
+
+// stopped reports whether the run was cut, so that no more trial is
+// tried (its blocks are left for the cleanup), and says so in p.
+func (s *State) stopped(p *lateProbe) bool {
+	c := s.cut()
+	if c != nil {
+		p.why = c.why
+	}
+	return c != nil
 }
 
 // followUp sends the request a CO sends after giving up (retried a few
@@ -444,14 +491,34 @@ func (s *State) checkProbes(ctx context.Context, force bool) {
 			due = append(due, p)
 		}
 	}
-	if len(due) == 0 || s.cut() != nil {
+	if s.cut() != nil {
 		return
 	}
-	listed, err := s.observed(ctx)
-	if err != nil {
-		return
+	var done []string
+	if len(due) > 0 {
+		listed, err := s.observed(ctx)
+		if err != nil {
+			return
+		}
+		done = s.readTrials(newView(listed), due)
 	}
-	v := newView(listed)
+	// The trials' blocks are of no more use: they would only fill the
+	// driver (a capacity per family) and the watch of EXPIRE-001. They
+	// are unfenced after the reading, never before (an Unfence that lifts
+	// another block would look like late work); the blocks of trials that
+	// could not be tested go once no tested trial waits (an IPv4-only
+	// driver's untested 256-block trials held both IPv4 pools, and
+	// CIDR-006 and CIDR-012 found no free /25).
+	if s.allChecked() {
+		done = append(done, s.leftovers...)
+		s.leftovers = nil
+	}
+	s.discard(context.WithValue(ctx, cleanupKey{}, true), done)
+}
+
+// readTrials records what the reading v shows for the due trials and
+// returns their blocks.
+func (s *State) readTrials(v fenceView, due []*lateProbe) []string {
 	var done []string
 	for _, p := range due {
 		p.checked, p.fenced, p.after = true, v.has(p.block), time.Since(p.sentAt)
@@ -465,15 +532,7 @@ func (s *State) checkProbes(ctx context.Context, force bool) {
 		}
 		done = append(done, p.blocks...)
 	}
-	// The trials' blocks are of no more use: they would only fill the
-	// driver (a capacity per family) and the watch of EXPIRE-001. They
-	// are unfenced after the reading, never before (an Unfence that lifts
-	// another block would look like late work).
-	if s.allChecked() {
-		done = append(done, s.leftovers...)
-		s.leftovers = nil
-	}
-	s.discard(context.WithValue(ctx, cleanupKey{}, true), done)
+	return done
 }
 
 // lateWindow is how long after an abandoned request the suite waits for
