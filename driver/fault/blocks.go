@@ -54,7 +54,7 @@ var blockFaults = []*Fault{
 			unfence: func(s *UnfenceStep) error { sameAddress(s.Fences, s.Block); return nil },
 		})},
 	{Name: "ipv6-wide-as-64", Help: "IPv6 blocks wider than /64 are stored and listed as their first /64",
-		Proofs: fails("CIDR-014", "FENCE-010"),
+		Proofs: []Proof{{Fails: []string{"CIDR-014", "FENCE-010"}, Why: whyModel("CIDR-014")}},
 		make: fixed(behaviour{cidr: at(func(_ string, b cidr.Block, err error) (cidr.Block, error) {
 			if p := b.Prefix; err == nil && b.Enforced() && p.Addr().Is6() && p.Bits() < 64 {
 				return cidr.Canonical(netip.PrefixFrom(p.Addr(), 64)), nil
@@ -62,7 +62,7 @@ var blockFaults = []*Fault{
 			return b, err
 		})})},
 	{Name: "ipv6-nibble", Help: "IPv6 prefix lengths are rounded up to a multiple of four, as a store keyed by hexadecimal digits does: a /63 is stored as a /64, a /127 as a /128",
-		Proofs: []Proof{{Fails: []string{"CIDR-014", "FENCE-009", "FENCE-010"}, Why: "FENCE-009 asks for IPv6 /125s"}},
+		Proofs: []Proof{{Fails: []string{"CIDR-014", "FENCE-009", "FENCE-010"}, Why: "FENCE-009 asks for IPv6 /125s; " + whyModel("CIDR-014")}},
 		make: fixed(behaviour{cidr: at(func(_ string, b cidr.Block, err error) (cidr.Block, error) {
 			if p := b.Prefix; err == nil && b.Enforced() && p.Addr().Is6() && p.Bits()%4 != 0 {
 				return cidr.Canonical(netip.PrefixFrom(p.Addr(), p.Bits()+4-p.Bits()%4)), nil
@@ -70,7 +70,7 @@ var blockFaults = []*Fault{
 			return b, err
 		})})},
 	{Name: "keep-mapped-wide", Help: "an IPv4-mapped block wider than /128 is kept as IPv6, where no IPv4 packet matches it (a /128 is fenced as IPv4)",
-		Proofs: fails("CIDR-012", "FENCE-010"),
+		Proofs: []Proof{{Fails: []string{"CIDR-012", "FENCE-010"}, Why: whyModel("CIDR-012")}},
 		make: fixed(behaviour{
 			load: func(l *Load) { l.Spellings, l.Migrate = true, false },
 			cidr: at(func(raw string, b cidr.Block, err error) (cidr.Block, error) {

@@ -29,7 +29,7 @@ var fencedFaults = []*Fault{
 			return b, err
 		}})},
 	{Name: "aggregate-24", Help: "a Fence of ten or more IPv4 /32s inside one /24 fences that /24 instead (over-fencing by aggregation)",
-		Proofs: []Proof{{Fails: []string{"FENCE-009", "SCALE-001"}, Why: "every rule that fences ten /32s of a /24 in one request (the cleanup undoes the /24 too)"}},
+		Proofs: []Proof{{Fails: []string{"FENCE-009", "SCALE-001"}, Why: "every rule that fences ten /32s of a /24 in one request (the cleanup undoes the /24 too): SCALE-001 fences hundreds of /32s in requests of many blocks and reads each back, so the /32s the /24 replaced are acknowledged blocks not listed; an aggregation of ten /32s escapes SCALE-001 only if SCALE-001 stops reading back what it fenced"}},
 		make: fixed(behaviour{request: func(r *Request) error {
 			if r.RPC == "Fence" {
 				r.Blocks = aggregate24(r.Blocks)
