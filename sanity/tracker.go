@@ -23,8 +23,15 @@ type tracker struct {
 // tracked is one string sent to Fence.
 type tracked struct {
 	raw    string
-	acked  bool // a Fence of it answered OK
-	undone bool // an Unfence of it answered OK since (forget)
+	block  netip.Prefix // raw parsed, once: the allocator asks for the pending blocks at every block it hands out
+	parsed bool         // raw is a block
+	acked  bool         // a Fence of it answered OK
+	undone bool         // an Unfence of it answered OK since (forget)
+}
+
+func newTracked(raw string) tracked {
+	p, ok := blockOf(raw)
+	return tracked{raw: raw, block: p, parsed: ok}
 }
 
 // add records cidrs before they are sent and returns the mark to settle.
@@ -33,7 +40,7 @@ func (t *tracker) add(cidrs ...string) int {
 	defer t.mu.Unlock()
 	mark := len(t.blocks)
 	for _, c := range cidrs {
-		t.blocks = append(t.blocks, tracked{raw: c})
+		t.blocks = append(t.blocks, newTracked(c))
 		t.requestedLocked(c)
 	}
 	return mark
@@ -46,7 +53,7 @@ func (t *tracker) account(blocks ...string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, b := range blocks {
-		t.blocks = append(t.blocks, tracked{raw: b})
+		t.blocks = append(t.blocks, newTracked(b))
 		t.requestedLocked(b)
 	}
 }
@@ -114,8 +121,8 @@ func (t *tracker) pending() []netip.Prefix {
 	defer t.mu.Unlock()
 	var out []netip.Prefix
 	for _, b := range t.blocks {
-		if p, ok := blockOf(b.raw); ok && !b.undone {
-			out = append(out, p)
+		if b.parsed && !b.undone {
+			out = append(out, b.block)
 		}
 	}
 	return out
