@@ -234,10 +234,11 @@ func (s *State) runRound(ctx context.Context, round []*running) (requests, readi
 		}
 		v := s.readFences(ctx, fmt.Sprintf("after step %d of the sequences", k+1))
 		readings++
+		listing := fencemodel.ReadListing(v.raw)
 		var failed []*running
 		for _, r := range round {
 			if r.problem == "" {
-				if d := r.model.Diff(v.raw, r.within); !d.Empty() {
+				if d := r.model.DiffListing(listing, r.within); !d.Empty() {
 					r.problem = "List differs from the model: " + d.String()
 				}
 			}

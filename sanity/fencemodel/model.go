@@ -226,8 +226,24 @@ func (d Diff) String() string {
 // an IPv4-mapped IPv6 entry is an IPv6 fence, not the IPv4 block it maps:
 // that is what a driver that keeps it as IPv6 enforces.
 func (m *Model) Diff(listed []string, within func(netip.Prefix) bool) Diff {
-	var d Diff
-	seen := map[netip.Prefix]string{}
+	return m.DiffListing(ReadListing(listed), within)
+}
+
+// Listing is one List answer read once, so that the models of many cases
+// judge one reading without parsing it again each (FENCE-010 reads the
+// fences once per step for every case of a round).
+type Listing []listedBlock
+
+type listedBlock struct {
+	raw    string
+	block  netip.Prefix // as listed, host bits cleared
+	region netip.Prefix // the block it fences (an IPv4-mapped one unmapped)
+}
+
+// ReadListing reads the entries of one List answer; entries that name no block
+// are left out (they are LIST-002's).
+func ReadListing(listed []string) Listing {
+	out := make(Listing, 0, len(listed))
 	for _, c := range listed {
 		p, err := netip.ParsePrefix(strings.TrimSpace(c))
 		if err != nil {
@@ -238,7 +254,18 @@ func (m *Model) Diff(listed []string, within func(netip.Prefix) bool) Diff {
 		if b.Addr().Is4In6() && b.Bits() >= 96 {
 			region = netip.PrefixFrom(b.Addr().Unmap(), b.Bits()-96)
 		}
-		if !within(region) {
+		out = append(out, listedBlock{raw: c, block: b, region: region})
+	}
+	return out
+}
+
+// DiffListing is Diff of a listing already read.
+func (m *Model) DiffListing(l Listing, within func(netip.Prefix) bool) Diff {
+	var d Diff
+	seen := map[netip.Prefix]string{}
+	for _, e := range l {
+		b, c := e.block, e.raw
+		if !within(e.region) {
 			continue
 		}
 		if first, dup := seen[b]; dup {
