@@ -33,6 +33,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/fenceproof/fenceproof/internal/privatens"
 )
 
 // Interface names and the listener's addresses, inside the namespaces only.
@@ -69,8 +71,8 @@ type Topology struct {
 func New(routes []netip.Prefix) (*Topology, error) {
 	t := &Topology{server: netns.None(), client: netns.None()}
 	var err error
-	if t.server, err = newNS(); err == nil {
-		t.client, err = newNS()
+	if t.server, err = privatens.New(); err == nil {
+		t.client, err = privatens.New()
 	}
 	if err == nil {
 		err = t.link(routes)
@@ -114,28 +116,6 @@ func (t *Topology) Close() {
 			_ = h.Close()
 		}
 	}
-}
-
-// newNS creates an unnamed network namespace on a locked thread and puts
-// the thread back.
-func newNS() (netns.NsHandle, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return netns.None(), err
-	}
-	defer orig.Close()
-	h, err := netns.New()
-	if err != nil {
-		return netns.None(), err
-	}
-	if err := netns.Set(orig); err != nil {
-		runtime.LockOSThread() // stuck in the new namespace: let the thread die
-		h.Close()
-		return netns.None(), fmt.Errorf("restore thread netns: %w", err)
-	}
-	return h, nil
 }
 
 // link creates the veth pair, brings everything up, gives the server its

@@ -56,7 +56,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -67,6 +66,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fenceproof/fenceproof/driver/cidr"
+	"github.com/fenceproof/fenceproof/internal/privatens"
 )
 
 // Names of the objects the backend owns.
@@ -147,7 +147,7 @@ func New(netNS string, log *slog.Logger, options ...Option) (*Backend, error) {
 	switch netNS {
 	case "":
 	case "new":
-		b.ns, err = newNetNS()
+		b.ns, err = privatens.New()
 		b.own = true
 	default:
 		b.ns, err = netns.GetFromPath(netNS)
@@ -179,30 +179,6 @@ func New(netNS string, log *slog.Logger, options ...Option) (*Backend, error) {
 // NetNS returns the handle of the backend's namespace (None for the current
 // one); tests use it to run code inside a "new" namespace.
 func (b *Backend) NetNS() netns.NsHandle { return b.ns }
-
-// newNetNS creates a private netns on a locked OS thread and puts the thread
-// back into its original namespace before unlocking it.
-func newNetNS() (netns.NsHandle, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return netns.None(), err
-	}
-	defer orig.Close()
-	ns, err := netns.New()
-	if err != nil {
-		return netns.None(), err
-	}
-	if err := netns.Set(orig); err != nil {
-		// The thread is stuck in the new netns: never unlock it, so the Go
-		// runtime discards it instead of reusing it.
-		runtime.LockOSThread()
-		ns.Close()
-		return netns.None(), fmt.Errorf("restore thread netns: %w", err)
-	}
-	return ns, nil
-}
 
 func bigSendBuffer(c *netlink.Conn) error {
 	rc, err := c.SyscallConn()
