@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/fenceproof/fenceproof/driver/cidr"
 )
 
 // The driver's broken modes: the ways of mutating and enforcing that the
@@ -29,6 +31,11 @@ func (d *Driver) mutateRacy(ctx context.Context, change func(*txn) error) error 
 		return err
 	}
 	time.Sleep(raceWindow)
+	// A mutation whose client gave up is dropped all the same: the fault
+	// is the lost update, and nothing else.
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
 	next := snap
 	for k := range t.del {
 		delete(next, k)
@@ -98,20 +105,34 @@ func (d *Driver) enforceLater(delay time.Duration) {
 	d.log.Warn("fault ack-before-enforce: fences enforced late", "delay", delay, "count", len(ps))
 }
 
-// applying runs a mutation of the RPC. The faithful driver runs it in the
-// request, which drops it if the client gave up before its turn (see
+// applying runs a mutation of the RPC's blocks. The faithful driver runs it
+// in the request, which drops it if the client gave up before its turn (see
 // runBatch); under late-fence or late-unfence it runs in the background,
 // detached from the client, and the request returns when the client gives
-// up: the work lands later, behind the client's back.
-func (d *Driver) applying(ctx context.Context, rpc string, mutation func(context.Context) error) error {
-	late := d.faults.Late(rpc)
-	if late == 0 {
-		return mutation(ctx)
+// up: the work lands later, behind the client's back. Under ignore-cancel it
+// runs in the background too, at once but one block at a time, as a driver
+// that sends the storage one command per block and does not stop when its
+// client gives up.
+func (d *Driver) applying(ctx context.Context, rpc string, blocks []cidr.Block, mutation func(context.Context, []cidr.Block) error) error {
+	late, oneByOne := d.faults.Late(rpc), d.faults.OneByOne(rpc)
+	if late == 0 && !oneByOne {
+		return mutation(ctx, blocks)
 	}
 	done := make(chan error, 1)
 	go func() {
 		time.Sleep(late)
-		done <- mutation(context.WithoutCancel(ctx))
+		bg := context.WithoutCancel(ctx)
+		if !oneByOne {
+			done <- mutation(bg, blocks)
+			return
+		}
+		for _, b := range blocks {
+			if err := mutation(bg, []cidr.Block{b}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
 	}()
 	select {
 	case err := <-done:

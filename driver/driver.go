@@ -32,10 +32,12 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -286,6 +288,13 @@ func (d *Driver) load() (fenceSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.Keep > 0 && len(records) > l.Keep {
+		records = oldest(records, l.Keep)
+		d.log.Warn("a fault keeps only the oldest stored fences at start", "kept", l.Keep)
+		if err := d.store.Set(records); err != nil {
+			return nil, err
+		}
+	}
 	st := loadSet(records)
 	if l.Migrate {
 		if err := d.migrateMapped(st); err != nil {
@@ -293,6 +302,16 @@ func (d *Driver) load() (fenceSet, error) {
 		}
 	}
 	return st, d.checkBlocks(st, l)
+}
+
+// oldest are the n records fenced first.
+func oldest(records store.State, n int) store.State {
+	keys := slices.SortedFunc(maps.Keys(records), func(a, b string) int { return cmp.Compare(records[a].Seq, records[b].Seq) })
+	out := store.State{}
+	for _, k := range keys[:n] {
+		out[k] = records[k]
+	}
+	return out
 }
 
 // Fences returns the prefixes in force now, read from the store, sorted.

@@ -42,9 +42,9 @@ func (s *fenceServer) FenceClusterNetwork(ctx context.Context, req *fence.FenceC
 	if err := d.checkBackendLimit(r.Blocks); err != nil {
 		return nil, err
 	}
-	err = d.applying(ctx, "Fence", func(ctx context.Context) error {
-		return d.mutate(ctx, len(r.Blocks), func(t *txn) error {
-			for _, b := range r.Blocks {
+	err = d.applying(ctx, "Fence", r.Blocks, func(ctx context.Context, blocks []cidr.Block) error {
+		return d.mutate(ctx, len(blocks), func(t *txn) error {
+			for _, b := range blocks {
 				e, stored := t.get(b)
 				st := fault.FenceStep{Request: r, Block: b, Fences: t, Action: fault.Add}
 				if stored {
@@ -83,9 +83,9 @@ func (s *fenceServer) UnfenceClusterNetwork(ctx context.Context, req *fence.Unfe
 		return nil, err
 	}
 	defer r.Done()
-	err = d.applying(ctx, "Unfence", func(ctx context.Context) error {
-		return d.mutate(ctx, len(r.Blocks), func(t *txn) error {
-			for _, b := range r.Blocks {
+	err = d.applying(ctx, "Unfence", r.Blocks, func(ctx context.Context, blocks []cidr.Block) error {
+		return d.mutate(ctx, len(blocks), func(t *txn) error {
+			for _, b := range blocks {
 				st := fault.UnfenceStep{Block: b, Fences: t}
 				if err := d.faults.Unfence(&st); err != nil {
 					return err

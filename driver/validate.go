@@ -25,7 +25,7 @@ type request interface {
 // fail builds an error status. Its message never holds a secret value
 // (unless a fault at the message hook puts one there).
 func (d *Driver) fail(r request, c codes.Code, format string, args ...any) error {
-	return status.Error(c, d.faults.Message(c, fmt.Sprintf(format, args...), r.GetSecrets()))
+	return status.Error(c, d.faults.Message(c, fmt.Sprintf(format, args...), r.GetSecrets(), d.o.Secrets))
 }
 
 // checkRequest runs the checks shared by every fence RPC, in spec order:
@@ -39,7 +39,7 @@ func (d *Driver) checkRequest(rpc string, r request) error {
 		return nil
 	}
 	for _, k := range d.o.RequiredParameters {
-		if err := d.checkParam(r, k, p.Values); err != nil {
+		if err := d.checkParam(r, k, p); err != nil {
 			return err
 		}
 	}
@@ -49,13 +49,14 @@ func (d *Driver) checkRequest(rpc string, r request) error {
 // checkParam checks one required parameter: "key" must be present and
 // non-empty; "key=value" must also carry exactly that value (when values
 // are checked), as a clusterID names one cluster.
-func (d *Driver) checkParam(r request, spec string, values bool) error {
+func (d *Driver) checkParam(r request, spec string, p fault.Params) error {
 	key, want, hasValue := strings.Cut(spec, "=")
-	got := r.GetParameters()[key]
+	got, _ := fault.Lookup(p.Find, r.GetParameters(), key, want)
 	if got == "" {
 		return d.fail(r, codes.InvalidArgument, "missing required parameter %q", key)
 	}
-	if hasValue && got != want && values {
+	equal := p.Equal == nil && got == want || p.Equal != nil && p.Equal(got, want)
+	if hasValue && !equal && p.Values {
 		return d.fail(r, codes.InvalidArgument, "parameter %q names nothing this driver serves", key)
 	}
 	return nil
@@ -70,7 +71,7 @@ func (d *Driver) authenticate(rpc string, r request) error {
 	}
 	got := r.GetSecrets()
 	for _, k := range sortedKeys(d.o.Secrets) {
-		v, ok := got[k]
+		v, ok := fault.Lookup(a.Find, got, k, d.o.Secrets[k])
 		if !ok {
 			return d.fail(r, a.Code, "missing secret %q", k)
 		}

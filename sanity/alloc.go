@@ -1,11 +1,14 @@
 package sanity
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/fenceproof/fenceproof/rulebook"
 )
@@ -27,6 +30,10 @@ var (
 	pool6 = []netip.Prefix{netip.MustParsePrefix("2001:db8:fe00::/40"), netip.MustParsePrefix("3fff:f00::/40")}
 	wide4 = netip.MustParsePrefix("192.0.2.0/24")
 )
+
+// The wide IPv6 space: the parts of 3fff::/20 and 2001:db8::/32 outside the
+// pools, where the width classes wider than a /40 are placed (regions).
+var wide6 = []netip.Prefix{netip.MustParsePrefix("3fff::/21"), netip.MustParsePrefix("2001:db8::/33")}
 
 // Reserved ranges outside the documentation ranges that --destructive adds
 // when pre-existing fences leave no room in them: benchmarking (RFC 2544,
@@ -63,7 +70,10 @@ type allocator struct {
 	destructive bool
 	// reclaim returns the blocks in use now (listed, or fenced and not yet
 	// undone); nil when the fences cannot be read.
-	reclaim   func() ([]netip.Prefix, error)
+	reclaim func() ([]netip.Prefix, error)
+	// held returns the blocks the run fenced and has not undone (the
+	// sentinels, the probes' blocks): region never hands them out.
+	held      func() []netip.Prefix
 	reclaimMu sync.Mutex
 }
 
@@ -86,7 +96,7 @@ func (a *allocator) reset(preexisting []string) {
 	defer a.mu.Unlock()
 	a.avoid, a.inUse, a.issued = nil, nil, nil
 	a.rewindLocked()
-	all := append(append(append([]netip.Prefix{wide4, destructiveWide4}, a.pools(false)...), a.pools(true)...), destructivePool6...)
+	all := append(append(append(append([]netip.Prefix{wide4, destructiveWide4}, a.pools(false)...), a.pools(true)...), destructivePool6...), wide6...)
 	for _, c := range preexisting {
 		p, ok := blockOf(c)
 		if !ok {
@@ -114,10 +124,19 @@ func (a *allocator) ruleStarts() {
 	a.issued = nil
 }
 
+// heldNow are the blocks held now (held), outside a.mu.
+func (a *allocator) heldNow() []netip.Prefix {
+	if a.held == nil {
+		return nil
+	}
+	return a.held()
+}
+
 // clash returns a fence that existed before the run (or a block in use at
-// the last reclaim, or one handed out to this rule) that overlaps p.
-func (a *allocator) clash(p netip.Prefix) (netip.Prefix, bool) {
-	for _, set := range [][]netip.Prefix{a.avoid, a.inUse, a.issued} {
+// the last reclaim, one handed out to this rule, or one held) that
+// overlaps p.
+func (a *allocator) clash(p netip.Prefix, held []netip.Prefix) (netip.Prefix, bool) {
+	for _, set := range [][]netip.Prefix{a.avoid, a.inUse, a.issued, held} {
 		for _, q := range set {
 			if q.Overlaps(p) {
 				return q, true
@@ -190,6 +209,7 @@ func (a *allocator) exhausted(v6 bool, bits int) error {
 
 // scan hands out the next free block, if any.
 func (a *allocator) scan(v6 bool, bits int) (netip.Prefix, bool) {
+	held := a.heldNow()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	pools, next, idx := a.pools(false), &a.next4, &a.i4
@@ -209,7 +229,7 @@ func (a *allocator) scan(v6 bool, bits int) (netip.Prefix, bool) {
 			}
 			continue
 		}
-		q, clash := a.clash(p)
+		q, clash := a.clash(p, held)
 		if !clash {
 			*next = after(p)
 			a.issued = append(a.issued, p)
@@ -228,6 +248,117 @@ func (a *allocator) scan(v6 bool, bits int) (netip.Prefix, bool) {
 		}
 	}
 	return netip.Prefix{}, false
+}
+
+// regionPools is all the space regions come from: every documentation
+// range (and with --destructive the reserved ones), widest first.
+func (a *allocator) regionPools(v6 bool) []netip.Prefix {
+	if v6 {
+		out := append(slices.Clone(wide6), pool6...)
+		if a.destructive {
+			out = append(out, destructivePool6...)
+		}
+		return out
+	}
+	out := append([]netip.Prefix{wide4}, pool4...)
+	if a.destructive {
+		out = append(out, destructivePool4[0], destructiveWide4)
+	}
+	return out
+}
+
+// region hands out the first free aligned block of the length anywhere in
+// the region pools, scanning from their start (no cursor: a rule that
+// places many blocks of mixed lengths, FENCE-010, packs them), or false when
+// none is free.
+func (a *allocator) region(v6 bool, bits int) (netip.Prefix, bool) {
+	held := a.heldNow()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, pool := range a.regionPools(v6) {
+		if bits < pool.Bits() {
+			continue
+		}
+		next := pool.Addr()
+		for next.IsValid() && pool.Contains(next) {
+			p := netip.PrefixFrom(next, bits).Masked()
+			if p.Addr().Less(next) {
+				next = after(p)
+				continue
+			}
+			q, clash := a.clash(p, held)
+			if !clash {
+				a.issued = append(a.issued, p)
+				return p, true
+			}
+			if q.Bits() < p.Bits() {
+				next = after(q)
+			} else {
+				next = after(p)
+			}
+		}
+	}
+	return netip.Prefix{}, false
+}
+
+// inSpace reports whether p overlaps the space regions come from.
+func (a *allocator) inSpace(p netip.Prefix) bool {
+	for _, pool := range append(a.regionPools(false), a.regionPools(true)...) {
+		if pool.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// release gives back blocks handed out to the current rule, once it no
+// longer uses them.
+func (a *allocator) release(ps []netip.Prefix) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.issued = slices.DeleteFunc(a.issued, func(p netip.Prefix) bool { return slices.Contains(ps, p) })
+}
+
+// refresh reads which blocks are in use now (one reading of the fences), so
+// that blocks used at the last reclaim and undone since are free again.
+func (a *allocator) refresh() {
+	if a.reclaim == nil {
+		return
+	}
+	a.reclaimMu.Lock()
+	inUse, err := a.reclaim()
+	a.reclaimMu.Unlock()
+	if err == nil {
+		a.mu.Lock()
+		a.inUse = inUse
+		a.mu.Unlock()
+	}
+}
+
+// region is a fresh region of the length, or the rule ends as NOT RUN
+// naming what is in the way. When none is free, the fences are read once
+// (blocks held since the last reading may be free by now) and it tries
+// again.
+func (s *State) region(v6 bool, bits int) netip.Prefix {
+	GinkgoHelper()
+	p, ok := s.alloc.region(v6, bits)
+	if !ok {
+		// TIME-002's trials still waiting for their window hold blocks
+		// (an IPv4-only driver's fill the /24s): wait it out, read them,
+		// and so free their blocks.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*s.cfg.RPCTimeout.Duration)
+		s.awaitWindows(ctx, s.probes, true)
+		cancel()
+		s.alloc.refresh()
+		p, ok = s.alloc.region(v6, bits)
+	}
+	if !ok {
+		if c := s.cut(); c != nil {
+			rulebook.Cut(c.kind, "%s", c.why)
+		}
+		notRun("no free %s /%d is left in the documentation ranges: fences the run could not undo, or that existed before it, are in the way", family(v6), bits)
+	}
+	return p
 }
 
 // take returns a fresh block or ends the rule as NOT RUN, naming what is

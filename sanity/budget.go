@@ -105,6 +105,9 @@ func (s *State) left() time.Duration { return time.Until(s.rulesEnd()) }
 
 // gate is the engine's gate: whether a rule may start.
 func (s *State) gate(r Rule) (rulebook.NotRunKind, string) {
+	s.mu.Lock()
+	s.current = r.ID
+	s.mu.Unlock()
 	switch {
 	case s.unreachable != nil:
 		return rulebook.NotRunDependency, "the endpoint could not be reached: " + s.unreachable.Error()

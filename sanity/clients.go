@@ -10,6 +10,8 @@ import (
 
 	"github.com/csi-addons/spec/lib/go/identity"
 	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/fenceproof/fenceproof/sanity/relations"
 )
 
 func describeClients(s *State) {
@@ -78,6 +80,10 @@ func describeClients(s *State) {
 			}
 		})
 
+		s.it("CLIENT-006", func(ctx context.Context) {
+			s.checkClientSpellings(ctx)
+		})
+
 		s.it("CLIENT-005", func(ctx context.Context) {
 			s.needClients()
 			cl, err := s.clients(ctx)
@@ -102,6 +108,78 @@ func describeClients(s *State) {
 			check(len(wide) == 0, "%d client addresses are not the address of one host, so fencing the client would fence others too: %s", len(wide), strings.Join(wide, "; "))
 		})
 	})
+}
+
+// checkClientSpellings is CLIENT-006: an orchestrator fences a client with
+// the address GetFenceClients gave, as given; the driver's own Fence must
+// accept that spelling. Each host address is checked by fencing a fresh
+// documentation address written in the same form (never the client).
+func (s *State) checkClientSpellings(ctx context.Context) {
+	GinkgoHelper()
+	s.needClients()
+	cl, err := s.clients(ctx)
+	expectOK(err, "GetFenceClients")
+	var refused []string
+	checked := 0
+	for _, c := range cl {
+		for _, a := range strList(c.GetAddresses()) {
+			p, perr := netip.ParsePrefix(a)
+			if perr != nil || notAHost(p) != "" {
+				continue // CLIENT-001's or CLIENT-005's
+			}
+			doc := s.take(p.Addr().Is6() && !p.Addr().Is4In6(), map[bool]int{true: 128, false: 32}[p.Addr().Is6() && !p.Addr().Is4In6()])
+			twin := sameForm(a, doc.Addr())
+			checked++
+			err := s.fence(ctx, []string{twin})
+			settleCut(err)
+			if err != nil {
+				refused = append(refused, fmt.Sprintf("client %s reports %s; Fence of %s, a documentation address in the same form, answered %s: %s", show(c.GetId()), show(a), show(twin), codeSpec(err), errText(err)))
+				continue
+			}
+			if s.unfence(ctx, []string{twin}) == nil {
+				s.tracker.forget(twin)
+			}
+		}
+	}
+	check(len(refused) == 0, "%d client addresses are spelled in a form the driver's own Fence refuses, so an orchestrator cannot fence the client it was told about: %s", len(refused), strings.Join(refused, "; "))
+	if checked == 0 {
+		note("the driver reported no host address to check")
+	} else {
+		note("%d client addresses: the driver fences each one's form", checked)
+	}
+}
+
+// sameForm writes doc the way a is written: IPv4 dotted, IPv4-mapped IPv6
+// with a dotted or a hexadecimal tail, IPv6 compressed, uncompressed or
+// expanded, in the case a uses, with a's prefix length. doc is an IPv4
+// address for an IPv4 or IPv4-mapped a, an IPv6 address otherwise.
+func sameForm(a string, doc netip.Addr) string {
+	addr, length, _ := strings.Cut(a, "/")
+	upper := strings.ToUpper(addr) == addr && strings.ContainsAny(addr, "ABCDEF")
+	var out string
+	switch {
+	case doc.Is4() && !strings.Contains(addr, ":"):
+		out = doc.String()
+	case doc.Is4() && strings.Contains(addr, "."):
+		out = addr[:strings.LastIndex(addr, ":")+1] + doc.String()
+	case doc.Is4():
+		b := doc.As4()
+		head := addr[:strings.LastIndex(addr[:strings.LastIndex(addr, ":")], ":")+1]
+		out = fmt.Sprintf("%s%x:%x", head, uint16(b[0])<<8|uint16(b[1]), uint16(b[2])<<8|uint16(b[3]))
+	case strings.Contains(addr, "::"):
+		out = doc.String()
+	default:
+		expanded := true
+		for _, g := range strings.Split(addr, ":") {
+			expanded = expanded && len(g) == 4
+		}
+		out = relations.Spell(netip.PrefixFrom(doc, 128), map[bool]relations.Spelling{true: relations.Expanded, false: relations.Uncompressed}[expanded])
+		out = strings.TrimSuffix(out, "/128")
+	}
+	if upper {
+		out = strings.ToUpper(out)
+	}
+	return out + "/" + length
 }
 
 // notAHost says why a client address is not one host's address, or "".
@@ -146,8 +224,8 @@ func (s *State) lateBlocks() map[string]bool {
 	}
 	s.mu.Unlock()
 	for _, p := range s.probes {
-		if p.block != "" {
-			out[blockKey(p.block)] = true
+		for _, b := range p.blocks {
+			out[blockKey(b)] = true
 		}
 	}
 	return out

@@ -72,7 +72,7 @@ type Config struct {
 	// ScaleSize is how many blocks the scale rules fence (SCALE-001).
 	ScaleSize int `json:"scaleSize,omitempty"`
 	// Hold is how old the sentinel fence made at the start is, at least,
-	// when EXPIRE-001 last reads it (default ExpiryMinimum, 15 s, even when
+	// when EXPIRE-001 last reads it (default ExpiryMinimum, 20 s, even when
 	// the run is shorter). Nightly CI sets it above the storage's default
 	// blocklist expiry (one hour for Ceph); a lower value is allowed and
 	// the report says it is below the default.

@@ -3,7 +3,6 @@ package sanity
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -37,8 +36,11 @@ func describeErrorTable(s *State) {
 		table(s, "ERR-002", func(ctx context.Context, rpc rpcCall) {
 			s.needParams()
 			var bad []badCreds
-			for _, key := range slices.Sorted(maps.Keys(s.cfg.Parameters)) {
-				bad = append(bad, badCreds{"without parameter " + key, withoutParam(key)})
+			for _, key := range sortedKeys(s.cfg.Parameters) {
+				bad = append(bad, badCreds{"without parameter " + key, withoutParam(key)}, badCreds{"with parameter " + key + " empty", paramValue(key, "")})
+				for _, k := range keyVariants(key) {
+					bad = append(bad, badCreds{fmt.Sprintf("with the valid value of parameter %s %s, not under %s", key, k.name, key), moveParam(key, k.value)})
+				}
 			}
 			s.expectRejected(ctx, rpc, bad, "InvalidArgument")
 		}, rpcEntries()...)
@@ -46,8 +48,13 @@ func describeErrorTable(s *State) {
 		table(s, "ERR-007", func(ctx context.Context, rpc rpcCall) {
 			s.needParams()
 			var bad []badCreds
-			for _, key := range slices.Sorted(maps.Keys(s.cfg.Parameters)) {
-				bad = append(bad, badCreds{"with a value of " + key + " the driver does not serve", paramValue(key, "fenceproof-no-such-"+key)})
+			for _, key := range sortedKeys(s.cfg.Parameters) {
+				for _, m := range paramMisses(s.cfg.Parameters[key]) {
+					bad = append(bad, badCreds{fmt.Sprintf("with parameter %s %s", key, m.name), paramValue(key, m.value)})
+				}
+			}
+			for _, sw := range swappedValues(s.cfg.Parameters) {
+				bad = append(bad, badCreds{"with the values of two parameters swapped (" + strings.Join(changedKeys(s.cfg.Parameters, sw), " and ") + ")", setParams(sw)})
 			}
 			s.expectRejected(ctx, rpc, bad, "InvalidArgument")
 		}, rpcEntries()...)
@@ -62,6 +69,9 @@ func describeErrorTable(s *State) {
 			}
 			for _, key := range sortedKeys(s.cfg.Secrets) {
 				bad = append(bad, badCreds{"with secret " + key + " empty", secretValue(key, "")})
+				for _, k := range keyVariants(key) {
+					bad = append(bad, badCreds{fmt.Sprintf("with the valid value of secret %s %s, not under %s", key, k.name, key), moveSecret(key, k.value)})
+				}
 			}
 			s.expectRejected(ctx, rpc, bad, "Unauthenticated", "InvalidArgument")
 		}, rpcEntries()...)
@@ -78,73 +88,50 @@ func describeErrorTable(s *State) {
 					note("secret %s: %s", key, strings.Join(untried, "; "))
 				}
 			}
+			for _, sw := range swappedValues(s.cfg.Secrets) {
+				bad = append(bad, badCreds{"with the values of two secrets swapped (" + strings.Join(changedKeys(s.cfg.Secrets, sw), " and ") + ")", setSecrets(sw)})
+			}
 			s.expectRejected(ctx, rpc, bad, "Unauthenticated")
 		}, rpcEntries()...)
 
 		table(s, "ERR-005", func(ctx context.Context, bad badRequest) {
-			err := bad.send(ctx, s)
-			settleCut(err)
-			if err == nil {
-				note("%s: the driver accepted the request, so there was no error message to check", bad.name)
-				return
+			var leaks []string
+			accepted := 0
+			for _, sent := range bad.send(ctx, s) {
+				settleCut(sent.err)
+				if sent.err == nil {
+					accepted++
+				} else if echoed := echoedSecrets(rawMessage(sent.err)); len(echoed) > 0 {
+					leaks = append(leaks, fmt.Sprintf("%s: the error message contains the value of %s (redacted in this report)", sent.name, strings.Join(echoed, ", ")))
+				}
 			}
-			if echoed := echoedSecrets(rawMessage(err)); len(echoed) > 0 {
-				failf("%s: the error message contains the value of %s (redacted in this report)", bad.name, strings.Join(echoed, ", "))
+			check(len(leaks) == 0, "%s", strings.Join(leaks, "; "))
+			if accepted > 0 {
+				note("%s: the driver accepted %d requests, so there was no error message to check", bad.name, accepted)
 			}
 		}, badRequestEntries()...)
 
 		table(s, "ERR-006", func(ctx context.Context, bad badRequest) {
-			err := bad.send(ctx, s)
-			if err == nil && bad.mayPass {
-				note("%s: the driver accepted the request", bad.name)
-				return
+			for _, sent := range bad.send(ctx, s) {
+				if sent.err == nil && bad.mayPass {
+					note("%s: the driver accepted the request", sent.name)
+					continue
+				}
+				expectCode(sent.err, sent.name, tableCodes...)
 			}
-			expectCode(err, bad.name, tableCodes...)
 		}, badRequestEntries()...)
 	})
 }
 
-// nearMiss is a wrong secret value close to the valid one, by what was done
-// to it: the shapes of a comparison that checks too little (a prefix, the
-// length, case-insensitively).
-type nearMiss struct{ name, value string }
-
-// nearMisses are the near misses of a valid value, and the ones that could
-// not be made from it, with why.
-func nearMisses(v string) (out []nearMiss, untried []string) {
-	if len(v) < 2 {
-		untried = append(untried, fmt.Sprintf("its value has %d character: the near misses (last character changed, truncated, one character added, different case) were not tried", len(v)))
-		return []nearMiss{{"with one character added", v + "x"}}, untried
-	}
-	last := v[len(v)-1]
-	other := byte('x')
-	if last == 'x' {
-		other = 'y'
-	}
-	out = append(out,
-		nearMiss{"with its last character changed", v[:len(v)-1] + string(other)},
-		nearMiss{"truncated by its last character", v[:len(v)-1]},
-		nearMiss{"with one character added", v + "x"})
-	if swapped := swapCase(v); swapped != v {
-		out = append(out, nearMiss{"in different case", swapped})
-	} else {
-		untried = append(untried, "its value has no letters: the different-case near miss was not tried")
-	}
-	return out, untried
-}
-
-// swapCase turns upper-case ASCII letters to lower case and back.
-func swapCase(v string) string {
-	b := []byte(v)
-	for i, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z':
-			b[i] = c - 'a' + 'A'
-		case c >= 'A' && c <= 'Z':
-			b[i] = c - 'A' + 'a'
+// changedKeys are the keys whose values differ between two maps, sorted.
+func changedKeys(a, b map[string]string) []string {
+	var out []string
+	for _, k := range sortedKeys(a) {
+		if a[k] != b[k] {
+			out = append(out, k)
 		}
 	}
-	return string(b)
+	return out
 }
 
 // expectRejected sends rpc once per way of spoiling its credentials and
@@ -239,12 +226,46 @@ func rpcEntries() []TableEntry {
 	return out
 }
 
-// badRequest is a request a conforming driver rejects (or, where mayPass is
-// set, may accept because the profile leaves it open).
+// badRequest is a kind of request a conforming driver rejects (or, where
+// mayPass is set, may accept because the profile leaves it open, or
+// because another rule judges it); send sends one or several.
 type badRequest struct {
 	name    string
 	mayPass bool
-	send    func(ctx context.Context, s *State) error
+	send    func(ctx context.Context, s *State) []sentRequest
+}
+
+// sentRequest is one request sent and its answer.
+type sentRequest struct {
+	name string
+	err  error
+}
+
+// one is a badRequest's send of a single request.
+func one(name string, send func(ctx context.Context, s *State) error) badRequest {
+	return badRequest{name: name, send: func(ctx context.Context, s *State) []sentRequest {
+		return []sentRequest{{name, send(ctx, s)}}
+	}}
+}
+
+// eachSecretVariant sends a Fence of a fresh block with every variant of
+// every secret the credential rules send: the near misses, and each valid
+// value under other keys. The error messages are where an echo of a nearly
+// valid secret hides.
+func eachSecretVariant(ctx context.Context, s *State) []sentRequest {
+	var out []sentRequest
+	for _, key := range sortedKeys(s.cfg.Secrets) {
+		misses, _ := nearMisses(s.cfg.Secrets[key])
+		for _, m := range misses {
+			name := fmt.Sprintf("Fence with secret %s %s", key, m.name)
+			out = append(out, sentRequest{name, s.fence(ctx, s.v4(1, 32), secretValue(key, m.value))})
+		}
+		for _, k := range keyVariants(key) {
+			name := fmt.Sprintf("Fence with the valid value of secret %s %s", key, k.name)
+			out = append(out, sentRequest{name, s.fence(ctx, s.v4(1, 32), moveSecret(key, k.value))})
+		}
+	}
+	return out
 }
 
 // sentinelSecrets are the configured secret keys with the sentinel as value,
@@ -257,29 +278,32 @@ func sentinelSecrets(s *State) mod {
 }
 
 func badRequestEntries() []TableEntry {
+	mayPass := func(b badRequest) badRequest { b.mayPass = true; return b }
 	bad := []badRequest{
-		{name: "Fence with no cidrs", send: func(ctx context.Context, s *State) error { return s.fence(ctx, nil) }},
-		{name: "Unfence with no cidrs", send: func(ctx context.Context, s *State) error { return s.unfence(ctx, nil) }},
-		{name: "Fence of a malformed CIDR", send: func(ctx context.Context, s *State) error {
+		one("Fence with no cidrs", func(ctx context.Context, s *State) error { return s.fence(ctx, nil) }),
+		one("Unfence with no cidrs", func(ctx context.Context, s *State) error { return s.unfence(ctx, nil) }),
+		one("Fence of a malformed CIDR", func(ctx context.Context, s *State) error {
 			return s.fence(ctx, []string{"not-a-cidr"})
-		}},
-		{name: "Unfence of a malformed CIDR", send: func(ctx context.Context, s *State) error {
+		}),
+		one("Unfence of a malformed CIDR", func(ctx context.Context, s *State) error {
 			return s.unfence(ctx, []string{"198.51.100.0/33"})
-		}},
-		{name: "Fence of a malformed CIDR with sentinel secrets", send: func(ctx context.Context, s *State) error {
+		}),
+		one("Fence of a malformed CIDR with sentinel secrets", func(ctx context.Context, s *State) error {
 			return s.fence(ctx, []string{"300.1.1.1/32"}, sentinelSecrets(s))
-		}},
-		{name: "List with sentinel secrets", mayPass: true, send: func(ctx context.Context, s *State) error {
+		}),
+		mayPass(one("List with sentinel secrets", func(ctx context.Context, s *State) error {
 			s.needRPC("ListClusterFence")
 			_, err := s.list(ctx, sentinelSecrets(s))
 			return err
-		}},
-		{name: "Fence with sentinel secrets", mayPass: true, send: func(ctx context.Context, s *State) error {
+		})),
+		mayPass(one("Fence with sentinel secrets", func(ctx context.Context, s *State) error {
 			return s.fence(ctx, s.v4(1, 32), sentinelSecrets(s))
-		}},
-		{name: "Fence without secrets", mayPass: true, send: func(ctx context.Context, s *State) error {
+		})),
+		mayPass(one("Fence without secrets", func(ctx context.Context, s *State) error {
 			return s.fence(ctx, s.v4(1, 32), noSecrets())
-		}},
+		})),
+		// Accepting them is ERR-003's and ERR-004's to judge.
+		{name: "Fences with every variant of every secret", mayPass: true, send: eachSecretVariant},
 	}
 	var out []TableEntry
 	for _, b := range bad {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/fenceproof/fenceproof/sanity/fencemodel"
 )
 
 func describeLifecycle(s *State) {
@@ -85,11 +87,19 @@ func describeLifecycle(s *State) {
 			universe := s.v4(4, 32)
 			outer := s.take(false, 29)
 			universe = append(universe, outer.String(), sub(outer, 30), sub(outer, 32))
+			ours := func(p netip.Prefix) bool {
+				for _, u := range universe {
+					if netip.MustParsePrefix(u).Overlaps(p) {
+						return true
+					}
+				}
+				return false
+			}
 			every := s.modelCheckEvery()
 			if every > 1 {
 				note("ListClusterFence is slow or long (%s): the model was compared every %d steps and after the last, not after each", s.listCost(), every)
 			}
-			model := map[string]bool{}
+			model := fencemodel.New(s.modelHostBits())
 			var ops []string
 			for step := range modelSteps {
 				n := 1 + s.rng.IntN(3)
@@ -97,35 +107,22 @@ func describeLifecycle(s *State) {
 				for range n {
 					pick = append(pick, universe[s.rng.IntN(len(universe))])
 				}
-				op := "FenceClusterNetwork"
-				if s.rng.IntN(2) == 0 {
-					expectOK(s.fence(ctx, pick), fmt.Sprintf("step %d (seed %d): FenceClusterNetwork of %v", step, s.Seed, pick))
-					for _, p := range pick {
-						model[p] = true
-					}
-				} else {
-					op = "UnfenceClusterNetwork"
-					expectOK(s.unfence(ctx, pick), fmt.Sprintf("step %d (seed %d): UnfenceClusterNetwork of %v", step, s.Seed, pick))
-					for _, p := range pick {
-						delete(model, p)
-					}
+				rpc := fencemodel.Fence
+				if s.rng.IntN(2) != 0 {
+					rpc = fencemodel.Unfence
 				}
-				ops = append(ops, fmt.Sprintf("%s of %v", op, pick))
+				answer := s.send(ctx, rpc, pick)
+				ops = append(ops, fmt.Sprintf("%s of %v %s", rpc, pick, specName(string(answer))))
+				if err := model.Apply(rpc, pick, answer); err != nil {
+					failf("step %d (seed %d, replay with --seed %d): %s of %v: %s", step, s.Seed, s.Seed, rpc, pick, err)
+				}
 				if (step+1)%every != 0 && step != modelSteps-1 {
 					continue
 				}
 				v := s.readFences(ctx, fmt.Sprintf("after step %d", step))
-				var got, want []string
-				for _, c := range universe {
-					for range v.count(c) {
-						got = append(got, c)
-					}
-					if model[c] {
-						want = append(want, c)
-					}
-				}
-				check(slices.Equal(got, want), "step %d (seed %d, replay with --seed %d): after %s, List shows %v of the rule's blocks but the fences in force are %v",
-					step, s.Seed, s.Seed, ops[len(ops)-1], got, want)
+				d := model.Diff(v.raw, ours)
+				check(d.Empty(), "step %d (seed %d, replay with --seed %d): after %s, List differs from the model: %s (the last requests: %s)",
+					step, s.Seed, s.Seed, ops[len(ops)-1], d, strings.Join(ops[max(0, len(ops)-8):], "; "))
 			}
 		})
 	})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/fenceproof/fenceproof/sanity/relations"
 )
 
 func describeListing(s *State) {
@@ -35,12 +37,10 @@ func describeListing(s *State) {
 			if c.v6 {
 				s.needIPv6(ctx)
 			}
-			b := s.take(c.v6, c.bits).String()
+			b := s.region(c.v6, c.bits).String()
 			expectOK(s.fence(ctx, []string{b}), "FenceClusterNetwork of "+b)
 			expectOK(s.unfence(ctx, []string{b}), "UnfenceClusterNetwork of "+b)
-		},
-			Entry("IPv4 /32", blockShape{false, 32}), Entry("IPv4 /25", blockShape{false, 25}),
-			Entry("IPv6 /128", blockShape{true, 128}), Entry("IPv6 /64", blockShape{true, 64}), Entry("IPv6 /48", blockShape{true, 48}))
+		}, widthEntries()...)
 	})
 }
 
@@ -110,6 +110,17 @@ func (s *State) listOrNotRun(ctx context.Context) []string {
 		notRun("ListClusterFence answered %s: %s (LIST-001 fails for it)", codeSpec(err), errText(err))
 	}
 	return listed
+}
+
+// widthEntries are one entry per width class of each family.
+func widthEntries() []TableEntry {
+	var out []TableEntry
+	for _, f := range []relations.Family{relations.IPv4, relations.IPv6} {
+		for _, w := range f.Widths {
+			out = append(out, Entry(fmt.Sprintf("%s /%d", f.Name, w), blockShape{f.Bits == 128, w}))
+		}
+	}
+	return out
 }
 
 // blockShape is the family and length of a block to allocate.

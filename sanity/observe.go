@@ -33,10 +33,15 @@ func (s *State) stateSource() string {
 // observed returns the fences in force, as the driver or the storage spells
 // them, from the state source.
 func (s *State) observed(ctx context.Context) ([]string, error) {
+	read := s.list
 	if s.stateSource() == SourceObserve {
-		return s.observe(ctx)
+		read = func(ctx context.Context, _ ...mod) ([]string, error) { return s.observe(ctx) }
 	}
-	return s.list(ctx)
+	listed, err := read(ctx)
+	if err == nil {
+		s.noteReading(listed)
+	}
+	return listed, err
 }
 
 // observe runs the observe command with the RPC deadline and parses its

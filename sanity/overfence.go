@@ -48,6 +48,8 @@ func (s *State) noteOverFence(listed []string) {
 				if _, seen := s.overFence[u.String()]; !seen && len(s.overFence) < 20 {
 					s.overFence[u.String()] = fmt.Sprintf("%s is listed, which nobody asked for, and covers %s, which the suite asked for", u, r)
 				}
+				// The driver made it of the suite's blocks: the cleanup's.
+				s.tracker.account(u.String())
 				break
 			}
 		}

@@ -124,13 +124,20 @@ func waitSocket(t *testing.T, sock string) {
 // TestRestartCommand runs the reference driver under a supervisor loop, as a
 // vendor's driver runs under its Deployment; --restart-command kills it and
 // the loop starts it again on the same state. The faithful driver keeps its
-// fences (RESTART-001 passes); forget-on-restart loses them (it fails).
+// fences (RESTART-001 passes); forget-on-restart loses them, and
+// persist-first=100 all but the first hundred (it fails).
 func TestRestartCommand(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		fault []string
 		want  sanity.Verdict
-	}{{"faithful", nil, sanity.VerdictPass}, {"forget-on-restart", []string{"--fault", "forget-on-restart"}, sanity.VerdictFail}} {
+	}{
+		{"faithful", nil, sanity.VerdictPass},
+		{"forget-on-restart", []string{"--fault", "forget-on-restart"}, sanity.VerdictFail},
+		// State persisted only for the first 100 fences: RESTART-001 holds
+		// hundreds across the restart.
+		{"persist-first=100", []string{"--fault", "persist-first=100"}, sanity.VerdictFail},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			sock, pid := filepath.Join(dir, "d.sock"), filepath.Join(dir, "pid")

@@ -112,8 +112,8 @@ func newSecretSet(secrets map[string]string) *secretSet {
 		}
 		values := []secretForm{n}
 		if n.name != "sentinel" {
-			// The near misses ERR-004 sends are nearly the secret: a
-			// driver that echoes the value it got must not print them.
+			// The variants ERR-004 sends are nearly the secret: a driver
+			// that echoes the value it got must not print them.
 			misses, _ := nearMisses(n.value)
 			for _, m := range misses {
 				if len(m.value) >= minSecretLen {
@@ -134,7 +134,7 @@ func newSecretSet(secrets map[string]string) *secretSet {
 	for _, f := range secretForms {
 		set.scope.Forms = append(set.scope.Forms, f.name)
 	}
-	set.scope.Forms = append(set.scope.Forms, "and the near misses ERR-004 sends (last character changed, truncated, one character added, different case) in the same forms")
+	set.scope.Forms = append(set.scope.Forms, "and the variants ERR-004 sends (a character changed, truncated, one character added, other case, spaces) in the same forms")
 	// Longest first, so that a form containing another is replaced whole.
 	slices.SortStableFunc(set.forms, func(a, b secretForm) int { return len(b.value) - len(a.value) })
 	var pairs []string

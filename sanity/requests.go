@@ -37,6 +37,20 @@ func withoutSecret(key string) mod { return func(c *creds) { delete(c.secrets, k
 // secretValue sets one secret to v, keeping the others valid.
 func secretValue(key, v string) mod { return func(c *creds) { c.secrets[key] = v } }
 
+// moveSecret sends the value of one secret under another key instead.
+func moveSecret(key, to string) mod {
+	return func(c *creds) { v := c.secrets[key]; delete(c.secrets, key); c.secrets[to] = v }
+}
+
+// moveParam sends the value of one parameter under another key instead.
+func moveParam(key, to string) mod {
+	return func(c *creds) { v := c.params[key]; delete(c.params, key); c.params[to] = v }
+}
+
+// setSecrets and setParams replace them all.
+func setSecrets(m map[string]string) mod { return func(c *creds) { c.secrets = maps.Clone(m) } }
+func setParams(m map[string]string) mod  { return func(c *creds) { c.params = maps.Clone(m) } }
+
 // withoutParam drops one parameter.
 func withoutParam(key string) mod { return func(c *creds) { delete(c.params, key) } }
 
@@ -72,6 +86,7 @@ func strList(cidrs []*fence.CIDR) []string {
 // marked acknowledged when the driver answers OK.
 func (s *State) fence(ctx context.Context, cidrs []string, mods ...mod) error {
 	s.mustBeSafe(cidrs)
+	s.noteFenced(cidrs)
 	mark := s.tracker.add(cidrs...)
 	c := s.creds(mods)
 	ctx, cancel := s.rpcUnlessProbe(ctx)

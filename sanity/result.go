@@ -23,10 +23,13 @@ type Result struct {
 	// StateSource is where the state rules read the fences from:
 	// ListClusterFence, the observe command, or none.
 	StateSource string `json:"stateSource"`
-	// Budget is the run's time budget (--timeout) and Hold the sentinel's
-	// age at EXPIRE-001's last reading.
+	// Budget is the run's time budget (--timeout) and Hold --hold.
 	Budget time.Duration `json:"budget"`
 	Hold   time.Duration `json:"hold"`
+	// SentinelAge is the sentinels' age at EXPIRE-001's last reading, at
+	// the end of the run: the fences' lifetime the run proves (0 when it
+	// did not read them).
+	SentinelAge time.Duration `json:"sentinelAge"`
 	// ListClusterFence is what the run's List calls cost.
 	ListClusterFence listStats `json:"listClusterFence"`
 	// Redaction says which secret values were looked for in the driver's
@@ -50,7 +53,7 @@ func init() { book.Incomplete = rulebook.MustRulesRun }
 // redacted, unprintable bytes escaped.
 func buildResult(s *State, base *rulebook.Result) *Result {
 	res := &Result{Result: *base, Profile: s.cfg.Profile, Calls: len(s.Calls()), Capabilities: capNames(s.Caps),
-		Budget: s.cfg.RunBudget(), Hold: s.cfg.Hold.Duration, Redaction: s.secrets.scope}
+		Budget: s.cfg.RunBudget(), Hold: s.cfg.Hold.Duration, SentinelAge: s.sentinels.lastAge, Redaction: s.secrets.scope}
 	res.Endpoint, res.Seed = s.cfg.Endpoint, s.Seed
 	s.mu.Lock()
 	res.ListClusterFence = s.lists
@@ -81,17 +84,18 @@ func buildResult(s *State, base *rulebook.Result) *Result {
 		{Name: "profile", Value: fmt.Sprintf("hostBits=%s, ipv6=%s, listClusterFence=%s", p.HostBits, p.IPv6, p.ListClusterFence)},
 		{Name: "RPCs sent", Value: fmt.Sprint(res.Calls)},
 		{Name: "state read from", Value: res.StateSource},
-		{Name: "time budget", Value: fmt.Sprintf("--timeout %s, of which the run used %s; sentinel hold %s", res.Budget, res.Duration.Round(time.Millisecond), res.Hold)},
-		{Name: "ListClusterFence cost", Value: fmt.Sprintf("%d calls (at most %d in a full run), %s in all, slowest %s, largest answer %d entries", l.Calls, ListCallBound, l.Time.Round(time.Millisecond), l.Slowest.Round(time.Millisecond), l.Largest)},
+		{Name: "time budget", Value: fmt.Sprintf("--timeout %s, of which the run used %s; the sentinels were last read at age %s, at the end of the run (--hold %s)", res.Budget, res.Duration.Round(time.Millisecond), res.SentinelAge.Round(time.Millisecond), res.Hold)},
+		{Name: "ListClusterFence cost", Value: fmt.Sprintf("%d calls (at most %d in a full run, and %d more while EXPIRE-001 watched, a fifth of its time at most), %s in all, slowest %s, largest answer %d entries", l.Calls-l.Watch, ListCallBound, l.Watch, l.Time.Round(time.Millisecond), l.Slowest.Round(time.Millisecond), l.Largest)},
 		{Name: "secrets", Value: res.Redaction.String()},
 	}
 	return res
 }
 
-// ListCallBound is the most ListClusterFence calls a full run makes (the
-// state rules read the fences a fixed number of times; FENCE-007 reads them
+// ListCallBound is the most ListClusterFence calls a full run makes besides
+// EXPIRE-001's watch (the state rules read the fences a fixed number of
+// times, FENCE-010 after each of its steps, about 75; FENCE-007 reads them
 // every fifth step when List is slow or long). The suite's tests check it.
-const ListCallBound = 140
+const ListCallBound = 270
 
 // WriteReports writes the JUnit report (at junit, or dir/sanity-junit.xml
 // when junit is ""), sanity.json, sanity.md and sanity.html into dir and

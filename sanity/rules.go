@@ -82,7 +82,10 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "a CIDR with host bits set is handled as the profile says (normalise, reject or either)",
 		Spec:  "message CIDR { // CIDR block  string cidr = 1; } (host bits: left open by the spec; see profile.hostBits)", Source: srcCIDR},
 	{ID: "CIDR-006", Level: Must, Area: "cidr", Labels: []string{"ipv4"}, RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
-		Title: "IPv4 blocks of every length are fenced and listed",
+		Title: "IPv4 blocks of every length a documentation /24 holds (/24 to /32) are fenced and listed as exactly the block fenced",
+		Spec:  "The new extension will define a procedure that allows SP to block access to any client using corresponding CIDR blocks.", Source: srcGoals},
+	{ID: "CIDR-014", Level: Must, Area: "cidr", Labels: []string{"ipv6"}, RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
+		Title: "IPv6 blocks of every width class the documentation ranges hold, /128 to /24 (around the /64 and the /48, and lengths no multiple of four), are fenced and listed as exactly the block fenced",
 		Spec:  "The new extension will define a procedure that allows SP to block access to any client using corresponding CIDR blocks.", Source: srcGoals},
 	{ID: "CIDR-007", Level: Must, Area: "cidr", Labels: []string{"ipv6"}, RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
 		Title: "IPv6 blocks are fenced in compressed, expanded and upper-case forms, and one block is one fence",
@@ -100,7 +103,7 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "a block fenced in its canonical and host-bit spellings is listed once, and unfencing either spelling removes it",
 		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients. (regression: unfencing a range must remove what fencing that range added)", Source: srcRPCs},
 	{ID: "CIDR-012", Level: Must, Area: "cidr", Labels: []string{"ipv6"}, RPCs: []string{"FenceClusterNetwork"},
-		Title: "IPv4-mapped IPv6 (::ffff:a.b.c.d/128) is rejected with INVALID_ARGUMENT or fenced as the IPv4 block, never kept as an unenforceable IPv6 fence",
+		Title: "IPv4-mapped IPv6 of every length (::ffff:a.b.c.d/120 to /128) is rejected with INVALID_ARGUMENT or fenced and listed as exactly the IPv4 block it names, never kept as an unenforceable IPv6 fence, and an Unfence of the IPv4 block lifts it",
 		Spec:  "allows SP to block access to any client using corresponding CIDR blocks. (an IPv4 client never sends from ::ffff:a.b.c.d)", Source: srcGoals},
 	{ID: "CIDR-013", Level: Must, Area: "cidr", Labels: []string{"ipv6"}, RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
 		Title: "a request mixing IPv4 and IPv6 blocks, in any order, fences every block",
@@ -117,7 +120,7 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "ListClusterFence names each fence once: no answer lists one block twice, in any spelling",
 		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients. (a block listed twice leaves a CO unsure whether one Unfence lifts it)", Source: srcRPCs},
 	{ID: "FENCE-008", Level: Must, Area: "lifecycle", RPCs: []string{"FenceClusterNetwork", "UnfenceClusterNetwork"},
-		Title: "valid fences and unfences (IPv4 and IPv6, narrow and wide, in the safe ranges) answer OK within the deadline, with or without List",
+		Title: "valid fences and unfences of every width class of both families (in the safe ranges) answer OK within the deadline, with or without List",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation.", Source: srcRPCs},
 
 	// The fence lifecycle: Fence, Unfence and List agree exactly.
@@ -142,6 +145,9 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 	{ID: "FENCE-007", Level: Must, Area: "lifecycle", Labels: []string{"randomized"}, RPCs: []string{"ListClusterFence"},
 		Title: "along a seeded random fence/unfence sequence, List equals the model exactly (after every step, or every fifth when List is slow or long)",
 		Spec:  "ListClusterFence RPC call to provide a list of blocklisted/fenced clients.", Source: srcRPCs},
+	{ID: "FENCE-010", Level: Must, Area: "lifecycle", Labels: []string{"model"}, RPCs: []string{"FenceClusterNetwork", "UnfenceClusterNetwork", "ListClusterFence"},
+		Title: "along generated sequences that put two and three blocks in every relation (equal, equal in another spelling, nested, an overlapping spelling, adjacent siblings, adjacent across a boundary, disjoint) at every width class of both families, every answer is one the reference model allows and List equals the model after every step",
+		Spec:  "UnfenceClusterNetwork RPC call to remove a list of CIDR blocks from the list of blocklisted/fenced clients. (a block is one fence however it is written; overlapping blocks are independent fences)", Source: srcRPCs},
 	{ID: "FENCE-009", Level: Must, Area: "lifecycle", Labels: []string{"overfencing"}, RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
 		Title: "after a fence of several blocks, List holds exactly the requested blocks: no wider block covering them, no merged block",
 		Spec:  "list of CIDR blocks on which the fencing operation is expected to be performed. (a block wider than the requested ones fences every neighbour inside it)", Source: srcRequests},
@@ -163,6 +169,10 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 		Title: "every address a client reports is one host's address (/32 or /128), never its subnet",
 		Spec:  "list of IP addresses that represent the client's local addresses. Required field. (fencing a client's subnet fences its neighbours)", Source: srcClients},
 
+	{ID: "CLIENT-006", Level: Must, Area: "clients", RPCs: []string{"GetFenceClients", "FenceClusterNetwork"},
+		Title: "every client address is written in a form the driver's own Fence accepts: a fresh documentation address in the same form (family, IPv4-mapped with a dotted or hexadecimal tail, compressed or expanded, case, prefix length) is fenced with OK; the client itself never is",
+		Spec:  "GetFenceClients RPC calls to get the client information to use in a FenceClusterNetwork or UnfenceClusterNetwork RPC.", Source: srcRPCs},
+
 	// Concurrency: OK or ABORTED, never INTERNAL, and no lost update.
 	{ID: "CONC-001", Level: Must, Area: "concurrency", RPCs: []string{"FenceClusterNetwork"},
 		Title: "identical concurrent fences answer OK or ABORTED and leave the block listed once",
@@ -176,15 +186,15 @@ var book = rulebook.New("fenceproof sanity", []Rule{
 
 	// Capacity: many fences kept or refused honestly.
 	{ID: "SCALE-001", Level: Must, Area: "scale", RPCs: []string{"FenceClusterNetwork", "ListClusterFence"},
-		Title: "many blocks (--scale-size, default 1024; fewer, stated, when the driver's measured pace does not fit the rule's share of the budget), in one request and across many, are all listed, or refused with RESOURCE_EXHAUSTED or INVALID_ARGUMENT and none of the refused listed",
+		Title: "many blocks of each family (--scale-size, default 1024; for IPv4 at most the 768 /32s of the documentation ranges; fewer, stated, when the driver's measured pace does not fit the rule's share of the budget), in one request and across many, are all listed, or refused with RESOURCE_EXHAUSTED or INVALID_ARGUMENT and none of the refused listed",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a silently dropped fence leaves a node able to write)", Source: srcRPCs},
 
 	// Durability: fences outlive time and driver restarts.
 	{ID: "EXPIRE-001", Level: Must, Area: "durability", Labels: []string{"expiry"}, RPCs: []string{"ListClusterFence"},
-		Title: "a sentinel fence made at the start of the run is still listed when it is at least --hold old (default 15 s, even when the run is shorter)",
+		Title: "sentinel fences of both families made at the start of the run are listed in every reading until the end of the run, when they are at least --hold old (default 20 s, even when the run is shorter), and no fence that existed before the run vanishes from a reading and comes back (a List that shows part of the set)",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a storage blocklist entry expires after an hour by default)", Source: srcRPCs},
 	{ID: "RESTART-001", Level: Must, Area: "durability", Labels: []string{"restart"}, RPCs: []string{"ListClusterFence"}, OptIn: "--restart-command",
-		Title: "after the driver restarts (--restart-command), every acknowledged fence is still listed and every acknowledged unfence still holds",
+		Title: "after the driver restarts (--restart-command) with 300 fences of both families and several widths in force, every fence listed before it is listed after it, every acknowledged unfence still holds, and Unfences after it lift exactly what they name",
 		Spec:  "FenceClusterNetwork RPC call to perform a fencing operation. (a fence lost on restart lets a fenced node write again)", Source: srcRPCs},
 
 	// Enforcement: what the storage refuses, seen through the enforce command.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -48,26 +49,33 @@ type State struct {
 	listMissing bool            // List answered UNIMPLEMENTED and the profile allows it
 	listErr     error           // List failed before the first spec (a broken List, not a missing one)
 
-	sentinelFence sentinelFence // EXPIRE-001's fence, made before the first spec
-	probes        []*lateProbe  // TIME-002's probes, made before the first spec
+	sentinels sentinels    // EXPIRE-001's fences, made before the first spec
+	probes    []*lateProbe // TIME-002's probes, made before the first spec
+	leftovers []string     // blocks of trials of no more use, unfenced once every trial is read
 
 	cleanupMu   sync.Mutex
 	cleanupErrs []string // cleanup failures of accepted blocks, reported once under SUITE-001
 
-	suite   *rulebook.Suite // the rule bodies registered for this run
-	secrets *secretSet
-	budget  runBudget
-	tracker tracker
-	alloc   allocator
-	rng     *rand.Rand
-	Seed    int64
+	suite    *rulebook.Suite // the rule bodies registered for this run
+	selected map[string]bool // the rules a label filter selects; nil: every rule
+	secrets  *secretSet
+	budget   runBudget
+	tracker  tracker
+	alloc    allocator
+	rng      *rand.Rand
+	Seed     int64
 
 	mu        sync.Mutex
 	calls     []Call
 	slow      map[string]time.Duration // slowest answer per method (not counting deadline misses)
+	pace      time.Duration            // the slowest time per block of a Fence or Unfence answered OK
 	hung      map[string]int           // deadline misses per method
+	hungBy    map[string][]string      // who sent each request that missed it, per method
+	current   string                   // the rule running now ("" before the first)
 	late      []lateFence              // Fence requests the suite gave up on (TIME-002)
 	lists     listStats
+	unread    []netip.Prefix      // blocks sent to Fence since the last reading of the fences
+	seen      []netip.Prefix      // blocks of the last reading in the space the suite allocates from
 	dups      map[string][]string // blocks some List answer named twice (LIST-003), with the spellings
 	overFence map[string]string   // listed blocks nobody asked for that cover or merge requested ones (FENCE-009)
 }
@@ -91,6 +99,10 @@ type Call struct {
 	Duration time.Duration `json:"duration"`
 	// Probe marks the deliberately abandoned calls of TIME-002's probes.
 	Probe bool `json:"probe,omitempty"`
+	// Sender is who sent it: a rule, its cleanup, or the start of the run;
+	// Input what it carried (the blocks of a Fence or Unfence).
+	Sender string `json:"sender,omitempty"`
+	Input  string `json:"input,omitempty"`
 	// Echoed names the secrets the answer (its error, List entries, client
 	// details or identity) contained, and where; SUITE-002 reads it.
 	Echoed []string `json:"echoed,omitempty"`
@@ -98,7 +110,11 @@ type Call struct {
 
 // listStats is what the run's List calls cost.
 type listStats struct {
-	Calls    int           `json:"calls"`
+	Calls int `json:"calls"`
+	// Watch are the calls of EXPIRE-001's watch, bounded by time (a List
+	// at most every four times its own length), not counted by
+	// ListCallBound.
+	Watch    int           `json:"watch"`
 	Time     time.Duration `json:"time"`
 	Slowest  time.Duration `json:"slowest"`
 	Largest  int           `json:"largest"`
@@ -114,6 +130,7 @@ func newState(cfg Config) *State {
 	s.secrets = installRedactor(cfg.Secrets)
 	s.alloc.destructive = cfg.Destructive
 	s.alloc.reclaim = s.reclaimBlocks
+	s.alloc.held = s.heldBlocks
 	s.suite = book.Suite(rulebook.SuiteOptions{Strict: cfg.Strict, Redact: redact, Gate: s.gate, Before: s.cleanupAfterSpec, OptedIn: cfg.optedIn})
 	return s
 }
@@ -143,7 +160,7 @@ func (s *State) connect(ctx context.Context) error {
 	conn, err := grpc.NewClient(ep.Target(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswerBytes)),
-		grpc.WithUnaryInterceptor(s.record))
+		grpc.WithUnaryInterceptor(s.record), grpc.WithStatsHandler(sentHook{}))
 	if err != nil {
 		return fmt.Errorf("endpoint %s: %w", s.cfg.Endpoint, err)
 	}
@@ -213,11 +230,13 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	}
 	probe := ctx.Value(probeKey{}) != nil
 	s.mu.Lock()
-	misses := s.hung[name]
+	misses, by, sender := s.hung[name], slices.Clone(s.hungBy[name]), s.senderLocked(ctx)
 	s.mu.Unlock()
 	if misses >= hungLimit && !probe {
-		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, skipped: true,
-			err: status.Error(codes.DeadlineExceeded, "not sent")}
+		// The root cause is TIME-001's: a rule whose request is not sent
+		// did not test its property, and is NOT RUN, naming it.
+		return &cutError{rulebook.NotRunDependency, fmt.Sprintf("%s was not sent: it already missed the RPC deadline of %s %d times (%s); TIME-001 fails for it",
+			name, s.cfg.RPCTimeout.Duration, hungLimit, strings.Join(by, "; "))}
 	}
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
@@ -228,7 +247,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 		// a moment before ours): the run was cut, the driver did not hang.
 		return &cutError{rulebook.NotRunBudget, fmt.Sprintf("%s was cut by the run's time budget (--timeout %s)", name, s.budget.total)}
 	}
-	c := Call{Method: name, Code: codeName(err), Message: clean(rawMessage(err)), Duration: took, Probe: probe}
+	c := Call{Method: name, Code: codeName(err), Message: clean(rawMessage(err)), Duration: took, Probe: probe, Sender: sender, Input: requestInput(req)}
 	if e := echoedSecrets(rawMessage(err)); len(e) > 0 {
 		c.Echoed = []string{"error message: " + strings.Join(e, ", ")}
 	}
@@ -243,6 +262,9 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 			s.slow = map[string]time.Duration{}
 		}
 		s.slow[name] = max(s.slow[name], took)
+		if n := len(requestCIDRs(req)); n > 0 && err == nil {
+			s.pace = max(s.pace, took/time.Duration(n))
+		}
 	}
 	if r, ok := reply.(*fence.ListClusterFenceResponse); ok && name == "ListClusterFence" {
 		s.lists.Calls++
@@ -255,15 +277,121 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 	}
 	if missed && !probe {
 		if s.hung == nil {
-			s.hung = map[string]int{}
+			s.hung, s.hungBy = map[string]int{}, map[string][]string{}
 		}
 		s.hung[name]++
+		s.hungBy[name] = append(s.hungBy[name], fmt.Sprintf("%s%s, sent by %s", name, c.Input, sender))
 		if r, ok := req.(*fence.FenceClusterNetworkRequest); ok {
 			s.late = append(s.late, lateFence{cidrs: strList(r.GetCidrs()), at: time.Now()})
 		}
 		return &hungError{method: name, timeout: s.cfg.RPCTimeout.Duration, err: err}
 	}
 	return err
+}
+
+// senderLocked names who sends a request now. s.mu is held.
+func (s *State) senderLocked(ctx context.Context) string {
+	switch {
+	case s.current == "":
+		return "the start of the run (sentinels and late-work trials)"
+	case isCleanup(ctx):
+		return "the cleanup after " + s.current
+	}
+	return s.current
+}
+
+// requestInput says what a Fence or Unfence carried: " of N blocks (the
+// first few)"; "" for other requests.
+func requestInput(req any) string {
+	cidrs := requestCIDRs(req)
+	if cidrs == nil {
+		if _, ok := req.(*fence.FenceClusterNetworkRequest); !ok {
+			if _, ok := req.(*fence.UnfenceClusterNetworkRequest); !ok {
+				return ""
+			}
+		}
+	}
+	names := strList(cidrs)
+	shown := names[:min(len(names), 3)]
+	more := ""
+	if len(names) > 3 {
+		more = fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	plural := "s"
+	if len(names) == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf(" of %d block%s (%s%s)", len(names), plural, clean(strings.Join(shown, ", ")), more)
+}
+
+// heldBlocks are the blocks the allocator must not hand out as regions:
+// those fenced and not undone, those sent to Fence since the fences were
+// last read (an Unfence may not have taken), and those the last reading
+// showed in the suite's space (what a cleanup left behind).
+func (s *State) heldBlocks() []netip.Prefix {
+	out := s.tracker.pending()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(append(out, s.unread...), s.seen...)
+}
+
+// noteFenced records blocks about to be sent to Fence.
+func (s *State) noteFenced(cidrs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cidrs {
+		if p, ok := blockOf(c); ok {
+			s.unread = append(s.unread, p)
+		}
+	}
+}
+
+// noteReading records a reading of the fences: what it shows in the
+// suite's space is what is held now.
+func (s *State) noteReading(listed []string) {
+	var seen []netip.Prefix
+	for _, c := range listed {
+		if p, ok := blockOf(c); ok && !s.preSet[p.String()] && s.alloc.inSpace(p) {
+			seen = append(seen, p)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unread, s.seen = nil, seen
+}
+
+// requestCIDRs are the CIDRs of a Fence or Unfence request.
+func requestCIDRs(req any) []*fence.CIDR {
+	switch r := req.(type) {
+	case *fence.FenceClusterNetworkRequest:
+		return r.GetCidrs()
+	case *fence.UnfenceClusterNetworkRequest:
+		return r.GetCidrs()
+	}
+	return nil
+}
+
+// maxRequestBlocks bounds the blocks of one request the suite builds (the
+// one-request case of SCALE-001 excepted, which says what it sent).
+const maxRequestBlocks = 1024
+
+// requestHeadroom is how many times slower than measured a request the
+// suite sizes may run and still answer within the RPC deadline: a loaded
+// machine runs the driver several times slower from one second to the next.
+const requestHeadroom = 4
+
+// requestSize is the most blocks the suite puts in one Fence or Unfence: as
+// many as fit in 1/requestHeadroom of the RPC deadline at the driver's
+// slowest pace so far (the time per block of the slowest Fence or Unfence
+// it answered, per block), at most maxRequestBlocks.
+func (s *State) requestSize() int {
+	s.mu.Lock()
+	pace := s.pace
+	s.mu.Unlock()
+	if pace <= 0 {
+		return maxRequestBlocks
+	}
+	return max(1, min(maxRequestBlocks, int(s.cfg.RPCTimeout.Duration/requestHeadroom/pace)))
 }
 
 // answerEchoes says where a successful answer contained a secret.
@@ -343,14 +471,10 @@ func (s *State) Calls() []Call {
 type hungError struct {
 	method  string
 	timeout time.Duration
-	skipped bool // not sent: the method already missed hungLimit deadlines
 	err     error
 }
 
 func (h *hungError) Error() string {
-	if h.skipped {
-		return fmt.Sprintf("%s was not sent: it already missed the RPC deadline of %s %d times", h.method, h.timeout, hungLimit)
-	}
 	return fmt.Sprintf("%s did not answer within the RPC deadline of %s", h.method, h.timeout)
 }
 func (h *hungError) GRPCStatus() *status.Status { s, _ := status.FromError(h.err); return s }

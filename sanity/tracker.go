@@ -22,8 +22,16 @@ type tracker struct {
 
 // tracked is one string sent to Fence.
 type tracked struct {
-	raw   string
-	acked bool // a Fence of it answered OK
+	raw    string
+	block  netip.Prefix // raw parsed, once: the allocator asks for the pending blocks at every block it hands out
+	parsed bool         // raw is a block
+	acked  bool         // a Fence of it answered OK
+	undone bool         // an Unfence of it answered OK since (forget)
+}
+
+func newTracked(raw string) tracked {
+	p, ok := blockOf(raw)
+	return tracked{raw: raw, block: p, parsed: ok}
 }
 
 // add records cidrs before they are sent and returns the mark to settle.
@@ -32,7 +40,7 @@ func (t *tracker) add(cidrs ...string) int {
 	defer t.mu.Unlock()
 	mark := len(t.blocks)
 	for _, c := range cidrs {
-		t.blocks = append(t.blocks, tracked{raw: c})
+		t.blocks = append(t.blocks, newTracked(c))
 		t.requestedLocked(c)
 	}
 	return mark
@@ -45,7 +53,7 @@ func (t *tracker) account(blocks ...string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, b := range blocks {
-		t.blocks = append(t.blocks, tracked{raw: b})
+		t.blocks = append(t.blocks, newTracked(b))
 		t.requestedLocked(b)
 	}
 }
@@ -55,6 +63,23 @@ func (t *tracker) requestedLocked(c string) {
 		t.requested = map[string]bool{}
 	}
 	t.requested[blockKey(c)] = true
+}
+
+// forget drops the strings an Unfence the driver acknowledged named: they
+// are no longer the cleanup's to undo (a rule that fences and unfences
+// thousands of blocks would otherwise leave them all to it).
+func (t *tracker) forget(cidrs ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	gone := make(map[string]bool, len(cidrs))
+	for _, c := range cidrs {
+		gone[c] = true
+	}
+	for i := range t.blocks {
+		if gone[t.blocks[i].raw] {
+			t.blocks[i].undone = true
+		}
+	}
 }
 
 // settle records the driver's answer to the Fence of the strings added at
@@ -96,8 +121,24 @@ func (t *tracker) pending() []netip.Prefix {
 	defer t.mu.Unlock()
 	var out []netip.Prefix
 	for _, b := range t.blocks {
-		if p, ok := blockOf(b.raw); ok {
-			out = append(out, p)
+		if b.parsed && !b.undone {
+			out = append(out, b.block)
+		}
+	}
+	return out
+}
+
+// pendingSince are the strings fenced since mark and not unfenced since,
+// once each.
+func (t *tracker) pendingSince(mark int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, b := range t.blocks[min(mark, len(t.blocks)):] {
+		if !b.undone && !seen[b.raw] {
+			seen[b.raw] = true
+			out = append(out, b.raw)
 		}
 	}
 	return out
@@ -121,6 +162,9 @@ func (t *tracker) since(mark int) []tracked {
 	var out []tracked
 	index := map[string]int{}
 	for _, b := range tail {
+		if b.undone {
+			continue
+		}
 		if i, ok := index[b.raw]; ok {
 			out[i].acked = out[i].acked || b.acked
 			continue
@@ -141,13 +185,21 @@ func (s *State) undo(ctx context.Context, mark int) error {
 	var errs []error
 	blocks := s.tracker.since(mark)
 	if len(blocks) > batchUndo {
-		raws := make([]string, len(blocks))
-		for i, b := range blocks {
-			raws[i] = b.raw
+		// In requests of the size the driver's pace allows; a request
+		// that fails is undone block by block below.
+		var left []tracked
+		for i := 0; i < len(blocks); {
+			part := blocks[i:min(len(blocks), i+s.requestSize())]
+			i += len(part)
+			raws := make([]string, len(part))
+			for j, b := range part {
+				raws[j] = b.raw
+			}
+			if s.unfence(ctx, raws) != nil {
+				left = append(left, part...)
+			}
 		}
-		if s.unfence(ctx, raws) == nil {
-			return nil
-		}
+		blocks = left
 	}
 	for _, b := range blocks {
 		err := s.unfence(ctx, []string{b.raw})
@@ -181,8 +233,8 @@ type cleanupKey struct{}
 
 func isCleanup(ctx context.Context) bool { return ctx.Value(cleanupKey{}) != nil }
 
-// batchUndo is the number of blocks above which cleanup first tries a
-// single Unfence of them all (the scale rules fence thousands).
+// batchUndo is the number of blocks above which cleanup first unfences
+// them in requests of several (the scale rules fence thousands).
 const batchUndo = 32
 
 // cleanupAfterSpec arranges for the current rule's fences to be undone. A

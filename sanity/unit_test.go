@@ -195,3 +195,68 @@ func TestDeadlineMissWhenTheServerResetsFirst(t *testing.T) {
 		t.Error("a driver answering in time, or another code, counted as a miss")
 	}
 }
+
+// TestSameFormWritesTheClientsSpelling: CLIENT-006 fences a documentation
+// address written as the client's address is.
+func TestSameFormWritesTheClientsSpelling(t *testing.T) {
+	v4, v6 := netip.MustParseAddr("198.51.100.7"), netip.MustParseAddr("2001:db8:fe00::7")
+	for _, c := range []struct {
+		a    string
+		doc  netip.Addr
+		want string
+	}{
+		{"10.0.0.5/32", v4, "198.51.100.7/32"},
+		{"::ffff:10.0.0.5/128", v4, "::ffff:198.51.100.7/128"},
+		{"0:0:0:0:0:FFFF:10.0.0.5/128", v4, "0:0:0:0:0:FFFF:198.51.100.7/128"},
+		{"::ffff:a00:5/128", v4, "::ffff:c633:6407/128"},
+		{"fd00::5/128", v6, "2001:db8:fe00::7/128"},
+		{"FD00::5/128", v6, "2001:DB8:FE00::7/128"},
+		{"fd00:0:0:0:0:0:0:5/128", v6, "2001:db8:fe00:0:0:0:0:7/128"},
+		{"fd00:0000:0000:0000:0000:0000:0000:0005/128", v6, "2001:0db8:fe00:0000:0000:0000:0000:0007/128"},
+	} {
+		if got := sameForm(c.a, c.doc); got != c.want {
+			t.Errorf("sameForm(%q) = %q, want %q", c.a, got, c.want)
+		}
+	}
+}
+
+// TestScalePlanFitsTheDeadline: SCALE-001's plan, probing drivers whose time
+// grows with a request's size in different ways, keeps every request it sends
+// within its share of the RPC deadline, and sizes a fast driver's cases whole.
+// A driver rewriting its whole state per block once made a 1024-block request
+// planned from 8 blocks miss the deadline.
+func TestScalePlanFitsTheDeadline(t *testing.T) {
+	const want = 1024
+	perRequest, share := 30*time.Second/requestHeadroom, 620*time.Second/16/2
+	drivers := []struct {
+		name  string
+		took  func(n int) time.Duration
+		whole bool // the cases fit --scale-size
+	}{
+		{"overhead then 40µs per block", func(n int) time.Duration { return 3*time.Millisecond + time.Duration(n)*40*time.Microsecond }, true},
+		{"rewrites its state per block (n² × 20µs)", func(n int) time.Duration { return time.Duration(n*n) * 20 * time.Microsecond }, false},
+		{"n² × 1µs", func(n int) time.Duration { return time.Duration(n*n) * time.Microsecond }, true},
+		{"500 ms per block", func(n int) time.Duration { return time.Duration(n) * 500 * time.Millisecond }, false},
+		{"n³ × 1µs", func(n int) time.Duration { return time.Duration(n*n*n) * time.Microsecond }, false},
+	}
+	for _, d := range drivers {
+		p := &scalePlan{}
+		p.probe(want, perRequest, func(n int) (time.Duration, bool) {
+			if d.took(n) > perRequest {
+				t.Errorf("%s: a probe of %d blocks takes %s, more than %s", d.name, n, d.took(n), perRequest)
+			}
+			return d.took(n), true
+		})
+		p.size(want, share, perRequest)
+		t.Logf("%s: %s; one %d, many %d in requests of %d", d.name, p, p.one, p.many, p.batch)
+		if got := d.took(p.one); got > perRequest {
+			t.Errorf("%s: the one-request case of %d blocks takes %s, more than %s", d.name, p.one, got, perRequest)
+		}
+		if got := d.took(p.batch); got > perRequest {
+			t.Errorf("%s: a request of the many-requests case (%d blocks) takes %s, more than %s", d.name, p.batch, got, perRequest)
+		}
+		if whole := p.one == want && p.many == want; whole != d.whole {
+			t.Errorf("%s: one %d, many %d of --scale-size %d", d.name, p.one, p.many, want)
+		}
+	}
+}

@@ -180,7 +180,9 @@ func referenceBackend(backend string) (string, error) {
 
 func newReference(ctx context.Context, cfg *sanity.Config, backend, netns string, faults []string, reportsDir, dir string) (*driver.Driver, error) {
 	if len(cfg.Secrets) == 0 {
-		cfg.Secrets = map[string]string{"userID": "sanity-user", "userKey": randomSecret()}
+		// The key has a dot, which neither base64 nor hexadecimal holds,
+		// so that every variant ERR-004 makes of it is another secret.
+		cfg.Secrets = map[string]string{"userID": "sanity-user", "userKey": "fenceproof." + randomSecret()}
 	}
 	if len(cfg.Parameters) == 0 {
 		cfg.Parameters = map[string]string{"clusterID": "fenceproof-reference"}

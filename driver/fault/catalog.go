@@ -95,7 +95,7 @@ func ProvenBy() map[string][]string {
 // breaks, with what shows they can fail.
 var ProvenOtherwise = map[string]string{
 	"CIDR-010":    "needs `--destructive` (TestReferenceDriverConformsNftablesDestructive runs it); any fault that breaks CIDR-006 breaks it the same way",
-	"RESTART-001": "`forget-on-restart` under `--restart-command` (TestRestartCommand; vault driver variant `forget`)",
+	"RESTART-001": "`forget-on-restart` and `persist-first=100` under `--restart-command` (TestRestartCommand; vault driver variants `forget`, `persist-first`)",
 	"CIDR-004":    "`lenient-cidrs` (WARN; FAIL with `--strict`, TestProfiles)",
 	"ENFORCE-001": "`enforce-first-address`, `enforce-neighbour` and `ack-before-enforce` on the nftables backend, whose write probe is the enforce command (TestEnforcementFaults; root)",
 }

@@ -41,7 +41,7 @@ const (
 	AtIdentity Hook = "identity" // GetIdentity, GetCapabilities and Probe
 	AtClients  Hook = "clients"  // GetFenceClients's answer
 	AtLoad     Hook = "load"     // the stored fences read at start
-	AtLate     Hook = "late"     // whether a mutation its client gave up on is applied all the same
+	AtLate     Hook = "late"     // whether a mutation its client gave up on is applied all the same, and how
 )
 
 // Fault is one deliberately broken behaviour of the reference driver.
@@ -76,6 +76,11 @@ type Proof struct {
 	Flags []string
 	// Fails are the rules that fail.
 	Fails []string
+	// MayFail are rules a seeded random walk (FENCE-007) may fail as
+	// well, on some seeds: the exact set holds on every seed without
+	// them, and the rules that judge the defect class by construction are
+	// in Fails.
+	MayFail []string
 	// Why explains a set wider than the fault's own rule.
 	Why string
 }
@@ -101,7 +106,7 @@ func (f *Fault) arg(spec string) string {
 type behaviour struct {
 	call     func(rpc string) error
 	auth     func(rpc string, a *Auth)
-	message  func(code codes.Code, msg string, secrets map[string]string) string
+	message  func(code codes.Code, msg string, sent, valid map[string]string) string
 	params   func(rpc string, p *Params)
 	cidr     func(raw string, hb cidr.HostBits, next Parser) (cidr.Block, error)
 	request  func(r *Request) error
@@ -114,6 +119,7 @@ type behaviour struct {
 	identity func(id *Identity)
 	clients  func(cs []Client)
 	late     func(rpc string) time.Duration
+	oneByOne func(rpc string) bool
 	clear    bool // clients: GetFenceClients unfences everything
 	load     func(l *Load)
 }
@@ -128,7 +134,7 @@ func (b *behaviour) hooks() []Hook {
 		{AtCIDR, b.cidr != nil}, {AtRequest, b.request != nil}, {AtFence, b.fence != nil}, {AtUnfence, b.unfence != nil},
 		{AtMutate, b.mutate != Serialised}, {AtEnforce, b.enforce > 0}, {AtEnforced, b.enforced != nil}, {AtList, b.list != nil},
 		{AtIdentity, b.identity != nil}, {AtClients, b.clients != nil || b.clear}, {AtLoad, b.load != nil},
-		{AtLate, b.late != nil},
+		{AtLate, b.late != nil || b.oneByOne != nil},
 	} {
 		if h.set {
 			out = append(out, h.hook)
@@ -144,12 +150,28 @@ type Auth struct {
 	// Equal compares a secret value sent with the valid one; nil is the
 	// faithful comparison (equal, in constant time).
 	Equal func(got, want string) bool
+	// Find looks up the value sent for a configured key (want is its
+	// valid value); nil is the faithful lookup, by the exact key.
+	Find func(sent map[string]string, key, want string) (string, bool)
 }
 
 // Params is how a request's required parameters are checked.
 type Params struct {
 	Check  bool // faithful: true
 	Values bool // a parameter given as key=value must carry the value; faithful: true
+	// Equal and Find are as Auth's; nil is the faithful comparison and
+	// lookup (equal; by the exact key).
+	Equal func(got, want string) bool
+	Find  func(sent map[string]string, key, want string) (string, bool)
+}
+
+// Lookup is Find, or the faithful lookup by the exact key.
+func Lookup(find func(map[string]string, string, string) (string, bool), sent map[string]string, key, want string) (string, bool) {
+	if find != nil {
+		return find(sent, key, want)
+	}
+	v, ok := sent[key]
+	return v, ok
 }
 
 // Parser is the faithful parse of one CIDR under a host-bits policy.
@@ -253,6 +275,7 @@ type Client struct {
 // Load is how the stored fences are read at start.
 type Load struct {
 	Forget    bool // discard them
+	Keep      int  // when > 0, keep only the Keep fenced first and discard the rest
 	Spellings bool // blocks stored as spelled are expected
 	Migrate   bool // rewrite IPv4-mapped records as IPv4; faithful: true
 }
@@ -260,7 +283,9 @@ type Load struct {
 // Limits of the faults that have one.
 const (
 	CapacityLimit           = 512                     // silent-capacity: fences stored at most
-	ExpiryAfter             = 3 * time.Second         // expire-fences: lifetime of a fence, shorter than a default run
+	ExpiryAfter             = 3 * time.Second         // expire-fences: default lifetime of a fence, shorter than a default run
+	RebuildEvery            = 1500 * time.Millisecond // rebuild-partial: idle time before a rebuild, and between rebuilds
+	RebuildTakes            = 600 * time.Millisecond  // rebuild-partial: how long List shows half the set
 	WideIPv6Bits            = 96                      // fail-wide-ipv6: IPv6 blocks shorter than this fail
 	DefaultAckBeforeEnforce = 1500 * time.Millisecond // a bare ack-before-enforce
 )

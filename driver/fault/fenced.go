@@ -1,6 +1,8 @@
 package fault
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -27,7 +29,7 @@ var fencedFaults = []*Fault{
 			return b, err
 		}})},
 	{Name: "aggregate-24", Help: "a Fence of ten or more IPv4 /32s inside one /24 fences that /24 instead (over-fencing by aggregation)",
-		Proofs: fails("FENCE-009"),
+		Proofs: []Proof{{Fails: []string{"FENCE-009", "SCALE-001"}, Why: "every rule that fences ten /32s of a /24 in one request (the cleanup undoes the /24 too): SCALE-001 fences hundreds of /32s in requests of many blocks and reads each back, so the /32s the /24 replaced are acknowledged blocks not listed; an aggregation of ten /32s escapes SCALE-001 only if SCALE-001 stops reading back what it fenced"}},
 		make: fixed(behaviour{request: func(r *Request) error {
 			if r.RPC == "Fence" {
 				r.Blocks = aggregate24(r.Blocks)
@@ -59,14 +61,48 @@ var fencedFaults = []*Fault{
 				}
 			}
 		}})},
+	{Name: "clients-mapped", Help: "GetFenceClients reports IPv4 clients as IPv4-mapped IPv6 (::ffff:192.0.2.200/128), a spelling its own Fence refuses (as the profile lets it)",
+		Proofs: fails("CLIENT-006"),
+		make: fixed(behaviour{
+			clients: func(cs []Client) {
+				for _, c := range cs {
+					for j, a := range c.Addresses {
+						if p, err := netip.ParsePrefix(a); err == nil && p.Addr().Is4() && p.Bits() == 32 {
+							c.Addresses[j] = fmt.Sprintf("::ffff:%s/128", p.Addr())
+						}
+					}
+				}
+			},
+			cidr: at(func(raw string, b cidr.Block, err error) (cidr.Block, error) {
+				if p, perr := netip.ParsePrefix(raw); perr == nil && p.Addr().Is4In6() {
+					return cidr.Block{}, errors.New("IPv4-mapped IPv6 is not accepted: fence IPv4 clients with IPv4 blocks")
+				}
+				return b, err
+			}),
+		})},
+	{Name: "clients-ipv6", Help: "GetFenceClients reports an IPv6 address beside each client's IPv4 one (with reject-ipv6 under --ipv6 optional: an address its own Fence refuses)",
+		Proofs: []Proof{{Flags: []string{"--driver-fault", "reject-ipv6", "--ipv6", "optional"}, Fails: []string{"CLIENT-006"}, Why: "with a Fence that refuses IPv6, as profile ipv6=optional allows"}},
+		make: fixed(behaviour{clients: func(cs []Client) {
+			for i := range cs {
+				cs[i].Addresses = append(cs[i].Addresses, fmt.Sprintf("2001:db8:ffff::%x/128", i+1))
+			}
+		}})},
 	{Name: "clients-unadvertised", Help: "GetFenceClients is served but GET_CLIENTS_TO_FENCE is not advertised",
 		Proofs: []Proof{{Flags: []string{"--strict"}, Fails: []string{"IDENT-005"}, Why: "IDENT-005 is a SHOULD: it fails with --strict (it warns otherwise)"}},
 		make:   fixed(behaviour{identity: func(id *Identity) { id.GetClients = false }})},
 	{Name: "late-fence", Help: "a Fence is applied in the background, " + LateAfter.String() + " on, even when its client gave up before: work lands behind the client's back",
 		Proofs: fails("TIME-002"), make: fixed(behaviour{late: lateFor("Fence")})},
+	ignoreCancel,
 	{Name: "late-unfence", Help: "an Unfence is applied in the background, " + LateAfter.String() + " on, even when its client gave up before: the fence the client made since is lifted",
 		Proofs: fails("TIME-002"), make: fixed(behaviour{late: lateFor("Unfence")})},
 }
+
+// ignoreCancel is the fault TIME-002 used to judge by chance: a driver
+// that applies a request's blocks one at a time, each at once, and goes on
+// when its client gives up.
+var ignoreCancel = &Fault{Name: "ignore-cancel", Help: "a Fence or an Unfence is applied one block at a time, at once, and goes on when its client gives up (one storage command per block, none cancelled)",
+	Proofs: fails("TIME-002"),
+	make:   fixed(behaviour{oneByOne: func(string) bool { return true }})}
 
 // LateAfter is how long late-fence and late-unfence take to apply a
 // mutation.

@@ -115,11 +115,12 @@ func (s *Set) Auth(rpc string) Auth {
 	return a
 }
 
-// Message is an error's message as the driver sends it.
-func (s *Set) Message(code codes.Code, msg string, secrets map[string]string) string {
+// Message is an error's message as the driver sends it: sent are the
+// request's secrets, valid the driver's.
+func (s *Set) Message(code codes.Code, msg string, sent, valid map[string]string) string {
 	s.each(func(b *behaviour) {
 		if b.message != nil {
-			msg = b.message(code, msg, secrets)
+			msg = b.message(code, msg, sent, valid)
 		}
 	})
 	return msg
@@ -147,6 +148,14 @@ func (s *Set) Late(rpc string) time.Duration {
 		}
 	})
 	return d
+}
+
+// OneByOne reports whether a fault applies the RPC's blocks one at a time
+// and goes on when the client gives up (ignore-cancel).
+func (s *Set) OneByOne(rpc string) bool {
+	one := false
+	s.each(func(b *behaviour) { one = one || (b.oneByOne != nil && b.oneByOne(rpc)) })
+	return one
 }
 
 // CIDR parses one CIDR of a request into a block: the faithful parse,

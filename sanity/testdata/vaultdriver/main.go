@@ -6,7 +6,7 @@
 //
 // --defect NAME turns it into a variant with one defect class; the suite's
 // tests show each variant fails the matching rule and the faithful driver
-// conforms. --no-list serves Fence and Unfence only (like ceph-csi), with
+// conforms. --no-list serves Fence and Unfence only, with
 // the state file read by the suite's --observe-command. --list-delay makes
 // List slow, as a storage with a long blocklist is; --clients serves
 // GetFenceClients with one client.
@@ -56,6 +56,15 @@ var defects = map[string]string{
 	"aggregate":        "a Fence of ten or more /32s inside one /24 fences that /24 instead (over-fencing)",
 	"client-subnet":    "GetFenceClients reports the client's interface address with its subnet length (192.0.2.200/24)",
 	"late-work":        "a Fence or Unfence whose client gives up before the storage answered is retried in the background and applied later",
+	"ignore-cancel":    "a Fence or Unfence sends the storage one command per block, in the background, and does not stop when its client gives up",
+	"any-key":          "a secret is accepted when its valid value comes under any key",
+	"param-fold-case":  "the clusterID value is compared without regard to case",
+	"ipv4-cap":         "IPv4 fences beyond 200 are acknowledged and dropped; IPv6 ones are not",
+	"persist-first":    "the state file keeps only the first 100 fences",
+	"rebuild":          "after a second without a change the fences are reloaded from the state file, entry by entry, and List shows what is loaded so far",
+	"unfence-lifts":    "an Unfence of a block that is not fenced lifts the narrowest fence around it",
+	"wide-as-64":       "IPv6 blocks wider than /64 are kept as their first /64",
+	"clients-mapped":   "GetFenceClients reports the client as ::ffff:192.0.2.200/128, a spelling its Fence refuses",
 }
 
 // hostile is what hostile-bytes puts in every string it answers: valid
@@ -79,8 +88,9 @@ type server struct {
 	minTime   time.Duration
 	clients   bool
 
-	mu     sync.Mutex
-	fenced map[netip.Prefix]time.Time
+	mu      sync.Mutex
+	fenced  map[netip.Prefix]time.Time
+	changed time.Time // the last Fence or Unfence applied, for rebuild
 }
 
 func (s *server) GetIdentity(context.Context, *identity.GetIdentityRequest) (*identity.GetIdentityResponse, error) {
@@ -141,7 +151,15 @@ type creds interface {
 func (s *server) check(r creds, isFence bool) error {
 	if isFence || s.defect != "auth-fence-only" {
 		for k, v := range s.secrets {
-			if got, ok := r.GetSecrets()[k]; !ok || got != v {
+			got, ok := r.GetSecrets()[k]
+			if !ok && s.defect == "any-key" {
+				for _, other := range r.GetSecrets() {
+					if other == v {
+						got, ok = other, true
+					}
+				}
+			}
+			if !ok || got != v {
 				return s.errorf(r, codes.Unauthenticated, "secret %q missing or wrong", k)
 			}
 		}
@@ -149,6 +167,9 @@ func (s *server) check(r creds, isFence bool) error {
 	id, ok := r.GetParameters()["clusterID"]
 	if !ok || id == "" {
 		return s.errorf(r, codes.InvalidArgument, "parameter clusterID is required")
+	}
+	if s.defect == "param-fold-case" {
+		id = strings.ToLower(id)
 	}
 	if id != s.clusterID && s.defect != "param-presence" {
 		return s.errorf(r, codes.InvalidArgument, "parameter clusterID names no cluster this driver serves")
@@ -191,6 +212,27 @@ func (s *server) changeFor(ctx context.Context, cidrs []*fence.CIDR, add bool) e
 	if dl, ok := ctx.Deadline(); ok && s.minTime > 0 && time.Until(dl) < s.minTime {
 		return status.Errorf(codes.Unavailable, "%s left before the deadline, less than the %s a storage commit needs: nothing sent", time.Until(dl).Round(time.Microsecond), s.minTime)
 	}
+	if s.defect == "ignore-cancel" {
+		if _, err := s.parse(cidrs); err != nil {
+			return err
+		}
+		done := make(chan error, 1)
+		go func() {
+			for _, c := range cidrs {
+				if err := s.change(context.Background(), []*fence.CIDR{c}, add); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+	}
 	if s.defect != "late-work" {
 		return s.change(ctx, cidrs, add)
 	}
@@ -222,17 +264,27 @@ func (s *server) change(ctx context.Context, cidrs []*fence.CIDR, add bool) erro
 	if ctx.Err() != nil {
 		return status.FromContextError(ctx.Err()).Err()
 	}
+	s.changed = time.Now()
 	for _, p := range ps {
 		k := p.Masked()
 		if !add && s.defect == "hostbits-unfence" {
 			k = p
 		}
+		if s.defect == "wide-as-64" && k.Addr().Is6() && k.Bits() < 64 {
+			k = netip.PrefixFrom(k.Addr(), 64)
+		}
+		_, fenced := s.fenced[k]
 		switch {
+		case !add && !fenced && s.defect == "unfence-lifts":
+			if around, ok := s.narrowestAround(k); ok {
+				delete(s.fenced, around)
+			}
 		case !add:
 			delete(s.fenced, k)
 		case s.defect == "capacity" && len(s.fenced) >= 100:
+		case s.defect == "ipv4-cap" && k.Addr().Is4() && s.count4() >= 200:
 		default:
-			if _, ok := s.fenced[k]; !ok {
+			if !fenced {
 				s.fenced[k] = time.Now()
 			}
 		}
@@ -281,7 +333,11 @@ func (s *server) ListClusterFence(_ context.Context, r *fence.ListClusterFenceRe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := &fence.ListClusterFenceResponse{}
-	for _, p := range s.sorted() {
+	shown := s.sorted()
+	if s.defect == "rebuild" {
+		shown = s.reloading(shown)
+	}
+	for _, p := range shown {
 		if s.defect == "expire" && time.Since(s.fenced[p]) > time.Second {
 			continue
 		}
@@ -310,8 +366,11 @@ func (s *server) GetFenceClients(_ context.Context, r *fence.GetFenceClientsRequ
 		return nil, status.Error(codes.Unimplemented, "GetFenceClients is not served")
 	}
 	c := &fence.ClientDetails{Id: "vault-client-1", Addresses: []*fence.CIDR{{Cidr: "192.0.2.200/32"}}}
-	if s.defect == "client-subnet" {
+	switch s.defect {
+	case "client-subnet":
 		c.Addresses[0].Cidr = "192.0.2.200/24"
+	case "clients-mapped":
+		c.Addresses[0].Cidr = "::ffff:192.0.2.200/128"
 	}
 	switch s.defect {
 	case "echo-secret":
@@ -320,6 +379,40 @@ func (s *server) GetFenceClients(_ context.Context, r *fence.GetFenceClientsRequ
 		c.Id += hostile
 	}
 	return &fence.GetFenceClientsResponse{Clients: []*fence.ClientDetails{c}}, nil
+}
+
+// reloading is what List shows under rebuild: after a second without a
+// change the fences are reloaded every second, one entry per 100 ms, and a
+// List shows the entries loaded so far.
+func (s *server) reloading(all []netip.Prefix) []netip.Prefix {
+	idle := time.Since(s.changed)
+	if idle < time.Second {
+		return all
+	}
+	loaded := int((idle % time.Second) / (100 * time.Millisecond))
+	return all[:min(loaded, len(all))]
+}
+
+// narrowestAround is the narrowest fenced block around p, for unfence-lifts.
+func (s *server) narrowestAround(p netip.Prefix) (netip.Prefix, bool) {
+	var best netip.Prefix
+	for q := range s.fenced {
+		if q.Bits() < p.Bits() && q.Contains(p.Addr()) && (!best.IsValid() || q.Bits() > best.Bits()) {
+			best = q
+		}
+	}
+	return best, best.IsValid()
+}
+
+// count4 is how many IPv4 fences there are, for ipv4-cap.
+func (s *server) count4() int {
+	n := 0
+	for q := range s.fenced {
+		if q.Addr().Is4() {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *server) sorted() []netip.Prefix {
@@ -334,7 +427,13 @@ func (s *server) sorted() []netip.Prefix {
 // save writes the state file atomically: one CIDR per line.
 func (s *server) save() error {
 	var b strings.Builder
-	for _, p := range s.sorted() {
+	kept := s.sorted()
+	if s.defect == "persist-first" && len(kept) > 100 {
+		// The first 100 fenced, by when.
+		slices.SortStableFunc(kept, func(x, y netip.Prefix) int { return s.fenced[x].Compare(s.fenced[y]) })
+		kept = kept[:100]
+	}
+	for _, p := range kept {
 		b.WriteString(p.String() + "\n")
 	}
 	tmp := s.statePath + ".tmp"
@@ -392,7 +491,7 @@ func main() {
 	if _, ok := defects[*defect]; *defect != "" && !ok {
 		log.Fatalf("unknown defect %q", *defect)
 	}
-	s := &server{secrets: secrets, clusterID: *clusterID, statePath: filepath.Clean(*state), defect: *defect, noList: *noList, listDelay: *listDelay, minTime: *minTime, clients: *clients, fenced: map[netip.Prefix]time.Time{}}
+	s := &server{secrets: secrets, clusterID: *clusterID, statePath: filepath.Clean(*state), defect: *defect, noList: *noList, listDelay: *listDelay, minTime: *minTime, clients: *clients, fenced: map[netip.Prefix]time.Time{}, changed: time.Now()}
 	if *defect != "forget" {
 		if err := s.load(); err != nil {
 			log.Fatal(err)
