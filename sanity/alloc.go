@@ -235,14 +235,7 @@ func (a *allocator) scan(v6 bool, bits int) (netip.Prefix, bool) {
 			a.issued = append(a.issued, p)
 			return p, true
 		}
-		// Jump past the whole clashing block (or past p when the block is
-		// inside it): never address by address, so a pre-existing ::/0 or
-		// /64 in the pool ends the search at once.
-		if q.Bits() < p.Bits() {
-			*next = after(q)
-		} else {
-			*next = after(p)
-		}
+		*next = pastClash(p, q)
 		if !next.IsValid() {
 			*idx = len(pools)
 		}
@@ -291,11 +284,7 @@ func (a *allocator) region(v6 bool, bits int) (netip.Prefix, bool) {
 				a.issued = append(a.issued, p)
 				return p, true
 			}
-			if q.Bits() < p.Bits() {
-				next = after(q)
-			} else {
-				next = after(p)
-			}
+			next = pastClash(p, q)
 		}
 	}
 	return netip.Prefix{}, false
@@ -424,6 +413,17 @@ func lastAddr(p netip.Prefix) netip.Addr {
 	}
 	a, _ := netip.AddrFromSlice(b)
 	return a
+}
+
+// pastClash is where a search resumes after candidate p clashed with q:
+// past the whole clashing block, or past p when the block is inside it;
+// never address by address, so a pre-existing ::/0 or /64 in the pool
+// ends the search at once.
+func pastClash(p, q netip.Prefix) netip.Addr {
+	if q.Bits() < p.Bits() {
+		return after(q)
+	}
+	return after(p)
 }
 
 // after is the first address after p, or the zero Addr at the end of the space.
