@@ -68,7 +68,7 @@ type State struct {
 	mu        sync.Mutex
 	calls     []Call
 	slow      map[string]time.Duration // slowest answer per method (not counting deadline misses)
-	pace      time.Duration            // the slowest time per block of a Fence or Unfence answered OK
+	pace      paceWindow               // the time per block of the recent Fences and Unfences answered OK
 	hung      map[string]int           // deadline misses per method
 	hungBy    map[string][]string      // who sent each request that missed it, per method
 	current   string                   // the rule running now ("" before the first)
@@ -263,7 +263,7 @@ func (s *State) record(ctx context.Context, method string, req, reply any, cc *g
 		}
 		s.slow[name] = max(s.slow[name], took)
 		if n := len(requestCIDRs(req)); n > 0 && err == nil {
-			s.pace = max(s.pace, took/time.Duration(n))
+			s.pace.add(took / time.Duration(n))
 		}
 	}
 	if r, ok := reply.(*fence.ListClusterFenceResponse); ok && name == "ListClusterFence" {
@@ -369,29 +369,6 @@ func requestCIDRs(req any) []*fence.CIDR {
 		return r.GetCidrs()
 	}
 	return nil
-}
-
-// maxRequestBlocks bounds the blocks of one request the suite builds (the
-// one-request case of SCALE-001 excepted, which says what it sent).
-const maxRequestBlocks = 1024
-
-// requestHeadroom is how many times slower than measured a request the
-// suite sizes may run and still answer within the RPC deadline: a loaded
-// machine runs the driver several times slower from one second to the next.
-const requestHeadroom = 4
-
-// requestSize is the most blocks the suite puts in one Fence or Unfence: as
-// many as fit in 1/requestHeadroom of the RPC deadline at the driver's
-// slowest pace so far (the time per block of the slowest Fence or Unfence
-// it answered, per block), at most maxRequestBlocks.
-func (s *State) requestSize() int {
-	s.mu.Lock()
-	pace := s.pace
-	s.mu.Unlock()
-	if pace <= 0 {
-		return maxRequestBlocks
-	}
-	return max(1, min(maxRequestBlocks, int(s.cfg.RPCTimeout.Duration/requestHeadroom/pace)))
 }
 
 // answerEchoes says where a successful answer contained a secret.

@@ -260,3 +260,32 @@ func TestScalePlanFitsTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestOneSlowAnswerDoesNotShrinkEveryRequest pins the Ceph run that missed
+// its 8 minutes: one single-block Fence that took 8 s (the first after a
+// restart, under load) set the pace to 8 s per block for the rest of the
+// run, and every later Unfence carried one block.
+func TestOneSlowAnswerDoesNotShrinkEveryRequest(t *testing.T) {
+	var w paceWindow
+	for range 10 {
+		w.add(100 * time.Millisecond)
+	}
+	w.add(8 * time.Second)
+	for range 5 {
+		w.add(100 * time.Millisecond)
+	}
+	if got := w.pace(); got != 100*time.Millisecond {
+		t.Errorf("pace after one slow answer among 16: %s, want 100ms", got)
+	}
+	for range paceOutliers + 1 {
+		w.add(2 * time.Second)
+	}
+	if got := w.pace(); got != 2*time.Second {
+		t.Errorf("pace after the driver stayed slower for %d requests: %s, want 2s", paceOutliers+1, got)
+	}
+	var first paceWindow
+	first.add(3 * time.Second)
+	if got := first.pace(); got != 3*time.Second {
+		t.Errorf("pace of one request: %s, want 3s (nothing to pass over yet)", got)
+	}
+}
