@@ -164,9 +164,9 @@ var lockChecks = []Check{
 	{Name: "old holder's network back to its first refused write", Value: since("heal-client", 0, "first-refused", -1), Lo: tolHealLo, Hi: tolHealHi},
 }
 
-// The held-out experiment's checks are the dev experiments' (a hang, an
-// out and its backfill, a resume), with the same tolerances.
-var heldOutChecks = []Check{
+// host-loss-2osd's checks are the dev experiments' (a hang, an out and
+// its backfill, a resume), with the same tolerances.
+var hostLoss2OSDChecks = []Check{
 	order(at("down", 6, "", 0), at("out", 6, "", 0), at("clean", -1, "pause-host", 0), at("up", 6, "resume-host", 0), at("clean", -1, "resume-host", 0)),
 	{Name: "hang to down (heartbeat grace, reporters on two hosts)", Value: since("pause-host", 0, "down", 6), Lo: tolDetectLo, Hi: tolDetectHi},
 	{Name: "hang to down, the host's other OSD", Value: since("pause-host", 0, "down", 7), Lo: tolDetectLo, Hi: tolDetectHi},
@@ -179,4 +179,20 @@ var heldOutChecks = []Check{
 	{Name: "up to clean (the PGs map back)", Value: between(at("up", 6, "resume-host", 0), at("clean", -1, "resume-host", 0)), Lo: tolCatchUp, Hi: tolCatchUp},
 	{Name: "PG-seconds not active+clean", Value: area(notCleanPGs, "pause-host", 0), Lo: tolNotClean, Hi: tolNotClean},
 	{Name: "PG-seconds inactive", Value: area(inactivePGs, "pause-host", 0), Lo: tolInactive, Hi: tolInactive},
+}
+
+// The held-out experiment's checks are hosts-out-backfill's for one host
+// (a kill, the out, the backfill, the restart), with the same tolerances.
+var hostKillBackfills2Checks = []Check{
+	order(at("down", 4, "", 0), at("out", 4, "", 0), at("clean", -1, "kill-host", 0), at("up", 4, "start-host", 0), at("clean", -1, "start-host", 0)),
+	{Name: "kill to down (refused heartbeats)", Value: since("kill-host", 0, "down", 4), Lo: tolMap, Hi: tolMap},
+	{Name: "out, on the mon's tick", Value: ev("out", 4, "", 0), Lo: tolOut, Hi: tolOut},
+	{Name: "data backfilled off the dead host", Value: moved("kill-host", 0, "start-host", 0), Lo: tolMoved, Hi: tolMoved},
+	{Name: "backfill: half of it moved", Value: moveTime(0.5, "kill-host", 0, "out", "start-host", 0), Lo: tolMoveTime, Hi: tolMoveTime},
+	{Name: "backfill: 90 % of it moved", Value: moveTime(0.9, "kill-host", 0, "out", "start-host", 0), Lo: tolMoveTime, Hi: tolMoveTime},
+	{Name: "backfill: PGs moving at once", Value: mean(recovering, at("out", 4, "", 0), at("clean", -1, "kill-host", 0)), Lo: tolConcurrency, Hi: tolConcurrency},
+	{Name: "restart to up", Value: since("start-host", 0, "up", 4), Lo: tolBoot, Hi: tolBoot},
+	{Name: "up to clean (the PGs map back)", Value: between(at("up", 4, "start-host", 0), at("clean", -1, "start-host", 0)), Lo: tolCatchUp, Hi: tolCatchUp},
+	{Name: "PG-seconds not active+clean", Value: area(notCleanPGs, "kill-host", 0), Lo: tolNotClean, Hi: tolNotClean},
+	{Name: "PG-seconds inactive", Value: area(inactivePGs, "kill-host", 0), Lo: tolInactive, Hi: tolInactive},
 }
