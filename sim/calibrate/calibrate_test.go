@@ -305,8 +305,8 @@ func TestPerturbationsRejectedAgainstShippedModel(t *testing.T) {
 
 // TestHeldOutJudgedWithFixedParams: the held-out experiment is simulated
 // from its declaration and the code's fixed parameters only - the real
-// run gives the schedule of its actions and the mon's tick phase, nothing
-// it measured. Its simulated run is the same whatever the real run's
+// run gives the schedule of its actions, the mon's tick phase and CRUSH's
+// placement of the PGs at t0 (the layout), nothing it measured. Its simulated run is the same whatever the real run's
 // events, samples and writes were.
 func TestHeldOutJudgedWithFixedParams(t *testing.T) {
 	reals := loadReals(t)
@@ -327,7 +327,7 @@ func TestHeldOutJudgedWithFixedParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		blind := &Timeline{Experiment: real.Experiment, TickPhase: real.TickPhase, Actions: real.Actions,
+		blind := &Timeline{Experiment: real.Experiment, TickPhase: real.TickPhase, Actions: real.Actions, Placement: real.Placement,
 			// the observation's length is the schedule's too
 			Events: []Event{{At: 1, What: "down", OSD: 0}}, Samples: []Sample{{At: real.end(), Clean: 1}}}
 		b, err := Simulate(e, blind, nil)

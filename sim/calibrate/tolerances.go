@@ -59,9 +59,9 @@ var (
 	// PG-seconds not active+clean: the degraded episode's PGs times its
 	// length, as tolMoveTime.
 	tolNotClean = Tol{Abs: 30, Rel: 0.35}
-	// PG-seconds inactive: peering after each map change, 1-2 s per PG here
-	// (the model's peeringTime 1 s), summed over the PGs that peer, and the
-	// mgr's view lagging by its stats period.
+	// PG-seconds inactive: peering after each map change, 0.5-3 s per PG
+	// here (the model's peeringTime 1.5 s), summed over the PGs that peer,
+	// and the mgr's view lagging by its stats period.
 	tolInactive = Tol{Abs: 25, Rel: 0.35}
 	// Share of writes served without quorum: the objects land on PGs by
 	// name; CRUSH's share of PGs on the four running hosts against the
