@@ -91,7 +91,8 @@ report-index: $(FENCEPROOF) ## write reports/index.html: the verdicts first (fai
 
 # calibrate runs the calibration experiments (sim/calibrate: host hang,
 # hosts out and backfill, a second failure during backfill, mon quorum
-# loss, a client blocklisted, a lock break, and the held-out host-loss-2osd)
+# loss, a client blocklisted, a lock break, host-loss-2osd on four hosts of
+# two OSDs, and the held-out host-kill-5hosts-backfills2)
 # on a real Ceph (ceph/cluster: Debian's Pacific daemons, OSDs as CRUSH
 # hosts on this machine; root), then compares each with the simulator,
 # runs the perturbed models and the replay of a kind fencing run, and

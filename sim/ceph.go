@@ -51,6 +51,16 @@ type OSD struct {
 	held          bool // down but kept in (noout or subtree limit)
 	// blocksPeering: a PG could not peer because this up OSD was unreachable
 	blocksPeering bool
+	// oldInstance: a new daemon runs while the map still has the dead one
+	// up (the mons had no quorum, or had not marked it down yet); it boots
+	// as a new instance once the mon marks the old one down
+	oldInstance bool
+	// missSince is since when the OSD, up in the map or marked down since,
+	// has not applied its PGs' writes (-1: it serves): the primaries apply
+	// and log writes it never acknowledges, and it recovers them when it
+	// is back
+	missSince Time
+	upAt      Time // when it was last marked up
 }
 
 // cephEventKind names an event of the Ceph cluster's mons and daemons.
@@ -168,6 +178,7 @@ func (c *cephCluster) init() {
 		o := &c.osds[i]
 		o.m = int32(i / cl.OSDsPerMachine)
 		o.up, o.in, o.canUp, o.beacon = true, true, true, true
+		o.missSince = -1
 		c.hostOSDs[o.m] = append(c.hostOSDs[o.m], int32(i))
 		c.upOSDs[o.m]++
 		c.healthy[o.m]++
@@ -196,7 +207,7 @@ func (c *cephCluster) init() {
 
 func (c *cephCluster) osdCanUp(o *OSD) bool {
 	m := &c.fleet.m[o.m]
-	return m.alive() && !c.cutOff[o.m] && !o.selfStop && !m.osdCrashed && m.link[linkPublic] && m.link[linkCluster] && !c.kube.oosEvicted(int(o.m))
+	return m.alive() && !c.cutOff[o.m] && !o.selfStop && !m.osdCrashed && m.link[linkPublic] && m.link[linkCluster] && !c.kube.oosEvicted(int(o.m)) && !o.oldInstance
 }
 
 // serving reports whether OSD i may serve client I/O: its daemon runs
@@ -269,6 +280,7 @@ func (c *cephCluster) osdReeval(i int) {
 		o.selfStop, o.procDead, o.mdPending = false, true, false
 	} else if o.procDead {
 		o.procDead, o.mdN, o.downSame = false, 0, false
+		o.oldInstance = o.up
 	}
 	if bc := m.alive() && m.link[linkPublic] && !c.cutOff[o.m] && !o.selfStop && !m.osdCrashed && !c.kube.oosEvicted(int(o.m)); bc != o.beacon {
 		o.beacon = bc
@@ -287,6 +299,12 @@ func (c *cephCluster) osdReeval(i int) {
 	was := o.up && o.canUp
 	o.canUp = can
 	o.gen++
+	switch {
+	case !can && o.missSince < 0:
+		o.missSince = c.now
+	case can && o.up:
+		o.missSince = -1 // back before it was marked down: its queued messages arrive
+	}
 	c.hostHealth(o, was)
 	if o.up {
 		for _, p := range o.pgs {
@@ -375,11 +393,28 @@ func (c *cephCluster) markDown(i int, why string) {
 		c.seeMarkdown(i)
 	}
 	c.watch.livenessUpdate(int(o.m))
+	if o.oldInstance {
+		// the dead instance is out of the map: the new daemon boots
+		o.oldInstance = false
+		c.osdReeval(i)
+	}
+}
+
+// missedSince is since when OSD o has missed its PGs' writes: now for one
+// that served until now.
+func (c *cephCluster) missedSince(o int32) Time {
+	if o >= 0 {
+		if s := c.osds[o].missSince; s >= 0 && s < c.now {
+			return s
+		}
+	}
+	return c.now
 }
 
 func (c *cephCluster) markUp(i int) {
 	o := &c.osds[i]
 	o.up = true
+	o.missSince, o.upAt = -1, c.now
 	c.laggyBoot(o)
 	c.countUp(i, 1)
 	c.hostHealth(o, false)

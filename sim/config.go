@@ -50,6 +50,10 @@ type Cluster struct {
 	// dataDirHostPath, the default: lost when the machine is deleted) or
 	// on a volume that follows it like an OSD's (lost only with a wipe).
 	MonStore MonStore
+	// Placement, when set, is each PG's OSDs as CRUSH placed them on a
+	// real cluster (its up set, primary first), instead of the model's own
+	// draw (placement.go); PGs that move later still move by the model's.
+	Placement [][]int
 }
 
 // MonStore is where the mons keep their stores (health.go).

@@ -127,6 +127,9 @@ func New(cfg Config) (*Sim, error) {
 	if err := validateDomains(c, cfg.Params.PoolSize); err != nil {
 		return nil, err
 	}
+	if err := validatePlacement(c, cfg.Params.PoolSize); err != nil {
+		return nil, err
+	}
 	if len(c.MonsOn) > 0 && len(c.MonsOn) != c.Mons {
 		return nil, fmt.Errorf("monsOn lists %d machines for %d mons", len(c.MonsOn), c.Mons)
 	}

@@ -172,10 +172,17 @@ func (c *cephCluster) laggyBoot(o *OSD) {
 	o.downSame = false
 }
 
-// heartbeatGrace is the grace OSD o's failure needs once it has failed for
-// failedFor.
+// heartbeatGrace is how long OSD o must have failed, once it has failed for
+// failedFor, before the mon can mark it down: osd_heartbeat_grace (grown
+// for a laggy OSD) and the lag of noticing it. The first ping it left
+// unanswered went out up to an osd_heartbeat_interval after it stopped,
+// and its peers notice the missed deadline at their next heartbeat check
+// (both every 0.5-1.5 interval: an interval together on average); they
+// report failed_for in whole seconds and the mon waits for reporters on
+// two hosts (about a second more). The calibration's hangs were marked
+// down 2.4-3.8 s after the grace with 1-s heartbeats.
 func (c *cephCluster) heartbeatGrace(o *OSD, failedFor Time) Time {
-	g := c.P.OSDHeartbeatGrace
+	g := c.P.OSDHeartbeatGrace + c.P.OSDHeartbeatInterval + Second
 	if !c.P.MonOSDAdjustHeartbeatGrace || o.laggyProb == 0 {
 		return g
 	}

@@ -81,7 +81,9 @@ func (c *cephCluster) monsChanged() {
 		o := &c.osds[i]
 		switch {
 		case o.up && !o.canUp:
-			c.at(c.now+c.P.OSDHeartbeatGrace, evOSDFailure, i, o.gen)
+			// its peers have been reporting it since its failure: the
+			// new leader marks it down once the grace is over
+			c.at(max(c.now, o.failAt+c.P.OSDHeartbeatGrace), evOSDFailure, i, o.gen)
 		case !o.up && o.canUp:
 			c.at(c.now+c.jit(c.P.OSDBootTime), evOSDBoot, i, o.gen)
 		}

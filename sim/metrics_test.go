@@ -22,8 +22,10 @@ func TestTTRIgnoresPeeringBlip(t *testing.T) {
 	if blips == 0 {
 		t.Fatalf("no PG_AVAILABILITY blip after the recovery at %s: the scenario no longer shows what it pins", r.Metrics.RecoveredAt)
 	}
-	if r.Recovery < 0 || r.Recovery > 40*Minute {
-		t.Errorf("time to recovery %s with %d later peering blips, want the end of the degraded episode (< 40 min)", r.Recovery.Dur(), blips)
+	// the degraded episode ends in 43 min (reservations held while a PG
+	// waits for a busy target); the blips go on for an hour after
+	if r.Recovery < 0 || r.Recovery > 50*Minute {
+		t.Errorf("time to recovery %s with %d later peering blips, want the end of the degraded episode (< 50 min)", r.Recovery.Dur(), blips)
 	}
 	long := runScenario(t, "ttr-peering-blip", "safe", func(c *Config) { c.Params.HealthBlipTime = 0 })
 	if long.Recovery < r.Recovery+Hour {

@@ -120,8 +120,16 @@ type Params struct {
 	// RecoveryMBps, in parallel: the first-generation model).
 	OSDMaxBackfills int
 	// OSDRecoveryMBps is one OSD's recovery bandwidth, shared by its
-	// OSDMaxBackfills slots.
+	// OSDMaxBackfills slots; with RecoverySleepShare, one PG's pace.
 	OSDRecoveryMBps float64
+	// RecoverySleepShare, when > 0, says that osd_recovery_sleep paces
+	// recovery, not the bandwidth: the share of one recovery op's cycle
+	// that is the sleep. The sleep is the OSD's (OSD::do_recovery defers
+	// each op to the OSD's next recovery_schedule_time, one sleep after the
+	// last), so n PGs recovering with one primary share one op per sleep:
+	// each moves at OSDRecoveryMBps * min(1, 1/(n*RecoverySleepShare)).
+	// 0: OSDRecoveryMBps / OSDMaxBackfills per PG.
+	RecoverySleepShare float64
 	// MonOSDDownOutSubtreeLimit is mon_osd_down_out_subtree_limit (rack):
 	// the OSDs of a whole down CRUSH subtree of this type or larger are not
 	// marked out automatically (domains.go).

@@ -53,6 +53,7 @@ var paramTable = []paramDesc{
 	{name: "poolUsedGB", kind: pFloat, f: func(p *Params) *float64 { return &p.PoolUsedGB }},
 	{name: "osdMaxBackfills", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxBackfills }},
 	{name: "osdRecoveryMBps", kind: pFloat, f: func(p *Params) *float64 { return &p.OSDRecoveryMBps }},
+	{name: "recoverySleepShare", kind: pFloat, f: func(p *Params) *float64 { return &p.RecoverySleepShare }},
 	{name: "monOsdDownOutSubtreeLimit", kind: pCrush, c: func(p *Params) *CrushType { return &p.MonOSDDownOutSubtreeLimit }},
 	{name: "osdMaxMarkdownCount", kind: pInt, i: func(p *Params) *int { return &p.OSDMaxMarkdownCount }},
 	{name: "osdMaxMarkdownPeriod", dur: func(p *Params) *Time { return &p.OSDMaxMarkdownPeriod }},
@@ -167,6 +168,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("recoveryMBps must be > 0")
 	case p.OSDMaxBackfills > 0 && p.OSDRecoveryMBps <= 0:
 		return fmt.Errorf("osdRecoveryMBps must be > 0 when osdMaxBackfills is set")
+	case p.RecoverySleepShare < 0 || p.RecoverySleepShare > 1:
+		return fmt.Errorf("recoverySleepShare must be 0..1")
 	case p.MonOSDLaggyWeight > 1 || (p.MonOSDAdjustHeartbeatGrace && p.MonOSDLaggyHalflife <= 0):
 		return fmt.Errorf("monOsdLaggyWeight must be <= 1 and monOsdLaggyHalflife > 0")
 	case p.MonOSDMinInRatio > 1:

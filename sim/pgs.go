@@ -31,13 +31,18 @@ func (st pgState) active() bool { return st <= stActive }
 type PG struct {
 	slot          [maxSize]int32
 	stale         [maxSize]Time
-	resv          [maxSize]int32 // OSDs holding a remote recovery reservation for this PG (-1: none)
-	homeStale     [maxSize]Time  // since when the home OSD's copy misses writes (remap.go; -1: no data)
-	home          [maxSize]int32 // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
-	back          [maxSize]int32 // a returned home OSD the slot backfills onto (remap.go; -1: none)
-	bf            uint8          // slots backfilling onto back[k]
-	rwait         bool           // waits for norebalance to go (flags.go)
-	recMB         float32        // data the running recovery or backfill moves
+	resv          [maxSize]int32   // OSDs holding a remote recovery reservation for this PG (-1: none)
+	homeStale     [maxSize]Time    // since when the home OSD's copy misses writes (remap.go; -1: no data)
+	home          [maxSize]int32   // CRUSH's OSD for the slot while it is remapped away (remap.go; -1: none)
+	back          [maxSize]int32   // a returned home OSD the slot backfills onto (remap.go; -1: none)
+	bf            uint8            // slots backfilling onto back[k]
+	rwait         bool             // waits for norebalance to go (flags.go)
+	recMB         float32          // data the running recovery or backfill moves
+	filled        [maxSize]float32 // data a backfill target (fillOn[k]) got before its backfill was interrupted
+	fillOn        [maxSize]int32   // the OSD filled[k] lies on (-1: none)
+	recStart      Time             // when the running recovery or backfill started
+	recRate       float32          // its pace per target, MB/s
+	prio          uint8            // the priority of its reservation requests
 	inactiveSince Time
 	lresv         int32 // the primary holding the local reservation (-1: none)
 	gen           uint32
@@ -49,6 +54,7 @@ type PG struct {
 	blocked       bool // active, but an acting OSD up in the map cannot serve
 	peering       bool
 	stuck         bool
+	pgTemp        bool // the mon holds a pg_temp for it: acting differs from up (a backfill target)
 }
 
 // pgEventKind names a PG event.
@@ -96,6 +102,27 @@ func (g *pgMap) handle(e pgEvent) {
 	switch e.kind {
 	case evPGPeered:
 		if p := &g.pgs[pi]; e.gen == p.gen && p.peering {
+			if up := g.pgUp(p); g.peerUnreachable(p, up) {
+				// an OSD up in the map whose peers cannot reach it
+				// (hung, cluster network): peering cannot complete
+				// until it is marked down or answers again
+				p.peering = false
+				g.setPGState(pi, stPeering, bits.OnesCount8(up) < g.P.PoolSize || up&p.cur != g.full)
+				return
+			}
+			if want := g.wantsTemp(p); want && !p.pgTemp {
+				// choose_acting: the acting set it wants differs from the
+				// map's (a backfill target in the up set); the primary
+				// asks the mon for a pg_temp, and the new map starts a
+				// new interval that peers again
+				p.pgTemp = true
+				g.pgChanged(pi)
+				return
+			} else if !want {
+				// a pg_temp equal to the up set is redundant: the mon
+				// drops it with the map change (remove_redundant_temporaries)
+				p.pgTemp = false
+			}
 			p.peering = false
 			g.pgSettle(pi)
 		}
@@ -153,6 +180,7 @@ func (g *pgMap) peerUnreachable(p *PG, up uint8) bool {
 // pgChanged starts peering after the PG's acting set changed.
 func (g *pgMap) pgChanged(pi int) {
 	p := &g.pgs[pi]
+	g.interrupt(p)
 	p.gen++
 	p.rec, p.bf = 0, 0
 	p.peering = true
@@ -160,6 +188,15 @@ func (g *pgMap) pgChanged(pi int) {
 	up := g.pgUp(p)
 	g.setPGState(pi, stPeering, bits.OnesCount8(up) < g.P.PoolSize || up&p.cur != g.full)
 	g.at(g.now+g.P.PeeringTime, evPGPeered, pi, p.gen)
+}
+
+// wantsTemp reports whether PG p's acting set differs from its up set, so
+// that its primary holds a pg_temp: an up OSD that is a backfill target
+// (acting), or a returned OSD it backfills onto while the interim one acts
+// (remap.go).
+func (g *pgMap) wantsTemp(p *PG) bool {
+	up := g.pgUp(p)
+	return g.acting(p, up) != up || p.pendingBack() != 0
 }
 
 // acting is PG p's acting set among its up OSDs: those whose copy the PG
@@ -197,12 +234,6 @@ func (g *pgMap) priority(p *PG, up, need uint8) int {
 func (g *pgMap) pgSettle(pi int) {
 	p := &g.pgs[pi]
 	up := g.pgUp(p)
-	if g.peerUnreachable(p, up) {
-		// an OSD up in the map whose peers cannot reach it (cluster
-		// network): peering cannot complete until it is marked down
-		g.setPGState(pi, stPeering, bits.OnesCount8(up) < g.P.PoolSize || up&p.cur != g.full)
-		return
-	}
 	u := bits.OnesCount8(up)
 	c := bits.OnesCount8(up & p.cur)
 	var st pgState
@@ -220,7 +251,7 @@ func (g *pgMap) pgSettle(pi int) {
 		if stale := p.cur &^ up; stale != 0 {
 			for k := 0; k < g.P.PoolSize; k++ {
 				if stale&(1<<k) != 0 {
-					p.stale[k] = g.now
+					p.stale[k] = g.ceph.missedSince(p.slot[k])
 				}
 			}
 			p.cur &= up
@@ -228,19 +259,23 @@ func (g *pgMap) pgSettle(pi int) {
 	}
 	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && g.reserve(pi, need, g.priority(p, up, need)) {
 		var longest, total float64
+		rate := g.recoveryRate(p)
 		for k := 0; k < g.P.PoolSize; k++ {
 			if need&(1<<k) == 0 {
 				continue
 			}
 			mb := g.pgMB()
 			if p.data&(1<<k) != 0 {
-				mb = g.deltaMB(p.stale[k])
+				mb = g.deltaMB(p.stale[k], p.slot[k])
+			} else {
+				mb = g.resumeFill(p, k, p.slot[k], mb)
 			}
-			longest = max(longest, mb/g.recoveryRate())
+			longest = max(longest, mb/rate)
 			total += mb
 		}
 		p.rec = need
 		p.recMB = float32(total)
+		p.recStart, p.recRate = g.now, float32(rate)
 		g.at(g.now+Time(longest*float64(Second))+1, evPGRecovered, pi, p.gen)
 	}
 	deg := u < g.P.PoolSize || up&p.cur != g.full
@@ -261,10 +296,23 @@ func (g *pgMap) pgRecovered(pi int, gen uint32) {
 	}
 	done := p.rec & g.pgUp(p)
 	g.watch.metrics.MovedMB += float64(p.recMB)
+	for k := range p.fillOn {
+		if done&(1<<k) != 0 {
+			p.fillOn[k] = -1
+		}
+	}
 	p.cur |= done
 	p.data |= done
 	p.rec = 0
 	g.release(pi)
+	if p.pgTemp && !g.wantsTemp(p) {
+		// the backfill targets are complete: the primary asks the mon
+		// to remove the pg_temp, and the PG peers again in the new
+		// interval with them in its acting set
+		p.pgTemp = false
+		g.pgChanged(pi)
+		return
+	}
 	g.pgSettle(pi)
 }
 
@@ -342,9 +390,11 @@ func (g *pgMap) wipe(i int) {
 		}
 		for _, pi := range g.ceph.osds[oi].pgs {
 			p := &g.pgs[pi]
-			bit := uint8(1) << slotOf(p, int(oi))
+			k := slotOf(p, int(oi))
+			bit := uint8(1) << k
 			p.cur &^= bit
 			p.data &^= bit
+			p.fillOn[k] = -1
 			if p.cur == 0 {
 				g.watch.violate(4, fmt.Sprintf("PG %d lost its last replica with the latest writes when %s was wiped", pi, g.fleet.m[i].Name))
 			}
@@ -395,7 +445,7 @@ func (g *pgMap) toMoveMB() float64 {
 				switch {
 				case need&(1<<k) == 0:
 				case p.data&(1<<k) != 0:
-					mb += g.deltaMB(p.stale[k])
+					mb += g.deltaMB(p.stale[k], p.slot[k])
 				default:
 					mb += g.pgMB()
 				}

@@ -1,5 +1,10 @@
 package sim
 
+import (
+	"fmt"
+	"slices"
+)
+
 // Placement: where CRUSH puts a PG's replicas (a stand-in for straw2 over
 // the failure domains, domains.go), at the start and when an OSD goes out.
 
@@ -21,17 +26,42 @@ func (g *pgMap) init() {
 	for pi := range g.pgs {
 		p := &g.pgs[pi]
 		for k := range p.slot {
-			p.slot[k], p.resv[k], p.home[k], p.back[k] = -1, -1, -1, -1
+			p.slot[k], p.resv[k], p.home[k], p.back[k], p.fillOn[k] = -1, -1, -1, -1, -1
 		}
 		p.lresv = -1
 		for k := 0; k < size; k++ {
 			o := g.chooseOSD(pi, p, k)
+			if c.Placement != nil {
+				o = c.Placement[pi][k]
+			}
 			p.slot[k] = int32(o)
 			osds[o].pgs = append(osds[o].pgs, int32(pi))
 		}
 		p.cur, p.data = g.full, g.full
 	}
 	g.nState[stClean] = c.PGs
+}
+
+// validatePlacement checks a given placement: every PG on poolSize
+// distinct OSDs of the cluster.
+func validatePlacement(c Cluster, size int) error {
+	if c.Placement == nil {
+		return nil
+	}
+	if len(c.Placement) != c.PGs {
+		return fmt.Errorf("placement lists %d PGs, the pool has %d", len(c.Placement), c.PGs)
+	}
+	for pi, osds := range c.Placement {
+		if len(osds) != size {
+			return fmt.Errorf("placement: PG %d on %d OSDs, pool size %d", pi, len(osds), size)
+		}
+		for k, o := range osds {
+			if o < 0 || o >= c.Machines*c.OSDsPerMachine || slices.Contains(osds[:k], o) {
+				return fmt.Errorf("placement: PG %d: OSD %d is not one of the cluster's or repeats", pi, o)
+			}
+		}
+	}
+	return nil
 }
 
 // chooseOSD picks an "in" OSD for slot k of PG pi on a host no other slot

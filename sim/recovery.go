@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // Recovery and backfill reservations, as Ceph's AsyncReserver pair does it
 // (osd_max_backfills, default 1). A PG that needs recovery or backfill
 // takes a local reservation on its primary (the first up OSD with the
@@ -22,20 +24,75 @@ func (g *pgMap) pgMB() float64 {
 	return g.P.PGDataMB
 }
 
-// deltaMB is what a replica that has missed the writes since stale (its
-// data otherwise intact) needs: the objects written since, at most a whole
-// replica. Log-based recovery and backfill both copy only those objects
-// (backfill compares object versions and skips the ones it has).
-func (g *pgMap) deltaMB(stale Time) float64 {
-	return min(g.pgMB(), float64(g.now-stale)/float64(Second)*g.P.PGWriteMBps)
+// deltaMB is what a replica on OSD o that has missed the writes since
+// stale (its data otherwise intact) needs: the objects written from then
+// until it came back up (later writes reach it), at most a whole replica.
+// Log-based recovery and backfill both copy only those objects (backfill
+// compares object versions and skips the ones it has).
+func (g *pgMap) deltaMB(stale Time, o int32) float64 {
+	end := g.now
+	if o >= 0 {
+		if od := &g.ceph.osds[o]; od.up && od.upAt > stale {
+			end = min(end, od.upAt)
+		}
+	}
+	return min(g.pgMB(), float64(end-stale)/float64(Second)*g.P.PGWriteMBps)
 }
 
-// recoveryRate is the bandwidth one recovering PG gets, in MB/g.
-func (g *pgMap) recoveryRate() float64 {
-	if g.P.OSDMaxBackfills > 0 {
-		return g.P.OSDRecoveryMBps / float64(g.P.OSDMaxBackfills)
+// recoveryRate is the pace, in MB/s per target, of PG p's recovery that
+// starts now: the OSD's bandwidth shared by its slots, or, when
+// osd_recovery_sleep paces it (RecoverySleepShare), one PG's pace unless
+// the PGs recovering with its primary together need more ops than one per
+// sleep.
+func (g *pgMap) recoveryRate(p *PG) float64 {
+	switch {
+	case g.P.OSDMaxBackfills == 0:
+		return g.P.RecoveryMBps
+	case g.P.RecoverySleepShare > 0:
+		n := 1
+		if p.lresv >= 0 {
+			n = max(1, g.ceph.osds[p.lresv].localBackfills)
+		}
+		return g.P.OSDRecoveryMBps * min(1, 1/(float64(n)*g.P.RecoverySleepShare))
 	}
-	return g.P.RecoveryMBps
+	return g.P.OSDRecoveryMBps / float64(g.P.OSDMaxBackfills)
+}
+
+// resumeFill is what a backfill onto OSD o of slot k of PG p still has to
+// move of mb: a backfill interrupted (a new interval, a preempted
+// reservation) resumes where it stopped (the target keeps its objects and
+// last_backfill), on the same OSD.
+func (g *pgMap) resumeFill(p *PG, k int, o int32, mb float64) float64 {
+	if p.fillOn[k] != o {
+		p.fillOn[k], p.filled[k] = o, 0
+		return mb
+	}
+	return max(0, mb-float64(p.filled[k]))
+}
+
+// interrupt stops PG p's running recovery or backfill: what its backfill
+// targets got so far stays on them (resumeFill) and counts as moved.
+func (g *pgMap) interrupt(p *PG) {
+	run := p.rec | p.bf
+	if run == 0 {
+		return
+	}
+	moved := float64(g.now-p.recStart) / float64(Second) * float64(p.recRate)
+	for k := 0; k < g.P.PoolSize; k++ {
+		if run&(1<<k) == 0 || p.fillOn[k] < 0 {
+			continue
+		}
+		to := p.slot[k]
+		if p.bf&(1<<k) != 0 {
+			to = p.back[k]
+		}
+		if to != p.fillOn[k] {
+			continue
+		}
+		f := min(float64(p.filled[k])+moved, g.pgMB())
+		g.watch.metrics.MovedMB += f - float64(p.filled[k])
+		p.filled[k] = float32(f)
+	}
 }
 
 // primary is PG p's primary: the first up OSD holding the latest writes
@@ -88,48 +145,126 @@ func (q *waitQueue) pop() (w pgWait, ok bool) {
 }
 
 // reserve tries to reserve recovery of slots need of PG pi at priority
-// prio: a local slot on its primary and a remote slot on each target; on
-// failure it queues the PG on a full OSD and returns false.
+// prio (reserveOn).
 func (g *pgMap) reserve(pi int, need uint8, prio int) bool {
 	return g.reserveOn(pi, need, &g.pgs[pi].slot, prio)
 }
 
-// reserveOn is reserve with the target OSD of slot k in to[k] (the PG's
-// slots, or the returned OSDs it backfills onto).
+// reserveOn reserves recovery of slots need of PG pi, the target OSD of
+// slot k in to[k] (the PG's slots, or the returned OSDs it backfills
+// onto), as PeeringState's WaitLocal*Reserved and WaitRemote*Reserved
+// states do: first a local slot on its primary, then a remote slot on
+// each target in the order of their OSD ids, one at a time. A PG that
+// waits keeps what it was granted - the local slot while it waits for a
+// remote one - so a primary's slot stays taken while its PG waits for a
+// busy target (the ordered requests cannot deadlock). It queues the PG on
+// the OSD it waits for and returns false; the PG tries again when that
+// OSD releases a slot.
 func (g *pgMap) reserveOn(pi int, need uint8, to *[maxSize]int32, prio int) bool {
 	if g.P.OSDMaxBackfills == 0 {
 		return true
 	}
 	p := &g.pgs[pi]
+	p.prio = uint8(prio)
 	max := g.P.OSDMaxBackfills
-	prim := g.primary(p)
-	if prim >= 0 {
-		if o := &g.ceph.osds[prim]; o.localBackfills >= max {
-			o.lwaiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
-			return false
+	if p.lresv < 0 {
+		if prim := g.primary(p); prim >= 0 {
+			o := &g.ceph.osds[prim]
+			var freed []int32
+			if o.localBackfills >= max {
+				if freed = g.preempt(prim, true, prio); freed == nil {
+					o.lwaiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
+					return false
+				}
+			}
+			o.localBackfills++
+			p.lresv = prim
+			g.wakeAll(freed)
 		}
 	}
-	for k := 0; k < g.P.PoolSize; k++ {
-		if need&(1<<k) == 0 {
+	for {
+		k := -1
+		for j := 0; j < g.P.PoolSize; j++ {
+			if need&(1<<j) != 0 && p.resv[j] != to[j] && (k < 0 || to[j] < to[k]) {
+				k = j
+			}
+		}
+		if k < 0 {
+			return true
+		}
+		o := &g.ceph.osds[to[k]]
+		var freed []int32
+		if o.backfills >= max {
+			if freed = g.preempt(to[k], false, prio); freed == nil {
+				o.waiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
+				return false
+			}
+		}
+		if p.resv[k] >= 0 {
+			g.ceph.osds[p.resv[k]].backfills--
+		}
+		o.backfills++
+		p.resv[k] = to[k]
+		g.wakeAll(freed)
+	}
+}
+
+// preempt frees one of OSD o's local (or remote) reservation slots for a
+// request of priority prio, as the AsyncReserver preempts the lowest
+// priority granted item when a higher one waits: the PG holding it (of a
+// lower priority) stops (DeferBackfill, DeferRecovery), keeps what it
+// moved (interrupt), gives back its reservations and waits on o again.
+// It returns the victim's other OSDs, to wake once the caller holds the
+// slot on o (nil: no slot freed).
+func (g *pgMap) preempt(o int32, local bool, prio int) []int32 {
+	victim := -1
+	for pi := range g.pgs {
+		p := &g.pgs[pi]
+		if int(p.prio) >= prio || (victim >= 0 && p.prio >= g.pgs[victim].prio) {
 			continue
 		}
-		if o := &g.ceph.osds[to[k]]; o.backfills >= max {
-			o.waiting.push(prio, pgWait{pi: int32(pi), gen: p.gen})
-			return false
+		if (local && p.lresv == o) || (!local && slices.Contains(p.resv[:], o)) {
+			victim = pi
 		}
 	}
-	if prim >= 0 {
-		g.ceph.osds[prim].localBackfills++
-		p.lresv = prim
+	if victim < 0 {
+		return nil
 	}
-	for k := 0; k < g.P.PoolSize; k++ {
-		if need&(1<<k) != 0 {
-			o := to[k]
-			g.ceph.osds[o].backfills++
-			p.resv[k] = o
+	p := &g.pgs[victim]
+	g.interrupt(p)
+	p.rec, p.bf = 0, 0
+	p.gen++ // its completion event is void
+	freed := []int32{}
+	if p.lresv >= 0 {
+		g.ceph.osds[p.lresv].localBackfills--
+		if p.lresv != o {
+			freed = append(freed, p.lresv)
+		}
+		p.lresv = -1
+	}
+	for k, r := range p.resv {
+		if r >= 0 {
+			g.ceph.osds[r].backfills--
+			if r != o {
+				freed = append(freed, r)
+			}
+			p.resv[k] = -1
 		}
 	}
-	return true
+	od := &g.ceph.osds[o]
+	if local {
+		od.lwaiting.push(int(p.prio), pgWait{pi: int32(victim), gen: p.gen})
+	} else {
+		od.waiting.push(int(p.prio), pgWait{pi: int32(victim), gen: p.gen})
+	}
+	return freed
+}
+
+// wakeAll wakes the OSDs a preemption freed slots on.
+func (g *pgMap) wakeAll(osds []int32) {
+	for _, o := range osds {
+		g.wake(int(o))
+	}
 }
 
 // release frees PG pi's reservations and lets waiting PGs try again.

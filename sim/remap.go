@@ -217,12 +217,15 @@ func (g *pgMap) startBackfillBack(pi int) bool {
 		}
 		mb := g.pgMB()
 		if hs := p.homeStale[k]; hs >= 0 {
-			mb = g.deltaMB(hs)
+			mb = g.deltaMB(hs, p.back[k])
 		}
+		mb = g.resumeFill(p, k, p.back[k], mb)
 		longest, total = max(longest, mb), total+mb
 	}
+	rate := g.recoveryRate(p)
 	p.recMB = float32(total)
-	g.at(g.now+Time(longest/g.recoveryRate()*float64(Second))+1, evPGBackfilled, pi, p.gen)
+	p.recStart, p.recRate = g.now, float32(rate)
+	g.at(g.now+Time(longest/rate*float64(Second))+1, evPGBackfilled, pi, p.gen)
 	return true
 }
 
@@ -246,13 +249,14 @@ func (g *pgMap) backfilledBack(pi int, gen uint32) {
 		g.ceph.osds[t].backPGs = dropPG(g.ceph.osds[t].backPGs, int32(pi))
 		g.ceph.osds[t].away = dropPG(g.ceph.osds[t].away, int32(pi))
 		g.ceph.osds[t].pgs = append(g.ceph.osds[t].pgs, int32(pi))
-		p.slot[k], p.back[k], p.home[k] = int32(t), -1, -1
+		p.slot[k], p.back[k], p.home[k], p.fillOn[k] = int32(t), -1, -1, -1
 		if have {
 			p.cur |= 1 << k
 			p.data |= 1 << k
 		}
 	}
 	p.bf = 0
+	p.pgTemp = g.wantsTemp(p) // the pg_temp removed with the move back
 	g.watch.metrics.MappedBack++
 	g.watch.metrics.BackfillMB += float64(p.recMB)
 	g.watch.metrics.MovedMB += float64(p.recMB)

@@ -302,10 +302,10 @@ func TestCephRules(t *testing.T) {
 	}
 	text := r.Text()
 	for _, want := range []string{
-		"00:10:20.000  ceph      osd.6 down (reported failed by peers)", // heartbeat grace 20 s
+		"00:10:27.000  ceph      osd.6 down (reported failed by peers)", // heartbeat grace 20 s, a 6-s heartbeat and the mon's second
 		"00:10:40.000  node      m4 NotReady",                           // node-monitor grace 40 s
 		"00:15:41.000  FENCE     m4 delete by MachineHealthCheck",       // 300 s after lastTransition + MHC lag
-		"00:20:20.000  ceph      osd.6 out",                             // down->out after 600 s
+		"00:20:30.000  ceph      osd.6 out",                             // down->out after 600 s, on the mon's next tick
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("timeline lacks %q\n%s", want, text)

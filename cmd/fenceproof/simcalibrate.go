@@ -89,7 +89,7 @@ func simCalibrate(args []string) int {
 		var have []*calibrate.Experiment
 		for _, e := range exps {
 			t, err := calibrate.Load(filepath.Join(*data, e.Name+".json"))
-			if errors.Is(err, os.ErrNotExist) && *only == "" && !e.HeldOut {
+			if errors.Is(err, os.ErrNotExist) && *only == "" {
 				fmt.Printf("calibrate: %-32s no real run checked in (make calibrate)\n", e.Name)
 				continue
 			}

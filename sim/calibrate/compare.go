@@ -45,15 +45,7 @@ type knownGap struct {
 // knownGaps are the model's known gaps, by experiment. A gap's checks may
 // fail; every other check must pass. When a gap's checks pass, the gap is
 // closed and its entry goes (TestShippedModelPasses says so).
-var knownGaps = map[string]knownGap{
-	"mon-quorum-loss": {
-		checks: []string{"order of events", "quorum to clean (OSDs boot, PGs peer and recover)"},
-		why: "without quorum the model's PGs with a dead acting OSD block and miss no writes, and once quorum returns the dead hosts' " +
-			"OSDs, still up in the frozen map, simply serve again: nothing to recover. Ceph's primaries apply the writes they cannot " +
-			"acknowledge (the replica is up in the frozen map), the mon marks the dead instances down once it has quorum, the PGs go " +
-			"active degraded and take writes, and the restarted OSDs boot and recover all of it",
-	},
-}
+var knownGaps = map[string]knownGap{}
 
 // Compare judges the simulated run against the real one.
 func Compare(e *Experiment, real, simulated *Timeline) *Comparison {

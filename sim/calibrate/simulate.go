@@ -17,9 +17,14 @@ import (
 // Platform holds the simulator's assumptions about this machine, fixed
 // before the calibration runs. osdBootTime: a daemon's start to up (3-6 s
 // measured for a restart, 1.2-2.1 s for a resumed daemon's reassert; the
-// model has one value). peeringTime: 1 s. nodeBootTime 0: the experiments
+// model has one value). peeringTime 1.5 s: one peering round as the
+// development runs show it, PGs inactive 0.5-3 s after a map change on
+// this loaded machine (host-hang 2.1 s per PG over its two rounds,
+// host-loss-2osd 1.2 s; the model's pg_temp round after an out and its
+// round after each backfill count separately; it was 1 s, which left
+// every run's inactive PG-seconds 2-3x short). nodeBootTime 0: the experiments
 // restart daemons, no machine boots. jitter 0: one deterministic run.
-var Platform = map[string]string{"osdBootTime": "3s", "peeringTime": "1s", "nodeBootTime": "0s", "jitter": "0"}
+var Platform = map[string]string{"osdBootTime": "3s", "peeringTime": "1.5s", "nodeBootTime": "0s", "jitter": "0"}
 
 // recoveryOpTime is what one recovery or backfill push takes on this
 // machine besides osd_recovery_sleep_hdd. Set from the development
@@ -65,8 +70,11 @@ func Params(e *Experiment) (sim.Params, error) {
 		"pgDataMB":    fmt.Sprint(float64(e.Objects) * objMB),
 		"pgWriteMBps": fmt.Sprint(e.WritesPerSec * objMB / float64(e.PGs)),
 		"pgWriteOps":  fmt.Sprint(e.WritesPerSec / float64(e.PGs)),
-		// one object per osd_recovery_sleep plus the op, per recovering PG
-		"osdRecoveryMBps": fmt.Sprint(objMB / (sleep + recoveryOpTime)),
+		// one object per osd_recovery_sleep plus the op, per recovering
+		// PG; the sleep is the OSD's, shared by the PGs it recovers as a
+		// primary (osd_max_backfills > 1)
+		"osdRecoveryMBps":    fmt.Sprint(objMB / (sleep + recoveryOpTime)),
+		"recoverySleepShare": fmt.Sprint(sleep / (sleep + recoveryOpTime)),
 	}
 	for k, v := range Platform {
 		set[k] = v
@@ -105,7 +113,8 @@ func Simulate(e *Experiment, real *Timeline, adjust func(*sim.Params)) (*Timelin
 	t0 := simStart(real)
 	ms := func(s float64) sim.Time { return sim.Time(math.Round(s * 1000)) }
 	cfg := sim.Config{Name: e.Name, Params: p, Policy: sim.Policies["never"], Seed: 1, Record: true, KeepGoing: true,
-		Cluster:  sim.Cluster{Machines: e.Hosts, OSDsPerMachine: e.OSDsPerHost, PGs: e.PGs, Mons: Mons, MonsOn: []int{0, 1, 2}, OperatorOn: -1},
+		Cluster: sim.Cluster{Machines: e.Hosts, OSDsPerMachine: e.OSDsPerHost, PGs: e.PGs, Mons: Mons, MonsOn: []int{0, 1, 2}, OperatorOn: -1,
+			Placement: real.Placement},
 		Duration: t0 + ms(real.end()) + sim.Minute}
 	out := &Timeline{Experiment: e.Name, Source: "simulator (fenceproof sim, policy never, seed 1)", TickPhase: real.TickPhase}
 	switch e.Sim {

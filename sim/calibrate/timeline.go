@@ -34,6 +34,10 @@ type Timeline struct {
 	// recovered); Writes the background writer's outcomes per second.
 	Samples []Sample `json:"samples"`
 	Writes  []Writes `json:"writes,omitempty"`
+	// Placement is each PG's acting OSDs at t0 (primary first), as CRUSH
+	// placed them: the simulated run places its PGs the same way. Runs
+	// recorded before it existed lack it; the model then draws its own.
+	Placement [][]int `json:"placement,omitempty"`
 }
 
 // Action is a step of the experiment: Do (an ActionKind's name) at At, on
@@ -115,8 +119,17 @@ func (t *Timeline) Save(dir string) (string, error) {
 }
 
 func (t *Timeline) validate() error {
-	if _, ok := lookup(t.Experiment); !ok {
+	e, ok := lookup(t.Experiment)
+	if !ok {
 		return fmt.Errorf("unknown experiment %q", t.Experiment)
+	}
+	if t.Placement != nil && len(t.Placement) != e.PGs {
+		return fmt.Errorf("placement of %d PGs, the experiment's pool has %d", len(t.Placement), e.PGs)
+	}
+	for pg, osds := range t.Placement {
+		if len(osds) != e.Size {
+			return fmt.Errorf("placement: PG %d on %d OSDs, pool size %d", pg, len(osds), e.Size)
+		}
 	}
 	if len(t.Actions) == 0 {
 		return fmt.Errorf("no actions")

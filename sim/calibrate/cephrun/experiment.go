@@ -36,6 +36,8 @@ type run struct {
 
 	mu      sync.Mutex
 	actions []calibrate.Action
+	// placement is the PGs' acting sets at t0 (the timeline's Placement)
+	placement [][]int
 }
 
 // since is t on the experiment's clock.
@@ -88,6 +90,7 @@ func (x *run) run(ctx context.Context) (*calibrate.Timeline, error) {
 		if i == 0 {
 			x.t0 = at
 			displaced = x.obs.displacedMB(s.Hosts)
+			x.placement = x.obs.placement()
 		}
 		last = time.Now()
 		if err := x.do(ctx, s); err != nil {
@@ -312,6 +315,7 @@ func (x *run) timeline(ctx context.Context) (*calibrate.Timeline, error) {
 	t.Events = append(t.Events, x.obs.events()...)
 	t.Samples = x.obs.samples()
 	t.Writes = x.bg.bins(x.t0)
+	t.Placement = x.placement
 	t.Events = append(t.Events, x.client.events(x)...)
 	calibrate.Finish(t)
 	return t, nil

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,6 +265,28 @@ func (o *observer) displacedMB(hosts []int) float64 {
 		}
 	}
 	return float64(n*o.x.e.Objects*o.x.e.ObjectKiB) / 1024
+}
+
+// placement is every PG's acting OSDs as last seen, by PG number (the
+// hex after the pool id), primary first.
+func (o *observer) placement() [][]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([][]int, o.x.e.PGs)
+	for id, acting := range o.acting {
+		_, seed, ok := strings.Cut(id, ".")
+		n, err := strconv.ParseInt(seed, 16, 32)
+		if !ok || err != nil || n < 0 || int(n) >= len(out) {
+			return nil
+		}
+		out[n] = slices.Clone(acting)
+	}
+	for _, osds := range out {
+		if len(osds) != o.x.e.Size {
+			return nil // not every PG seen complete: none rather than a wrong one
+		}
+	}
+	return out
 }
 
 // samples are the pool's samples on the experiment's clock, the data moved
