@@ -115,7 +115,7 @@ func Simulate(e *Experiment, real *Timeline, adjust func(*sim.Params)) (*Timelin
 	cfg := sim.Config{Name: e.Name, Params: p, Policy: sim.Policies["never"], Seed: 1, Record: true, KeepGoing: true,
 		Cluster: sim.Cluster{Machines: e.Hosts, OSDsPerMachine: e.OSDsPerHost, PGs: e.PGs, Mons: Mons, MonsOn: []int{0, 1, 2}, OperatorOn: -1,
 			Placement: real.Placement},
-		Duration: t0 + ms(real.end()) + sim.Minute}
+		Duration: t0 + ms(real.end()) + 10*sim.Minute}
 	out := &Timeline{Experiment: e.Name, Source: "simulator (fenceproof sim, policy never, seed 1)", TickPhase: real.TickPhase}
 	switch e.Sim {
 	case simBlocklist:
