@@ -151,7 +151,7 @@ func TestRunsWidenByWhatCephShowed(t *testing.T) {
 	real := reals[e.Name][0]
 	later := shifted(real, "out", 3) // a second run whose out came 3 s later
 	two := []*Timeline{real, later}
-	judge := func(sim *Timeline) *Comparison { return Compare(e, two, []*Timeline{sim, sim}) }
+	judge := func(sim *Timeline) *Comparison { return Compare(e, two, [][]*Timeline{{sim}, {sim}}) }
 	if c := judge(shifted(real, "out", 4)); failed(c, "out, on the mon's tick") {
 		t.Errorf("an out 1 s after the later run's (tolerance 1.5 s) fails: %v", c.Problems)
 	}
@@ -170,14 +170,14 @@ func TestRunsWidenByWhatCephShowed(t *testing.T) {
 	if c := compareOne(e, real, swapped); !failed(c, "order of events") {
 		t.Fatalf("a run whose down comes last passes the order check: %v", c.Problems)
 	}
-	if c := Compare(e, []*Timeline{real, swapped}, []*Timeline{swapped, swapped}); failed(c, "order of events") {
+	if c := Compare(e, []*Timeline{real, swapped}, [][]*Timeline{{swapped}, {swapped}}); failed(c, "order of events") {
 		t.Errorf("an order a real run showed fails: %v", c.Problems)
 	}
 }
 
 // compareOne compares one simulated run with one real run.
 func compareOne(e *Experiment, real, sim *Timeline) *Comparison {
-	return Compare(e, []*Timeline{real}, []*Timeline{sim})
+	return Compare(e, []*Timeline{real}, [][]*Timeline{{sim}})
 }
 
 // shifted is a copy of a run with every event what moved by d seconds.
@@ -300,7 +300,7 @@ func TestPerturbationsRejectedAgainstShippedModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := Simulate(e, sched, nil)
+		ref, err := Simulate(e, sched, nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -375,14 +375,14 @@ func TestHeldOutJudgedWithFixedParams(t *testing.T) {
 // whatever the real run measured.
 func heldOutIsBlind(t *testing.T, e *Experiment, real *Timeline) {
 	t.Helper()
-	a, err := Simulate(e, real, nil)
+	a, err := Simulate(e, real, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	blind := &Timeline{Experiment: real.Experiment, TickPhase: real.TickPhase, Actions: real.Actions, Placement: real.Placement,
 		// the observation's length is the schedule's too
 		Events: []Event{{At: 1, What: "down", OSD: 0}}, Samples: []Sample{{At: real.end(), Clean: 1}}}
-	b, err := Simulate(e, blind, nil)
+	b, err := Simulate(e, blind, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

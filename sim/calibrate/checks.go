@@ -259,36 +259,43 @@ func served(from string, n int, skip float64, to string, k int) Value {
 }
 
 // CheckResult is a check's outcome over an experiment's runs: each real
-// run and the simulated run of its schedule.
+// run and the simulated runs of its schedule (one per seed).
 type CheckResult struct {
 	Check *Check
-	// Real and Sim are the value in each run, in the runs' order.
-	Real, Sim []float64
+	// Real is the value in each real run; Sim the median of its simulated
+	// runs', and SimMin and SimMax their range.
+	Real, Sim, SimMin, SimMax []float64
 	// RealOK and SimOK: every real (simulated) run shows the value.
 	RealOK, SimOK bool
-	// Lo and Hi bound the simulated value: the real runs' range widened
+	// Lo and Hi bound the simulated medians: the real runs' range widened
 	// by the tolerance below and above.
 	Lo, Hi float64
-	// RealOrder and SimOrder are each run's order of events (an order
-	// check).
+	// RealOrder is each real run's order of events (an order check),
+	// SimOrder the most common order of each run's simulated runs.
 	RealOrder, SimOrder []string
 	Pass                bool
 	Problem             string
 }
 
 // run judges one check over the runs: reals[i] is a real run and sims[i]
-// the simulated run of its schedule. Ceph differs from itself run to run,
-// so a simulated value passes when it lies within the tolerance of the
-// range the real runs showed: [min - Lo, max + Hi]; an order, when it is
-// an order some real run showed.
-func (c *Check) run(reals, sims []*Timeline) CheckResult {
+// the simulated runs of its schedule. Ceph differs from itself run to run,
+// and so does the model (the order in which PGs peer): a check passes when
+// the median of each run's simulated values lies within the tolerance of
+// the range the real runs showed, [min - Lo, max + Hi]; an order check,
+// when the most common order of each run's simulated runs is one some real
+// run showed.
+func (c *Check) run(reals []*Timeline, sims [][]*Timeline) CheckResult {
 	r := CheckResult{Check: c, RealOK: true, SimOK: true}
 	if len(c.Order) > 0 {
 		for i := range reals {
-			ro, rok := eventOrder(reals[i], c.Order)
-			so, sok := eventOrder(sims[i], c.Order)
-			r.RealOrder, r.SimOrder = append(r.RealOrder, ro), append(r.SimOrder, so)
-			r.RealOK, r.SimOK = r.RealOK && rok, r.SimOK && sok
+			ro, ok := eventOrder(reals[i], c.Order)
+			r.RealOrder, r.RealOK = append(r.RealOrder, ro), r.RealOK && ok
+			var orders []string
+			for _, s := range sims[i] {
+				so, ok := eventOrder(s, c.Order)
+				orders, r.SimOK = append(orders, so), r.SimOK && ok
+			}
+			r.SimOrder = append(r.SimOrder, mode(orders))
 		}
 		r.Pass = r.RealOK && r.SimOK
 		for _, so := range r.SimOrder {
@@ -300,10 +307,15 @@ func (c *Check) run(reals, sims []*Timeline) CheckResult {
 		return r
 	}
 	for i := range reals {
-		rv, rok := c.Value.Of(reals[i])
-		sv, sok := c.Value.Of(sims[i])
-		r.Real, r.Sim = append(r.Real, rv), append(r.Sim, sv)
-		r.RealOK, r.SimOK = r.RealOK && rok, r.SimOK && sok
+		rv, ok := c.Value.Of(reals[i])
+		r.Real, r.RealOK = append(r.Real, rv), r.RealOK && ok
+		var vs []float64
+		for _, s := range sims[i] {
+			v, ok := c.Value.Of(s)
+			vs, r.SimOK = append(vs, v), r.SimOK && ok
+		}
+		r.Sim = append(r.Sim, median(vs))
+		r.SimMin, r.SimMax = append(r.SimMin, slices.Min(vs)), append(r.SimMax, slices.Max(vs))
 	}
 	switch {
 	case !r.RealOK:
@@ -324,11 +336,46 @@ func (c *Check) run(reals, sims []*Timeline) CheckResult {
 	return r
 }
 
+// mode is the most common string (of those as common, the first to get
+// there).
+func mode(ss []string) string {
+	count := map[string]int{}
+	best := ""
+	for _, s := range ss {
+		if count[s]++; count[s] > count[best] {
+			best = s
+		}
+	}
+	return best
+}
+
+// median is the middle value (the mean of the middle two of an even count).
+func median(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // Reals renders the real runs' values; Sims the simulated ones.
 func (r CheckResult) Reals() string { return nums(r.Real, r.Check.Value.Unit) }
 
-// Sims renders the simulated runs' values.
-func (r CheckResult) Sims() string { return nums(r.Sim, r.Check.Value.Unit) }
+// Sims renders each run's simulated median and, when the seeds differ,
+// their range.
+func (r CheckResult) Sims() string {
+	u := r.Check.Value.Unit
+	var out []string
+	for i, m := range r.Sim {
+		s := num(m, u)
+		if lo, hi := num(r.SimMin[i], u), num(r.SimMax[i], u); lo != hi {
+			s += fmt.Sprintf(" (%s to %s)", lo, hi)
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
 
 // Allowed renders the range the simulated value must lie in.
 func (r CheckResult) Allowed() string {

@@ -8,11 +8,12 @@ import (
 	"github.com/fenceproof/fenceproof/sim"
 )
 
-// Comparison is an experiment's real runs and the simulated run of each
-// one's schedule, side by side: Real[i] and Sim[i] are a pair.
+// Comparison is an experiment's real runs and the simulated runs of each
+// one's schedule, side by side: Sim[i] are Real[i]'s, one per seed.
 type Comparison struct {
-	Exp       *Experiment
-	Real, Sim []*Timeline
+	Exp  *Experiment
+	Real []*Timeline
+	Sim  [][]*Timeline
 	Results   []CheckResult
 	// Problems lists every check beyond its tolerance.
 	Problems []string
@@ -49,9 +50,9 @@ type knownGap struct {
 // closed and its entry goes (TestShippedModelPasses says so).
 var knownGaps = map[string]knownGap{}
 
-// Compare judges the simulated runs against the real ones: sims[i] is
-// the simulated run of reals[i]'s schedule.
-func Compare(e *Experiment, reals, sims []*Timeline) *Comparison {
+// Compare judges the simulated runs against the real ones: sims[i] are
+// the simulated runs of reals[i]'s schedule.
+func Compare(e *Experiment, reals []*Timeline, sims [][]*Timeline) *Comparison {
 	c := &Comparison{Exp: e, Real: reals, Sim: sims}
 	if g, ok := knownGaps[e.Name]; ok {
 		c.Gap = g.why
@@ -66,13 +67,13 @@ func Compare(e *Experiment, reals, sims []*Timeline) *Comparison {
 	return c
 }
 
-// Run simulates an experiment against each of its real runs and compares;
-// a perturbation (adjust) changes the model's parameters first.
+// Run simulates each real run's schedule with seeds 1..Seeds and
+// compares; a perturbation (adjust) changes the model's parameters first.
 func Run(e *Experiment, reals []*Timeline, adjust func(*sim.Params)) (*Comparison, error) {
 	if len(reals) == 0 {
 		return nil, fmt.Errorf("%s: no real run", e.Name)
 	}
-	var sims []*Timeline
+	var sims [][]*Timeline
 	for _, real := range reals {
 		if real.Experiment != e.Name {
 			return nil, fmt.Errorf("timeline of %q given for experiment %q", real.Experiment, e.Name)
@@ -80,11 +81,15 @@ func Run(e *Experiment, reals []*Timeline, adjust func(*sim.Params)) (*Compariso
 		if real.Config != nil && !maps.Equal(real.Config, e.CephConfig()) {
 			return nil, fmt.Errorf("%s: the run of %s had other Ceph settings than the experiment declares: a run of another experiment", e.Name, real.Started)
 		}
-		s, err := Simulate(e, real, adjust)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", e.Name, err)
+		var runs []*Timeline
+		for seed := uint64(1); seed <= Seeds; seed++ {
+			s, err := Simulate(e, real, adjust, seed)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", e.Name, err)
+			}
+			runs = append(runs, s)
 		}
-		sims = append(sims, s)
+		sims = append(sims, runs)
 	}
 	return Compare(e, reals, sims), nil
 }

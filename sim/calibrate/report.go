@@ -141,7 +141,7 @@ func (c *Comparison) markdown(b *strings.Builder, plot func(e *Experiment) strin
 	b.WriteString(e.Doc + "\n\n")
 	fmt.Fprintf(b, "%d hosts x %d OSDs, 3 mons, pool of %d PGs (size %d, min_size %d, host failure domain), %d objects of %d KiB per PG (%.0f MB), the writer rewrites %.0f objects/s. ",
 		e.Hosts, e.OSDsPerHost, e.PGs, e.Size, e.MinSize, e.Objects, e.ObjectKiB, e.DataMB(), e.WritesPerSec)
-	fmt.Fprintf(b, "Real runs (%d), oldest first; the simulator plays each run's actions at that run's times:\n\n", len(c.Real))
+	fmt.Fprintf(b, "Real runs (%d), oldest first; the simulator plays each run's actions at that run's times, with %d seeds (the median judged, the seeds' range in brackets):\n\n", len(c.Real), Seeds)
 	for i, r := range c.Real {
 		fmt.Fprintf(b, "%d. %s", i+1, r.Source)
 		if r.Machine != "" {
@@ -182,7 +182,7 @@ func (c *Comparison) markdown(b *strings.Builder, plot func(e *Experiment) strin
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n| check | real, run by run | simulated, run by run | allowed (the real range and its tolerance) | verdict | why |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\n| check | real, run by run | simulated median, run by run | allowed (the real range and its tolerance) | verdict | why |\n|---|---|---|---|---|---|\n")
 	for _, r := range c.Results {
 		ch := r.Check
 		v := "ok"
@@ -239,7 +239,7 @@ func writeProblems(b *strings.Builder, ps []string) {
 // active+clean and inactive, PGs moving data, the data moved, with the
 // actions marked.
 func (c *Comparison) SVG() string {
-	real, simulated := c.Real[len(c.Real)-1], c.Sim[len(c.Sim)-1]
+	real, simulated := c.Real[len(c.Real)-1], c.Sim[len(c.Sim)-1][0]
 	curve := func(t *Timeline, f func(Sample) float64) ([]float64, []float64) {
 		var x, y []float64
 		for _, s := range t.Samples {
@@ -282,5 +282,5 @@ func (c *Comparison) SVG() string {
 		}
 		marks = append(marks, sim.Mark{X: a.At, Label: l})
 	}
-	return sim.PlotsSVG(fmt.Sprintf("%s, run %d of %d: real (solid) and simulated (dashed)", c.Exp.Name, len(c.Real), len(c.Real)), "seconds from the first action", panels, marks)
+	return sim.PlotsSVG(fmt.Sprintf("%s, run %d of %d: real (solid) and simulated, seed 1 (dashed)", c.Exp.Name, len(c.Real), len(c.Real)), "seconds from the first action", panels, marks)
 }

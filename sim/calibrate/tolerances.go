@@ -190,8 +190,9 @@ var hostLoss2OSDChecks = []Check{
 	{Name: "PG-seconds inactive", Value: area(inactivePGs, "pause-host", 0), Lo: tolInactive, Hi: tolInactive},
 }
 
-// The held-out experiment's checks are hosts-out-backfill's for one host
-// (a kill, the out, the backfill, the restart), with the same tolerances.
+// host-kill-5hosts-backfills2's checks are hosts-out-backfill's for one
+// host (a kill, the out, the backfill, the restart), with the same
+// tolerances.
 var hostKillBackfills2Checks = []Check{
 	order(at("down", 4, "", 0), at("out", 4, "", 0), at("up", 4, "start-host", 0), at("clean", -1, "start-host", 0)),
 	{Name: "kill to down (refused heartbeats)", Value: since("kill-host", 0, "down", 4), Lo: tolMap, Hi: tolMap},
@@ -204,4 +205,17 @@ var hostKillBackfills2Checks = []Check{
 	{Name: "up to clean (the PGs map back)", Value: between(at("up", 4, "start-host", 0), at("clean", -1, "start-host", 0)), Lo: tolCatchUp, Hi: tolCatchUp},
 	{Name: "PG-seconds not active+clean", Value: area(notCleanPGs, "kill-host", 0), Lo: tolNotClean, Hi: tolNotClean},
 	{Name: "PG-seconds inactive", Value: area(inactivePGs, "kill-host", 0), Lo: tolInactive, Hi: tolInactive},
+}
+
+// The held-out experiment's checks are second-failure-during-backfill's
+// for its hosts (osd.4 killed, osd.3 hung), with the same tolerances.
+var secondFailure5HostsChecks = []Check{
+	order(at("down", 4, "", 0), at("out", 4, "", 0), at("down", 3, "pause-host", 0), at("up", 3, "resume-host", 0), at("clean", -1, "resume-host", 0)),
+	{Name: "kill to down", Value: since("kill-host", 0, "down", 4), Lo: tolMap, Hi: tolMap},
+	{Name: "out, on the mon's tick", Value: ev("out", 4, "", 0), Lo: tolOut, Hi: tolOut},
+	{Name: "second host's hang to down", Value: since("pause-host", 0, "down", 3), Lo: tolDetectLo, Hi: tolDetectHi},
+	{Name: "PG-seconds inactive during the second failure (below min_size: peered)", Value: areaBetween(inactivePGs, "pause-host", 0, "resume-host", 0), Lo: tolInactive, Hi: tolInactive},
+	{Name: "resume to up", Value: since("resume-host", 0, "up", 3), Lo: tolBoot, Hi: tolBoot},
+	{Name: "out to clean", Value: between(at("out", 4, "", 0), at("clean", -1, "resume-host", 0)), Lo: tolMoveTime, Hi: tolMoveTime},
+	{Name: "PG-seconds not active+clean", Value: area(notCleanPGs, "kill-host", 0), Lo: tolNotClean, Hi: tolNotClean},
 }
