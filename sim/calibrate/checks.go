@@ -16,7 +16,7 @@ import (
 type Check struct {
 	Name  string
 	Value Value
-	// Lo and Hi bound the simulated value:
+	// Lo and Hi bound the median of the simulated values (checks.go, run):
 	// min(real) - Lo.of(min(real)) <= sim <= max(real) + Hi.of(max(real)).
 	Lo, Hi Tol
 	// Order lists events (what, osd) both runs must show in this order.
