@@ -133,7 +133,10 @@ func Simulate(e *Experiment, real *Timeline, adjust func(*sim.Params), seed uint
 		lockConfig(&cfg, real, t0)
 	}
 	for _, a := range real.Actions {
-		out.Actions = append(out.Actions, Action{At: a.At, Do: a.Do, Hosts: a.Hosts, Client: a.Client})
+		// at the millisecond the fault is played: an event at that instant
+		// comes after it (a quorum regained at once)
+		played := float64(ms(a.At)) / 1000
+		out.Actions = append(out.Actions, Action{At: played, Do: a.Do, Hosts: a.Hosts, Client: a.Client})
 		k, ok := faultOf[a.Do]
 		if !ok {
 			continue
