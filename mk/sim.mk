@@ -92,13 +92,15 @@ report-index: $(FENCEPROOF) ## write reports/index.html: the verdicts first (fai
 # calibrate runs the calibration experiments (sim/calibrate: host hang,
 # hosts out and backfill, a second failure during backfill, mon quorum
 # loss, a client blocklisted, a lock break, host-loss-2osd on four hosts of
-# two OSDs, and the held-out host-kill-5hosts-backfills2)
-# on a real Ceph (ceph/cluster: Debian's Pacific daemons, OSDs as CRUSH
-# hosts on this machine; root), then compares each with the simulator,
-# runs the perturbed models and the replay of a kind fencing run, and
-# writes reports/calibration.md with a plot per experiment
-# (reports/calibration/*.svg) and the new timelines (CALIBRATE_SAVE;
-# CALIBRATE_SAVE=fixtures/sim-calibration replaces the checked-in ones).
+# two OSDs, host-kill-5hosts-backfills2 and the held-out
+# second-failure-5hosts-backfills2 on five hosts) on a real Ceph
+# (ceph/cluster: Debian's Pacific daemons, OSDs as CRUSH hosts on this
+# machine; root), then judges the simulator on the new runs together with
+# every checked-in one, runs the perturbed models and the replay of a kind
+# fencing run, and writes reports/calibration.md with a plot per
+# experiment (reports/calibration/*.svg) and the new timelines
+# (CALIBRATE_SAVE/<experiment>/<started>.json;
+# CALIBRATE_SAVE=fixtures/sim-calibration adds them to the checked-in ones).
 # Exit 1 when the shipped model fails an experiment or a perturbed model
 # passes them all. About 45 minutes; not part of make test (go test
 # ./sim/calibrate/ runs the perturbations on the scripts played on the

@@ -57,6 +57,14 @@ func (c *core) jit(d Time) Time {
 	return Time(float64(d) * f)
 }
 
+// spread draws d x (1 ± f) uniformly with the run's RNG (f 0: d).
+func (c *core) spread(d Time, f float64) Time {
+	if f == 0 || d == 0 {
+		return d
+	}
+	return Time(float64(d) * (1 + f*(2*c.rng.Float64()-1)))
+}
+
 // expo draws a time exponentially distributed around mean from now.
 func (c *core) expo(mean Time) Time {
 	return c.now + Time(c.rng.ExpFloat64()*float64(mean)) + 1

@@ -92,6 +92,12 @@ type Params struct {
 	OSDBootTime Time
 	// PeeringTime is how long a PG peers after its acting set changes.
 	PeeringTime Time
+	// PeeringSpread spreads each PG's peering uniformly over PeeringTime
+	// x (1 ± PeeringSpread): Ceph's PGs finish peering one by one and
+	// request their recovery reservations in that order, which decides
+	// which PGs of equal priority recover first. 0: every PG peers for
+	// PeeringTime exactly, in PG order.
+	PeeringSpread float64
 	// PoolSize is the pool's size (3, Ceph's osd_pool_default_size).
 	PoolSize int
 	// PoolMinSize is the pool's min_size (2, osd_pool_default_min_size).

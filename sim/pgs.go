@@ -187,7 +187,7 @@ func (g *pgMap) pgChanged(pi int) {
 	g.release(pi)
 	up := g.pgUp(p)
 	g.setPGState(pi, stPeering, bits.OnesCount8(up) < g.P.PoolSize || up&p.cur != g.full)
-	g.at(g.now+g.P.PeeringTime, evPGPeered, pi, p.gen)
+	g.at(g.now+g.spread(g.P.PeeringTime, g.P.PeeringSpread), evPGPeered, pi, p.gen)
 }
 
 // wantsTemp reports whether PG p's acting set differs from its up set, so

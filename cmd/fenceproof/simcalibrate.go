@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -20,8 +19,8 @@ import (
 var realRunner func(ctx context.Context, exps []*calibrate.Experiment, log *slog.Logger, done func(*calibrate.Timeline) error) error
 
 // simCalibrate compares the simulator with real Ceph runs of the
-// calibration experiments - the checked-in timelines, or (--run) new runs
-// on this machine - runs the perturbed models against them and replays a
+// calibration experiments - every checked-in run, and with --run new runs
+// on this machine besides - runs the perturbed models against them and replays a
 // kind fencing run, and writes reports/calibration.md with a plot per
 // experiment. Exit 1 when the shipped model fails an experiment (known
 // gaps aside) or a perturbed model passes them all, 2 on bad input or when
@@ -29,9 +28,9 @@ var realRunner func(ctx context.Context, exps []*calibrate.Experiment, log *slog
 func simCalibrate(args []string) int {
 	fs := flag.NewFlagSet("sim calibrate", flag.ContinueOnError)
 	reports := fs.String("reports", "reports", "directory for calibration.md and calibration/*.svg")
-	data := fs.String("data", filepath.Join("fixtures", "sim-calibration"), "the real runs' timelines (<experiment>.json)")
-	run := fs.Bool("run", false, "run the experiments on a real Ceph first (root; bin/fenceproof-ceph) and compare those runs")
-	save := fs.String("save", "", "with --run: where the new timelines go (default REPORTS/calibration; fixtures/sim-calibration to replace the checked-in ones)")
+	data := fs.String("data", filepath.Join("fixtures", "sim-calibration"), "the checked-in real runs' timelines (<experiment>/<started>.json, every run kept)")
+	run := fs.Bool("run", false, "run the experiments on a real Ceph first (root; bin/fenceproof-ceph) and judge the model on the new runs with the checked-in ones")
+	save := fs.String("save", "", "with --run: where the new timelines go (default REPORTS/calibration; fixtures/sim-calibration adds them to the checked-in ones)")
 	only := fs.String("only", "", "comma-separated experiments (default: all)")
 	fencing := fs.String("fencing", filepath.Join("fixtures", "sim-calibration", "fencing-c7-timeline.txt"), "a kind fencing run's DR rehearsal timeline (reports/fencing/c7/timeline.txt of suites/fencing) to replay")
 	quiet := fs.Bool("quiet", false, "print only the summary")
@@ -62,8 +61,24 @@ func simCalibrate(args []string) int {
 		lvl = slog.LevelError
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	reals := map[string]*calibrate.Timeline{}
-	header := fmt.Sprintf("The real runs: the checked-in timelines in `%s`.", *data)
+	reals := map[string][]*calibrate.Timeline{}
+	var have []*calibrate.Experiment
+	checkedIn := 0
+	for _, e := range exps {
+		runs, err := calibrate.LoadRuns(*data, e.Name)
+		if err != nil {
+			return badArg("sim calibrate", "%v", err)
+		}
+		if len(runs) == 0 && !*run {
+			fmt.Printf("calibrate: %-32s no real run checked in (make calibrate)\n", e.Name)
+			continue
+		}
+		reals[e.Name] = runs
+		checkedIn += len(runs)
+		have = append(have, e)
+	}
+	exps = have
+	header := fmt.Sprintf("The real runs: the %d checked-in runs in `%s`.", checkedIn, *data)
 	if *run {
 		if realRunner == nil {
 			return badArg("sim calibrate", "--run needs bin/fenceproof-ceph (make build-ceph: librados), as root")
@@ -77,29 +92,15 @@ func simCalibrate(args []string) int {
 		err := realRunner(ctx, exps, log, func(t *calibrate.Timeline) error {
 			p, err := t.Save(*save)
 			log.Info("calibrate: real timeline", "experiment", t.Experiment, "file", p)
-			reals[t.Experiment] = t
+			reals[t.Experiment] = append(reals[t.Experiment], t)
 			return err
 		})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fenceproof sim calibrate: %v\n", err)
 			return 2
 		}
-		header = fmt.Sprintf("The real runs: `fenceproof-ceph sim calibrate --run` on this machine, %s, timelines in `%s`.", time.Since(t0).Round(time.Second), *save)
-	} else {
-		var have []*calibrate.Experiment
-		for _, e := range exps {
-			t, err := calibrate.Load(filepath.Join(*data, e.Name+".json"))
-			if errors.Is(err, os.ErrNotExist) && *only == "" {
-				fmt.Printf("calibrate: %-32s no real run checked in (make calibrate)\n", e.Name)
-				continue
-			}
-			if err != nil {
-				return badArg("sim calibrate", "%v", err)
-			}
-			reals[e.Name] = t
-			have = append(have, e)
-		}
-		exps = have
+		header = fmt.Sprintf("The real runs: the %d checked-in runs in `%s` and a new run of each experiment, `fenceproof-ceph sim calibrate --run` on this machine, %s, timelines in `%s`.",
+			checkedIn, *data, time.Since(t0).Round(time.Second), *save)
 	}
 	rep := &calibrate.Report{Fencing: replay, Header: header}
 	dir := filepath.Join(*reports, "calibration")

@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,22 +13,21 @@ import (
 // data is where the real runs' timelines are checked in.
 const data = "../../fixtures/sim-calibration"
 
-// loadReals reads the checked-in real runs. An experiment without one is
-// named in the verdicts (testdata/verdicts.txt) as not yet run: the
-// held-out one until the model and the tolerances are frozen.
-func loadReals(t *testing.T) map[string]*Timeline {
+// loadReals reads the checked-in real runs, every run of each experiment.
+// An experiment without one is named in the verdicts
+// (testdata/verdicts.txt) as not yet run: the held-out one until the model
+// and the tolerances are frozen.
+func loadReals(t *testing.T) map[string][]*Timeline {
 	t.Helper()
-	reals := map[string]*Timeline{}
+	reals := map[string][]*Timeline{}
 	for _, e := range Experiments {
-		p := filepath.Join(data, e.Name+".json")
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		r, err := Load(p)
+		runs, err := LoadRuns(data, e.Name)
 		if err != nil {
 			t.Fatalf("%v (make calibrate CALIBRATE_SAVE=fixtures/sim-calibration)", err)
 		}
-		reals[e.Name] = r
+		if len(runs) > 0 {
+			reals[e.Name] = runs
+		}
 	}
 	return reals
 }
@@ -70,7 +68,7 @@ func TestShippedModelVerdicts(t *testing.T) {
 		case len(c.Problems) > 0:
 			v = "pass but for the known gap"
 		}
-		fmt.Fprintf(&b, "%s (held out %v): %s\n", e.Name, e.HeldOut, v)
+		fmt.Fprintf(&b, "%s (held out %v, %d real runs): %s\n", e.Name, e.HeldOut, len(real), v)
 		for _, r := range c.Results {
 			res := "ok"
 			if !r.Pass {
@@ -121,19 +119,11 @@ func TestShippedModelVerdicts(t *testing.T) {
 func TestChecksCanFail(t *testing.T) {
 	reals := loadReals(t)
 	e, _ := lookup("host-loss-2osd")
-	real := reals[e.Name]
-	if c := Compare(e, real, real); !c.Pass() || len(c.Problems) > 0 {
+	real := reals[e.Name][0]
+	if c := compareOne(e, real, real); !c.Pass() || len(c.Problems) > 0 {
 		t.Fatalf("a run against itself: %v", c.Problems)
 	}
-	late := *real
-	late.Events = nil
-	for _, ev := range real.Events {
-		if ev.What == "out" {
-			ev.At += 5 // one mon tick later
-		}
-		late.Events = append(late.Events, ev)
-	}
-	if c := Compare(e, real, &late); !failed(c, "out, on the mon's tick") {
+	if c := compareOne(e, real, shifted(real, "out", 5)); !failed(c, "out, on the mon's tick") {
 		t.Errorf("an out one tick later passes: %v", c.Problems)
 	}
 	slow := *real
@@ -142,14 +132,66 @@ func TestChecksCanFail(t *testing.T) {
 		s.At *= 2
 		slow.Samples = append(slow.Samples, s)
 	}
-	if c := Compare(e, real, &slow); !failed(c, "backfill: half of it moved") {
+	if c := compareOne(e, real, &slow); !failed(c, "backfill: half of it moved") {
 		t.Errorf("a backfill twice as slow passes: %v", c.Problems)
 	}
 	none := *real
 	none.Events = nil
-	if c := Compare(e, real, &none); !failed(c, "order of events") {
+	if c := compareOne(e, real, &none); !failed(c, "order of events") {
 		t.Errorf("a run without events passes the order check: %v", c.Problems)
 	}
+}
+
+// TestRunsWidenByWhatCephShowed: with two real runs, a simulated value
+// passes within the tolerance of the range they span and fails beyond it,
+// and an order passes when one real run showed it.
+func TestRunsWidenByWhatCephShowed(t *testing.T) {
+	reals := loadReals(t)
+	e, _ := lookup("host-loss-2osd")
+	real := reals[e.Name][0]
+	later := shifted(real, "out", 3) // a second run whose out came 3 s later
+	two := []*Timeline{real, later}
+	judge := func(sim *Timeline) *Comparison { return Compare(e, two, [][]*Timeline{{sim}, {sim}}) }
+	if c := judge(shifted(real, "out", 4)); failed(c, "out, on the mon's tick") {
+		t.Errorf("an out 1 s after the later run's (tolerance 1.5 s) fails: %v", c.Problems)
+	}
+	if c := compareOne(e, real, shifted(real, "out", 4)); !failed(c, "out, on the mon's tick") {
+		t.Errorf("an out 4 s after the only run's passes: %v", c.Problems)
+	}
+	if c := judge(shifted(real, "out", 5)); !failed(c, "out, on the mon's tick") {
+		t.Errorf("an out 2 s after the later run's passes: %v", c.Problems)
+	}
+	if c := judge(shifted(real, "out", -2)); !failed(c, "out, on the mon's tick") {
+		t.Errorf("an out 2 s before the earlier run's passes: %v", c.Problems)
+	}
+	// the other OSD's down after the up in one real run: an order the
+	// other run did not show passes only with that run
+	swapped := shifted(real, "down", 1000)
+	if c := compareOne(e, real, swapped); !failed(c, "order of events") {
+		t.Fatalf("a run whose down comes last passes the order check: %v", c.Problems)
+	}
+	if c := Compare(e, []*Timeline{real, swapped}, [][]*Timeline{{swapped}, {swapped}}); failed(c, "order of events") {
+		t.Errorf("an order a real run showed fails: %v", c.Problems)
+	}
+}
+
+// compareOne compares one simulated run with one real run.
+func compareOne(e *Experiment, real, sim *Timeline) *Comparison {
+	return Compare(e, []*Timeline{real}, [][]*Timeline{{sim}})
+}
+
+// shifted is a copy of a run with every event what moved by d seconds.
+func shifted(t *Timeline, what string, d float64) *Timeline {
+	c := *t
+	c.Events = nil
+	for _, ev := range t.Events {
+		if ev.What == what {
+			ev.At += d
+		}
+		c.Events = append(c.Events, ev)
+	}
+	c.sort()
+	return &c
 }
 
 func failed(c *Comparison, check string) bool {
@@ -188,11 +230,11 @@ func TestReport(t *testing.T) {
 	reals := loadReals(t)
 	rep := &Report{}
 	for _, e := range Experiments {
-		real, ok := reals[e.Name]
+		runs, ok := reals[e.Name]
 		if !ok {
 			continue
 		}
-		c, err := Run(e, real, nil)
+		c, err := Run(e, runs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,11 +300,11 @@ func TestPerturbationsRejectedAgainstShippedModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := Simulate(e, sched, nil)
+		ref, err := Simulate(e, sched, nil, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := Compare(e, ref, ref); len(c.Problems) > 0 {
+		if c := compareOne(e, ref, ref); len(c.Problems) > 0 {
 			// a check reads an event the model does not show (a known
 			// gap): this run cannot stand in for a real one
 			if _, gap := knownGaps[e.Name]; !gap {
@@ -271,7 +313,7 @@ func TestPerturbationsRejectedAgainstShippedModel(t *testing.T) {
 			t.Logf("%s: not a reference, its own checks cannot read it: %v", e.Name, c.Problems)
 			continue
 		}
-		again, err := Run(e, ref, nil)
+		again, err := Run(e, []*Timeline{ref}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +329,7 @@ func TestPerturbationsRejectedAgainstShippedModel(t *testing.T) {
 			if !ok {
 				continue
 			}
-			c, err := Run(e, ref, p.Adjust)
+			c, err := Run(e, []*Timeline{ref}, p.Adjust)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,28 +356,37 @@ func TestHeldOutJudgedWithFixedParams(t *testing.T) {
 		if !e.HeldOut {
 			continue
 		}
-		real, ok := reals[e.Name]
+		runs, ok := reals[e.Name]
 		if !ok {
 			// not run yet: played on its schedule instead
 			sched, err := Schedule(e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			real = sched
+			runs = []*Timeline{sched}
 		}
-		a, err := Simulate(e, real, nil)
-		if err != nil {
-			t.Fatal(err)
+		for _, real := range runs {
+			heldOutIsBlind(t, e, real)
 		}
-		blind := &Timeline{Experiment: real.Experiment, TickPhase: real.TickPhase, Actions: real.Actions, Placement: real.Placement,
-			// the observation's length is the schedule's too
-			Events: []Event{{At: 1, What: "down", OSD: 0}}, Samples: []Sample{{At: real.end(), Clean: 1}}}
-		b, err := Simulate(e, blind, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%s: the simulated run depends on what the real run measured", e.Name)
-		}
+	}
+}
+
+// heldOutIsBlind: the simulated run of a real run's schedule is the same
+// whatever the real run measured.
+func heldOutIsBlind(t *testing.T, e *Experiment, real *Timeline) {
+	t.Helper()
+	a, err := Simulate(e, real, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blind := &Timeline{Experiment: real.Experiment, TickPhase: real.TickPhase, Actions: real.Actions, Placement: real.Placement,
+		// the observation's length is the schedule's too
+		Events: []Event{{At: 1, What: "down", OSD: 0}}, Samples: []Sample{{At: real.end(), Clean: 1}}}
+	b, err := Simulate(e, blind, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("%s (%s): the simulated run depends on what the real run measured", e.Name, real.Started)
 	}
 }

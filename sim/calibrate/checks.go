@@ -3,18 +3,21 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
 // Check is one comparison of an experiment: a value read the same way
-// from the real and the simulated timeline, and how far the simulated one
-// may be from the real one - below by Lo, above by Hi, each the larger of
-// an absolute and a relative (to the real value) bound - with the reason.
-// An order check (Order) instead requires the same order of events.
+// from the real and the simulated timelines, and how far the simulated one
+// may be from what the real runs showed - below their least by Lo, above
+// their greatest by Hi, each the larger of an absolute and a relative (to
+// that real value) bound - with the reason. An order check (Order) instead
+// requires an order of events some real run showed.
 type Check struct {
 	Name  string
 	Value Value
-	// Lo and Hi bound simulated - real: -Lo.tol(real) <= sim - real <= Hi.tol(real).
+	// Lo and Hi bound the median of the simulated values (checks.go, run):
+	// min(real) - Lo.of(min(real)) <= sim <= max(real) + Hi.of(max(real)).
 	Lo, Hi Tol
 	// Order lists events (what, osd) both runs must show in this order.
 	Order []EventRef
@@ -255,56 +258,147 @@ func served(from string, n int, skip float64, to string, k int) Value {
 	}}
 }
 
-// CheckResult is a check's outcome.
+// CheckResult is a check's outcome over an experiment's runs: each real
+// run and the simulated runs of its schedule (one per seed).
 type CheckResult struct {
-	Check     *Check
-	Real, Sim float64
-	RealOK    bool
-	SimOK     bool
-	Lo, Hi    float64 // the tolerance applied
-	RealOrder string
-	SimOrder  string
-	Pass      bool
-	Problem   string
+	Check *Check
+	// Real is the value in each real run; Sim the median of its simulated
+	// runs', and SimMin and SimMax their range.
+	Real, Sim, SimMin, SimMax []float64
+	// RealOK and SimOK: every real (simulated) run shows the value.
+	RealOK, SimOK bool
+	// Lo and Hi bound the simulated medians: the real runs' range widened
+	// by the tolerance below and above.
+	Lo, Hi float64
+	// RealOrder is each real run's order of events (an order check),
+	// SimOrder the most common order of each run's simulated runs.
+	RealOrder, SimOrder []string
+	Pass                bool
+	Problem             string
 }
 
-// run judges one check.
-func (c *Check) run(real, sim *Timeline) CheckResult {
-	r := CheckResult{Check: c}
+// run judges one check over the runs: reals[i] is a real run and sims[i]
+// the simulated runs of its schedule. Ceph differs from itself run to run,
+// and so does the model (the order in which PGs peer): a check passes when
+// the median of each run's simulated values lies within the tolerance of
+// the range the real runs showed, [min - Lo, max + Hi]; an order check,
+// when the most common order of each run's simulated runs is one some real
+// run showed.
+func (c *Check) run(reals []*Timeline, sims [][]*Timeline) CheckResult {
+	r := CheckResult{Check: c, RealOK: true, SimOK: true}
 	if len(c.Order) > 0 {
-		r.RealOrder, r.RealOK = eventOrder(real, c.Order)
-		r.SimOrder, r.SimOK = eventOrder(sim, c.Order)
-		r.Pass = r.RealOK && r.SimOK && r.RealOrder == r.SimOrder
+		for i := range reals {
+			ro, ok := eventOrder(reals[i], c.Order)
+			r.RealOrder, r.RealOK = append(r.RealOrder, ro), r.RealOK && ok
+			var orders []string
+			for _, s := range sims[i] {
+				so, ok := eventOrder(s, c.Order)
+				orders, r.SimOK = append(orders, so), r.SimOK && ok
+			}
+			r.SimOrder = append(r.SimOrder, mode(orders))
+		}
+		r.Pass = r.RealOK && r.SimOK
+		for _, so := range r.SimOrder {
+			r.Pass = r.Pass && slices.Contains(r.RealOrder, so)
+		}
 		if !r.Pass {
-			r.Problem = fmt.Sprintf("%s: real %s; simulated %s", c.Name, r.RealOrder, r.SimOrder)
+			r.Problem = fmt.Sprintf("%s: real %s; simulated %s", c.Name, strings.Join(uniq(r.RealOrder), " | "), strings.Join(uniq(r.SimOrder), " | "))
 		}
 		return r
 	}
-	r.Real, r.RealOK = c.Value.Of(real)
-	r.Sim, r.SimOK = c.Value.Of(sim)
+	for i := range reals {
+		rv, ok := c.Value.Of(reals[i])
+		r.Real, r.RealOK = append(r.Real, rv), r.RealOK && ok
+		var vs []float64
+		for _, s := range sims[i] {
+			v, ok := c.Value.Of(s)
+			vs, r.SimOK = append(vs, v), r.SimOK && ok
+		}
+		r.Sim = append(r.Sim, median(vs))
+		r.SimMin, r.SimMax = append(r.SimMin, slices.Min(vs)), append(r.SimMax, slices.Max(vs))
+	}
 	switch {
 	case !r.RealOK:
-		r.Problem = fmt.Sprintf("%s: the real run does not show %s", c.Name, c.Value.Desc)
+		r.Problem = fmt.Sprintf("%s: a real run does not show %s", c.Name, c.Value.Desc)
 	case !r.SimOK:
 		r.Problem = fmt.Sprintf("%s: the simulator does not show %s", c.Name, c.Value.Desc)
 	default:
-		r.Lo, r.Hi = c.Lo.of(r.Real), c.Hi.of(r.Real)
-		d := r.Sim - r.Real
-		r.Pass = d >= -r.Lo-1e-9 && d <= r.Hi+1e-9
+		lo, hi := slices.Min(r.Real), slices.Max(r.Real)
+		r.Lo, r.Hi = lo-c.Lo.of(lo), hi+c.Hi.of(hi)
+		r.Pass = true
+		for _, v := range r.Sim {
+			r.Pass = r.Pass && v >= r.Lo-1e-9 && v <= r.Hi+1e-9
+		}
 		if !r.Pass {
-			r.Problem = fmt.Sprintf("%s: real %s, simulated %s (allowed %s)", c.Name, num(r.Real, c.Value.Unit), num(r.Sim, c.Value.Unit), r.Allowed())
+			r.Problem = fmt.Sprintf("%s: real %s, simulated %s (allowed %s)", c.Name, r.Reals(), r.Sims(), r.Allowed())
 		}
 	}
 	return r
 }
 
-// Allowed renders the tolerance applied.
+// mode is the most common string (of those as common, the first to get
+// there).
+func mode(ss []string) string {
+	count := map[string]int{}
+	best := ""
+	for _, s := range ss {
+		if count[s]++; count[s] > count[best] {
+			best = s
+		}
+	}
+	return best
+}
+
+// median is the middle value (the mean of the middle two of an even count).
+func median(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Reals renders the real runs' values; Sims the simulated ones.
+func (r CheckResult) Reals() string { return nums(r.Real, r.Check.Value.Unit) }
+
+// Sims renders each run's simulated median and, when the seeds differ,
+// their range.
+func (r CheckResult) Sims() string {
+	u := r.Check.Value.Unit
+	var out []string
+	for i, m := range r.Sim {
+		s := num(m, u)
+		if lo, hi := num(r.SimMin[i], u), num(r.SimMax[i], u); lo != hi {
+			s += fmt.Sprintf(" (%s to %s)", lo, hi)
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// Allowed renders the range the simulated value must lie in.
 func (r CheckResult) Allowed() string {
 	u := r.Check.Value.Unit
-	if r.Lo == r.Hi {
-		return "±" + num(r.Lo, u)
+	return fmt.Sprintf("%s to %s", num(r.Lo, u), num(r.Hi, u))
+}
+
+func nums(vs []float64, unit string) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, num(v, unit))
 	}
-	return fmt.Sprintf("-%s/+%s", num(r.Lo, u), num(r.Hi, u))
+	return strings.Join(out, ", ")
+}
+
+func uniq(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // eventOrder is the events' order in a timeline (ok false: one is missing).

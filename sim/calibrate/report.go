@@ -47,7 +47,7 @@ func (r *Report) Pass() bool {
 // experiments whose checks it fails (known gaps aside) among those the
 // shipped model passes - an experiment the shipped model fails too
 // rejects nothing.
-func Perturb(reals map[string]*Timeline) []PerturbationResult {
+func Perturb(reals map[string][]*Timeline) []PerturbationResult {
 	var out []PerturbationResult
 	passes := map[string]bool{}
 	for _, e := range Experiments {
@@ -141,14 +141,18 @@ func (c *Comparison) markdown(b *strings.Builder, plot func(e *Experiment) strin
 	b.WriteString(e.Doc + "\n\n")
 	fmt.Fprintf(b, "%d hosts x %d OSDs, 3 mons, pool of %d PGs (size %d, min_size %d, host failure domain), %d objects of %d KiB per PG (%.0f MB), the writer rewrites %.0f objects/s. ",
 		e.Hosts, e.OSDsPerHost, e.PGs, e.Size, e.MinSize, e.Objects, e.ObjectKiB, e.DataMB(), e.WritesPerSec)
-	fmt.Fprintf(b, "Real run: %s", c.Real.Source)
-	if c.Real.Machine != "" {
-		fmt.Fprintf(b, ", %s", c.Real.Machine)
+	fmt.Fprintf(b, "Real runs (%d), oldest first; the simulator plays each run's actions at that run's times, with %d seeds (the median judged, the seeds' range in brackets):\n\n", len(c.Real), Seeds)
+	for i, r := range c.Real {
+		fmt.Fprintf(b, "%d. %s", i+1, r.Source)
+		if r.Machine != "" {
+			fmt.Fprintf(b, ", %s", r.Machine)
+		}
+		if r.Started != "" {
+			fmt.Fprintf(b, ", %s", r.Started)
+		}
+		b.WriteString("\n")
 	}
-	if c.Real.Started != "" {
-		fmt.Fprintf(b, ", %s", c.Real.Started)
-	}
-	b.WriteString(".\n\nCeph settings: ")
+	b.WriteString("\nCeph settings: ")
 	cfg := e.CephConfig()
 	var kv []string
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
@@ -158,19 +162,27 @@ func (c *Comparison) markdown(b *strings.Builder, plot func(e *Experiment) strin
 	if p := plot(e); p != "" {
 		fmt.Fprintf(b, "![%s](%s)\n\n", e.Name, p)
 	}
-	b.WriteString("| action | real (s) | simulated (s) |\n|---|---|---|\n")
-	for i, a := range c.Real.Actions {
-		s := "not played"
-		if i < len(c.Sim.Actions) {
-			s = fmt.Sprintf("%.1f", c.Sim.Actions[i].At)
-		}
+	b.WriteString("| action |")
+	for i := range c.Real {
+		fmt.Fprintf(b, " run %d (s) |", i+1)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(c.Real)) + "\n")
+	for i, a := range c.Real[0].Actions {
 		what := a.Do
 		if len(a.Hosts) > 0 {
 			what += fmt.Sprintf(" host %v", a.Hosts)
 		}
-		fmt.Fprintf(b, "| %s | %.1f | %s |\n", what, a.At, s)
+		fmt.Fprintf(b, "| %s |", what)
+		for _, r := range c.Real {
+			at := "-"
+			if i < len(r.Actions) {
+				at = fmt.Sprintf("%.1f", r.Actions[i].At)
+			}
+			fmt.Fprintf(b, " %s |", at)
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n| check | real | simulated | allowed (simulated - real) | verdict | why |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\n| check | real, run by run | simulated median, run by run | allowed (the real range and its tolerance) | verdict | why |\n|---|---|---|---|---|---|\n")
 	for _, r := range c.Results {
 		ch := r.Check
 		v := "ok"
@@ -181,17 +193,20 @@ func (c *Comparison) markdown(b *strings.Builder, plot func(e *Experiment) strin
 			}
 		}
 		if len(ch.Order) > 0 {
-			fmt.Fprintf(b, "| %s | %s | %s | same | %s | %s |\n", ch.Name, r.RealOrder, r.SimOrder, v, ch.Why)
+			fmt.Fprintf(b, "| %s | %s | %s | an order a real run showed | %s | %s |\n", ch.Name, strings.Join(uniq(r.RealOrder), "; "), strings.Join(uniq(r.SimOrder), "; "), v, ch.Why)
 			continue
 		}
-		rv, sv := "not seen", "not seen"
-		if r.RealOK {
-			rv = num(r.Real, ch.Value.Unit)
+		rv, sv, allowed := r.Reals(), r.Sims(), r.Allowed()
+		if !r.RealOK || !r.SimOK {
+			allowed = "-"
 		}
-		if r.SimOK {
-			sv = num(r.Sim, ch.Value.Unit)
+		if !r.RealOK {
+			rv = "not seen in every run: " + rv
 		}
-		fmt.Fprintf(b, "| %s: %s | %s | %s | %s | %s | %s |\n", ch.Name, ch.Value.Desc, rv, sv, r.Allowed(), v, tolWhy(ch))
+		if !r.SimOK {
+			sv = "not seen in every run: " + sv
+		}
+		fmt.Fprintf(b, "| %s: %s | %s | %s | %s | %s | %s |\n", ch.Name, ch.Value.Desc, rv, sv, allowed, v, tolWhy(ch))
 	}
 	b.WriteString("\n")
 	if c.Gap != "" {
@@ -220,10 +235,11 @@ func writeProblems(b *strings.Builder, ps []string) {
 	b.WriteString("\n")
 }
 
-// SVG plots an experiment's real and simulated curves: PGs not
+// SVG plots an experiment's newest real run and its simulated run: PGs not
 // active+clean and inactive, PGs moving data, the data moved, with the
 // actions marked.
 func (c *Comparison) SVG() string {
+	real, simulated := c.Real[len(c.Real)-1], c.Sim[len(c.Sim)-1][0]
 	curve := func(t *Timeline, f func(Sample) float64) ([]float64, []float64) {
 		var x, y []float64
 		for _, s := range t.Samples {
@@ -237,14 +253,14 @@ func (c *Comparison) SVG() string {
 		return sim.Series{Name: name, Color: color, Dash: dash, Step: true, X: x, Y: y}
 	}
 	both := func(name, color string, f func(Sample) float64) []sim.Series {
-		return []sim.Series{line(name+" (real)", color, false, c.Real, f), line(name+" (sim)", color, true, c.Sim, f)}
+		return []sim.Series{line(name+" (real)", color, false, real, f), line(name+" (sim)", color, true, simulated, f)}
 	}
 	panels := []sim.Panel{
 		{YLabel: "PGs", Series: append(both("not active+clean", "#fb8c00", notCleanPGs.f), both("inactive", "#e53935", inactivePGs.f)...)},
 		{YLabel: "PGs moving data", Series: both("recovering/backfilling", "#1e88e5", recovering.f)},
 		{YLabel: "MB moved", Series: both("recovered+backfilled", "#00897b", movedMB.f)},
 	}
-	if len(c.Real.Writes) > 0 && c.Exp.Sim == simCluster {
+	if len(real.Writes) > 0 && c.Exp.Sim == simCluster {
 		share := func(t *Timeline) sim.Series {
 			var x, y []float64
 			for _, w := range t.Writes {
@@ -254,17 +270,17 @@ func (c *Comparison) SVG() string {
 			}
 			return sim.Series{X: x, Y: y, Step: true}
 		}
-		r, s := share(c.Real), share(c.Sim)
+		r, s := share(real), share(simulated)
 		r.Name, r.Color, s.Name, s.Color, s.Dash = "writes accepted (real)", "#8e24aa", "served PGs (sim)", "#8e24aa", true
 		panels = append(panels, sim.Panel{YLabel: "share of writes", Series: []sim.Series{r, s}})
 	}
 	var marks []sim.Mark
-	for _, a := range c.Real.Actions {
+	for _, a := range real.Actions {
 		l := a.Do
 		if len(a.Hosts) > 0 {
 			l += fmt.Sprint(a.Hosts)
 		}
 		marks = append(marks, sim.Mark{X: a.At, Label: l})
 	}
-	return sim.PlotsSVG(fmt.Sprintf("%s: real (solid) and simulated (dashed)", c.Exp.Name), "seconds from the first action", panels, marks)
+	return sim.PlotsSVG(fmt.Sprintf("%s, run %d of %d: real (solid) and simulated, seed 1 (dashed)", c.Exp.Name, len(c.Real), len(c.Real)), "seconds from the first action", panels, marks)
 }

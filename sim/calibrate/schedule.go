@@ -39,7 +39,7 @@ func Schedule(e *Experiment) (*Timeline, error) {
 		case WhenAfter:
 			at = last + s.After
 		case WhenClean, WhenMoved:
-			run, err := Simulate(e, t, nil)
+			run, err := Simulate(e, t, nil, 1)
 			if err != nil {
 				return nil, err
 			}

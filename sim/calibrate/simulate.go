@@ -22,9 +22,16 @@ import (
 // this loaded machine (host-hang 2.1 s per PG over its two rounds,
 // host-loss-2osd 1.2 s; the model's pg_temp round after an out and its
 // round after each backfill count separately; it was 1 s, which left
-// every run's inactive PG-seconds 2-3x short). nodeBootTime 0: the experiments
-// restart daemons, no machine boots. jitter 0: one deterministic run.
-var Platform = map[string]string{"osdBootTime": "3s", "peeringTime": "1.5s", "nodeBootTime": "0s", "jitter": "0"}
+// every run's inactive PG-seconds 2-3x short). peeringSpread 0.67: a PG
+// peers for 0.5-2.5 s, in no fixed order, so which PGs of equal priority
+// get their reservations first varies from run to run as in Ceph (Seeds).
+// nodeBootTime 0: the experiments restart daemons, no machine boots.
+// jitter 0: no other spread.
+var Platform = map[string]string{"osdBootTime": "3s", "peeringTime": "1.5s", "peeringSpread": "0.67", "nodeBootTime": "0s", "jitter": "0"}
+
+// Seeds are the simulated runs of each real run's schedule: the model's
+// own run-to-run spread (peeringSpread), judged by its median (checks.go).
+const Seeds = 7
 
 // recoveryOpTime is what one recovery or backfill push takes on this
 // machine besides osd_recovery_sleep_hdd. Set from the development
@@ -100,9 +107,9 @@ var faultOf = map[string]sim.FaultKind{
 const clientMachine = 0
 
 // Simulate runs an experiment in the simulator with the real run's
-// actions; adjust, when not nil, changes the parameters first (a
-// perturbed model).
-func Simulate(e *Experiment, real *Timeline, adjust func(*sim.Params)) (*Timeline, error) {
+// actions, with the seed's draws; adjust, when not nil, changes the
+// parameters first (a perturbed model).
+func Simulate(e *Experiment, real *Timeline, adjust func(*sim.Params), seed uint64) (*Timeline, error) {
 	p, err := Params(e)
 	if err != nil {
 		return nil, err
@@ -112,11 +119,11 @@ func Simulate(e *Experiment, real *Timeline, adjust func(*sim.Params)) (*Timelin
 	}
 	t0 := simStart(real)
 	ms := func(s float64) sim.Time { return sim.Time(math.Round(s * 1000)) }
-	cfg := sim.Config{Name: e.Name, Params: p, Policy: sim.Policies["never"], Seed: 1, Record: true, KeepGoing: true,
+	cfg := sim.Config{Name: e.Name, Params: p, Policy: sim.Policies["never"], Seed: seed, Record: true, KeepGoing: true,
 		Cluster: sim.Cluster{Machines: e.Hosts, OSDsPerMachine: e.OSDsPerHost, PGs: e.PGs, Mons: Mons, MonsOn: []int{0, 1, 2}, OperatorOn: -1,
 			Placement: real.Placement},
-		Duration: t0 + ms(real.end()) + sim.Minute}
-	out := &Timeline{Experiment: e.Name, Source: "simulator (fenceproof sim, policy never, seed 1)", TickPhase: real.TickPhase}
+		Duration: t0 + ms(real.end()) + 10*sim.Minute}
+	out := &Timeline{Experiment: e.Name, Source: fmt.Sprintf("simulator (fenceproof sim, policy never, seed %d)", seed), TickPhase: real.TickPhase}
 	switch e.Sim {
 	case simBlocklist:
 		if err := blocklistConfig(&cfg, real, t0); err != nil {
@@ -126,7 +133,10 @@ func Simulate(e *Experiment, real *Timeline, adjust func(*sim.Params)) (*Timelin
 		lockConfig(&cfg, real, t0)
 	}
 	for _, a := range real.Actions {
-		out.Actions = append(out.Actions, Action{At: a.At, Do: a.Do, Hosts: a.Hosts, Client: a.Client})
+		// at the millisecond the fault is played: an event at that instant
+		// comes after it (a quorum regained at once)
+		played := float64(ms(a.At)) / 1000
+		out.Actions = append(out.Actions, Action{At: played, Do: a.Do, Hosts: a.Hosts, Client: a.Client})
 		k, ok := faultOf[a.Do]
 		if !ok {
 			continue

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Timeline is what one run of an experiment showed, real or simulated, on
 // a clock in seconds from the experiment's first action (t0). The real
-// runs' timelines are checked in (fixtures/sim-calibration/<name>.json);
-// the simulator's are computed.
+// runs' timelines are checked in, every run of an experiment kept
+// (fixtures/sim-calibration/<name>/<started>.json); the simulator's are
+// computed.
 type Timeline struct {
 	Experiment string `json:"experiment"`
 	// Source names the run: the Ceph version, or the simulator.
@@ -104,18 +106,51 @@ func Load(path string) (*Timeline, error) {
 	return &t, nil
 }
 
-// Save writes the timeline to dir/<experiment>.json.
+// Save writes the timeline to dir/<experiment>/<started>.json, next to the
+// experiment's other runs.
 func (t *Timeline) Save(dir string) (string, error) {
 	t.sort()
 	raw, err := json.MarshalIndent(t, "", " ")
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	d := filepath.Join(dir, t.Experiment)
+	if err := os.MkdirAll(d, 0o755); err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, t.Experiment+".json")
+	p := filepath.Join(d, t.runName()+".json")
 	return p, os.WriteFile(p, append(raw, '\n'), 0o644)
+}
+
+// runName names a run's file by its start (20261128T170151Z), "run"
+// when it has none.
+func (t *Timeline) runName() string {
+	if ts, err := time.Parse(time.RFC3339, t.Started); err == nil {
+		return ts.UTC().Format("20060102T150405Z")
+	}
+	return "run"
+}
+
+// LoadRuns reads every run of an experiment under dir (dir/<name>/*.json),
+// oldest first; none is not an error.
+func LoadRuns(dir, name string) ([]*Timeline, error) {
+	files, err := filepath.Glob(filepath.Join(dir, name, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var runs []*Timeline
+	for _, f := range files {
+		t, err := Load(f)
+		if err != nil {
+			return nil, err
+		}
+		if t.Experiment != name {
+			return nil, fmt.Errorf("%s: a run of %q among %q's", f, t.Experiment, name)
+		}
+		runs = append(runs, t)
+	}
+	return runs, nil
 }
 
 func (t *Timeline) validate() error {

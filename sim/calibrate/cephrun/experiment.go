@@ -109,6 +109,9 @@ func (x *run) run(ctx context.Context) (*calibrate.Timeline, error) {
 	return x.timeline(ctx)
 }
 
+// marksDown are the actions whose hosts' OSDs the mon marks down.
+var marksDown = map[string]bool{"kill-host": true, "pause-host": true, "power-off": true}
+
 // wait waits for step i's condition and returns when it acts.
 func (x *run) wait(ctx context.Context, i int, s calibrate.Step, last time.Time, displacedMB float64) (time.Time, error) {
 	sleepUntil := func(t time.Time) error {
@@ -137,7 +140,22 @@ func (x *run) wait(ctx context.Context, i int, s calibrate.Step, last time.Time,
 		t := last.Add(seconds(s.After))
 		return t, sleepUntil(t)
 	case calibrate.WhenClean:
-		if err := x.obs.waitClean(ctx, last, 8*time.Minute); err != nil {
+		// clean after the previous step took effect: a host it stopped is
+		// marked down first (a cluster still settling from its setup may
+		// look clean again before the grace, and the step would come
+		// before the fault it waits on)
+		since := last
+		if i > 0 && marksDown[x.e.Script[i-1].Do] {
+			var osds []int
+			for _, h := range x.e.Script[i-1].Hosts {
+				osds = append(osds, x.e.OSDs(h)...)
+			}
+			var err error
+			if since, err = x.obs.waitDown(ctx, osds, 2*time.Minute); err != nil {
+				return time.Time{}, err
+			}
+		}
+		if err := x.obs.waitClean(ctx, since, 8*time.Minute); err != nil {
 			return time.Time{}, err
 		}
 		t := time.Now().Add(seconds(s.After))

@@ -209,6 +209,30 @@ func (o *observer) waitClean(ctx context.Context, since time.Time, limit time.Du
 	return fmt.Errorf("the PGs were not all active+clean within %s", limit)
 }
 
+// waitDown waits until every OSD of osds is marked down and returns when
+// it saw that.
+func (o *observer) waitDown(ctx context.Context, osds []int, limit time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		o.mu.Lock()
+		down := true
+		for _, id := range osds {
+			up, known := o.osdUp[id]
+			down = down && known && !up
+		}
+		o.mu.Unlock()
+		if down {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	return time.Time{}, fmt.Errorf("osds %v were not marked down within %s", osds, limit)
+}
+
 // waitMoved waits until recovery and backfill moved want MB since t0.
 func (o *observer) waitMoved(ctx context.Context, want float64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
