@@ -11,10 +11,10 @@ import (
 // Comparison is an experiment's real runs and the simulated runs of each
 // one's schedule, side by side: Sim[i] are Real[i]'s, one per seed.
 type Comparison struct {
-	Exp  *Experiment
-	Real []*Timeline
-	Sim  [][]*Timeline
-	Results   []CheckResult
+	Exp     *Experiment
+	Real    []*Timeline
+	Sim     [][]*Timeline
+	Results []CheckResult
 	// Problems lists every check beyond its tolerance.
 	Problems []string
 	// Gap names the known model gap that excuses some failing checks

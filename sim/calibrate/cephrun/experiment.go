@@ -79,7 +79,13 @@ func (x *run) run(ctx context.Context) (*calibrate.Timeline, error) {
 		return nil, err
 	}
 	defer x.bg.stop()
+	// the writer runs, and the cluster is settled: clean for a few seconds,
+	// not just at one sample (a PG caught not clean at t0 reads as the
+	// experiment's own effect, and its return to clean as the end of it)
 	time.Sleep(3 * time.Second)
+	if err := x.obs.waitSettled(ctx, 5*time.Second, 2*time.Minute); err != nil {
+		x.log.Warn("calibrate: starting on a cluster that is not settled", "experiment", e.Name, "why", err.Error())
+	}
 	displaced := 0.0
 	var last time.Time
 	for i, s := range e.Script {

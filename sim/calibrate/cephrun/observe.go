@@ -29,14 +29,17 @@ type observer struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu        sync.Mutex
-	raw       []rawSample
-	acting    map[string][]int // PG -> acting OSDs, last seen
-	osdUp     map[int]bool
-	osdIn     map[int]bool
-	ev        []calibrate.Event
-	quorumOK  bool
-	notClean  time.Time // the last sample not all active+clean
+	mu       sync.Mutex
+	raw      []rawSample
+	acting   map[string][]int // PG -> acting OSDs, last seen
+	osdUp    map[int]bool
+	osdIn    map[int]bool
+	ev       []calibrate.Event
+	quorumOK bool
+	notClean time.Time // the last sample not all active+clean
+	// unclean names the PGs of the last sample not all active+clean and
+	// their states
+	unclean   []string
 	lastClean bool
 	seen      time.Time // the last sample's time
 }
@@ -102,6 +105,7 @@ func (o *observer) pollPGs() {
 	prefix := strconv.Itoa(o.x.poolID) + "."
 	var s calibrate.Sample
 	var moved float64
+	var unclean []string
 	n := 0
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -120,6 +124,9 @@ func (o *observer) pollPGs() {
 			s.Clean++
 		default:
 			s.Active++
+		}
+		if p.State != "active+clean" && !strings.HasPrefix(p.State, "active+clean+scrub") && !strings.HasPrefix(p.State, "active+clean+deep") {
+			unclean = append(unclean, p.PGID+" "+p.State)
 		}
 		if strings.Contains(st, "+recovering+") || strings.Contains(st, "+backfilling+") {
 			s.Recovering++
@@ -147,6 +154,7 @@ func (o *observer) pollPGs() {
 	o.lastClean = s.Clean == n
 	if !o.lastClean {
 		o.notClean = at
+		o.unclean = unclean
 	}
 }
 
@@ -207,6 +215,30 @@ func (o *observer) waitClean(ctx context.Context, since time.Time, limit time.Du
 		}
 	}
 	return fmt.Errorf("the PGs were not all active+clean within %s", limit)
+}
+
+// waitSettled waits until every PG has been active+clean for quiet (the
+// last sample not clean is that old); after limit it gives up and says
+// which PGs were not.
+func (o *observer) waitSettled(ctx context.Context, quiet, limit time.Duration) error {
+	start := time.Now()
+	deadline := start.Add(limit)
+	for time.Now().Before(deadline) {
+		o.mu.Lock()
+		ok := o.lastClean && o.seen.After(start) && time.Since(o.notClean) >= quiet
+		o.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return fmt.Errorf("the PGs were not active+clean for %s within %s (last not clean: %s)", quiet, limit, strings.Join(o.unclean, ", "))
 }
 
 // waitDown waits until every OSD of osds is marked down and returns when
