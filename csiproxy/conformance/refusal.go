@@ -27,12 +27,14 @@ type refusal struct {
 // refusalSpecs registers one rule per RPC of restrict.RPCs: every case of
 // every checked field's kind is sent in that field, the others valid, on
 // every served version that has the RPC, and each must be refused. The
-// RPCs whose cases would empty a kubelet directory on a host that accepted
-// them (RmdirContents) run last, so such a host fails only their rule.
+// RPCs whose accepted cases remove what other rules' cases lead through
+// run last, so a host that accepts them fails only their rules:
+// RmdirContents would empty a kubelet directory, and Rmdir, last of all,
+// deletes the escape link when it accepts an 8.3 alias naming it.
 func refusalSpecs(s *state) {
 	rpcs := slices.Clone(restrict.RPCs)
 	slices.SortStableFunc(rpcs, func(a, b restrict.RPC) int {
-		return cmp.Compare(emptiesDirs(a), emptiesDirs(b))
+		return cmp.Compare(removes(a), removes(b))
 	})
 	for _, r := range rpcs {
 		r := r
@@ -40,9 +42,15 @@ func refusalSpecs(s *state) {
 	}
 }
 
-func emptiesDirs(r restrict.RPC) int {
-	if r.Method == "RmdirContents" {
+// removes ranks the RPCs by what an accepted case of theirs removes: 0
+// nothing later rules need, 1 a kubelet directory's contents, 2 the
+// escape link itself.
+func removes(r restrict.RPC) int {
+	switch r.Method {
+	case "RmdirContents":
 		return 1
+	case "Rmdir":
+		return 2
 	}
 	return 0
 }

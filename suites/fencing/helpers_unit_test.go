@@ -39,3 +39,14 @@ func TestAuditSinceKeepsLaterRecordsAndOtherLines(t *testing.T) {
 		t.Errorf("auditSince = %q", got)
 	}
 }
+
+// TestLateAckIsNotJudgedLost pins the lost-ack flake of FENCING-002: a
+// write acknowledged after the evidence's snapshot time, whose writer log
+// was read after the audit log, is left out of the oracle's writer log.
+func TestLateAckIsNotJudgedLost(t *testing.T) {
+	in := "{\"client\":\"a\",\"seq\":1,\"t_ns\":5,\"outcome\":\"ok\"}\n{\"client\":\"a\",\"seq\":2,\"t_ns\":15,\"outcome\":\"ok\"}\nnot json\n"
+	got := string(ackedBy([]byte(in), 10))
+	if !strings.Contains(got, `"seq":1`) || strings.Contains(got, `"seq":2`) || !strings.Contains(got, "not json") {
+		t.Errorf("ackedBy = %q", got)
+	}
+}

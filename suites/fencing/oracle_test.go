@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/fenceproof/fenceproof/audit"
-	"github.com/fenceproof/fenceproof/internal/fencekind"
 )
 
 // oracleRun is the write-audit oracle (audit) over the evidence
@@ -40,10 +39,11 @@ func (c *fcase) oracleRun(ev *evidence) *audit.Result {
 		files.DriverLogs = append(files.DriverLogs, f)
 	}
 	// A writer whose pod is gone (the rehearsal's stale one) has no log;
-	// the audit log still has its writes.
+	// the audit log still has its writes. A writer log is read while it
+	// still writes: only what was acknowledged by ev.until is judged.
 	for _, id := range slices.Sorted(maps.Keys(ev.writers)) {
 		f := filepath.Join(dir, "writer-"+id+".log")
-		Expect(os.WriteFile(f, ev.writers[id], 0o644)).To(Succeed())
+		Expect(os.WriteFile(f, ackedBy(ev.writers[id], ev.until), 0o644)).To(Succeed())
 		files.WriterLogs = append(files.WriterLogs, f)
 	}
 	Expect(os.WriteFile(filepath.Join(dir, "replay.sh"), []byte(replayCommand(files, c.start.UnixNano())), 0o755)).To(Succeed())
@@ -59,10 +59,26 @@ func (c *fcase) oracleRun(ev *evidence) *audit.Result {
 
 // auditSince keeps the audit lines with t_ns >= from (others unchanged).
 func auditSince(b []byte, from int64) []byte {
+	return keepTimed(b, func(tNs int64) bool { return tNs >= from })
+}
+
+// ackedBy keeps a writer log's attempts that ended by until (others
+// unchanged): the evidence's audit log was read after until, so it holds
+// every write acknowledged by then, and none acknowledged later needs to
+// be in it yet.
+func ackedBy(b []byte, until int64) []byte {
+	return keepTimed(b, func(tNs int64) bool { return tNs <= until })
+}
+
+// keepTimed keeps the JSON lines whose t_ns keep accepts, and every line
+// that is not a JSON object.
+func keepTimed(b []byte, keep func(tNs int64) bool) []byte {
 	out := make([]byte, 0, len(b))
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		var rec fencekind.Accepted
-		if json.Unmarshal(line, &rec) == nil && rec.TNs < from {
+		var rec struct {
+			TNs int64 `json:"t_ns"`
+		}
+		if json.Unmarshal(line, &rec) == nil && !keep(rec.TNs) {
 			continue
 		}
 		out = append(out, line...)
