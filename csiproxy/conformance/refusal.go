@@ -27,10 +27,11 @@ type refusal struct {
 // refusalSpecs registers one rule per RPC of restrict.RPCs: every case of
 // every checked field's kind is sent in that field, the others valid, on
 // every served version that has the RPC, and each must be refused. The
-// RPCs whose accepted cases remove what other rules' cases lead through
-// run last, so a host that accepts them fails only their rules:
-// RmdirContents would empty a kubelet directory, and Rmdir, last of all,
-// deletes the escape link when it accepts an 8.3 alias naming it.
+// RPCs whose accepted cases may remove the escape link other rules' cases
+// lead through run last, each rule's cases through the link first, and
+// once such an RPC accepted a case that may name an existing entry no
+// later case through the link is sent: a host that accepts them fails
+// only their rules.
 func refusalSpecs(s *state) {
 	rpcs := slices.Clone(restrict.RPCs)
 	slices.SortStableFunc(rpcs, func(a, b restrict.RPC) int {
@@ -42,15 +43,60 @@ func refusalSpecs(s *state) {
 	}
 }
 
-// removes ranks the RPCs by what an accepted case of theirs removes: 0
-// nothing later rules need, 1 a kubelet directory's contents, 2 the
-// escape link itself.
+// removes ranks the RPCs whose accepted cases may remove the escape link
+// (0: none), in the order their rules run last: Rmdir deletes it only
+// when a drawn 8.3 alias names it, RmdirContents whenever it empties the
+// pod directory.
 func removes(r restrict.RPC) int {
 	switch r.Method {
-	case "RmdirContents":
-		return 1
 	case "Rmdir":
+		return 1
+	case "RmdirContents":
 		return 2
+	}
+	return 0
+}
+
+// fresh reports whether a case's path ends in a name the suite drew, so
+// that it names nothing on the host; the others may name an existing
+// entry (a kubelet directory, an alias, the parent).
+func fresh(c restrict.Case) bool {
+	return strings.Contains(c.Value, "{s}") || strings.Contains(c.Value, "{u}")
+}
+
+// escapeStands asks the host whether the escape link is still a link
+// below both kubelet directories; a host that cannot say (none of its
+// filesystem versions answers IsSymlink) counts it gone.
+func (s *state) escapeStands(ctx context.Context) bool {
+	for _, dir := range []string{s.cfg.PodPath, s.cfg.PluginsPath} {
+		stands := false
+		for _, gv := range s.of("filesystem", "IsSymlink") {
+			if ok, err := isLink(ctx, s.client(gv).(api.FilesystemClient), dir+`\`+s.cfg.EscapeLink); err == nil {
+				stands = ok
+				break
+			}
+		}
+		if !stands {
+			return false
+		}
+	}
+	return true
+}
+
+// escapeFirst orders a kind's cases with those through the escape link
+// first, so that a rule's own accepted removals cannot take their premise
+// away.
+func escapeFirst(cases []restrict.Case) []restrict.Case {
+	out := slices.Clone(cases)
+	slices.SortStableFunc(out, func(a, b restrict.Case) int {
+		return cmp.Compare(throughEscape(b), throughEscape(a))
+	})
+	return out
+}
+
+func throughEscape(c restrict.Case) int {
+	if strings.Contains(c.Value, "{escape}") {
+		return 1
 	}
 	return 0
 }
@@ -87,7 +133,7 @@ func (s *state) refuseAll(ctx context.Context, r restrict.RPC) {
 			s.probe(ctx, gv, r, fl, rule, p, how, &f)
 		}
 		for _, fl := range r.Fields {
-			for _, c := range restrict.CasesOf(fl.Kind) {
+			for _, c := range escapeFirst(restrict.CasesOf(fl.Kind)) {
 				rule, ok := s.cfg.Profile.RuleOf(c, r, fl)
 				if !ok || c.Rule == "SYSDISK-001" && !r.Changes {
 					continue
@@ -161,6 +207,8 @@ func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Probe) st
 	switch {
 	case strings.Contains(c.Value, "{escape}") && s.cfg.EscapeLink == "":
 		return "no --escape-link (a link leading outside the kubelet directories)"
+	case strings.Contains(c.Value, "{escape}") && s.escapeLost != "":
+		return "the escape link may be gone: accepted earlier: " + s.escapeLost
 	case strings.Contains(c.Value, "{osdisk}") && s.osDisk == "", strings.Contains(c.Value, "{osvolume}") && s.osVolume == "":
 		return "the OS disk is unknown (no volume v2alpha1 to ask)"
 	case !s.recorded && !s.cfg.Disruptive && disruptive(r, c):
@@ -179,7 +227,7 @@ func (s *state) unsendable(r restrict.RPC, c restrict.Case, p restrict.Probe) st
 // disruptive: a case a real node would feel if its host accepted it.
 func disruptive(r restrict.RPC, c restrict.Case) bool {
 	switch {
-	case r.Method == "RmdirContents" && !strings.Contains(c.Value, "{s}") && !strings.Contains(c.Value, "{u}"):
+	case r.Method == "RmdirContents" && !fresh(c):
 		return true // would empty a kubelet directory
 	case c.Rule == "SYSDISK-001" && (r.Method == "FormatVolume" || r.Method == "MountVolume"):
 		return true
@@ -231,6 +279,9 @@ func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, 
 	case err == nil:
 		f.add("%s: accepted", what)
 		b.undo(cctx, b.req)
+		if removes(r) > 0 && !fresh(c) && s.escapeLost == "" && !s.escapeStands(cctx) {
+			s.escapeLost = what
+		}
 	case s.recorded && s.cfg.Profile == restrict.Hardened && len(calls.Names) > 0 && !c.ByWindows && how.pair == nil:
 		// (with two bad fields, the one let through may be the other's)
 		f.add("%s: let through to Windows (%s), which failed: %v", what, strings.Join(calls.Names, ", "), status.Convert(err).Message())

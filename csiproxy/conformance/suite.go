@@ -109,6 +109,11 @@ type state struct {
 	// draw is the run's seeded source of names and probes.
 	draw     *restrict.Draw
 	refusals []refusal
+	// escapeLost is the first accepted request of a removing RPC
+	// (removes) that may name an existing entry: it may have deleted the
+	// escape link, so later cases through the link are not sent (their
+	// premise may not hold; the rule that accepted it fails already).
+	escapeLost string
 	// varied are the RPCs whose probes go out after a pause or under
 	// load, drawn at the first refusal rule.
 	varied map[string]variation
