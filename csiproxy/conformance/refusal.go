@@ -279,7 +279,7 @@ func (s *state) probe(ctx context.Context, gv api.GroupVersion, r restrict.RPC, 
 	case err == nil:
 		f.add("%s: accepted", what)
 		b.undo(cctx, b.req)
-		if removes(r) > 0 && !fresh(c) && s.escapeLost == "" && !s.escapeStands(cctx) {
+		if removes(r) > 0 && !fresh(c) && s.cfg.EscapeLink != "" && s.escapeLost == "" && !s.escapeStands(cctx) {
 			s.escapeLost = what
 		}
 	case s.recorded && s.cfg.Profile == restrict.Hardened && len(calls.Names) > 0 && !c.ByWindows && how.pair == nil:
