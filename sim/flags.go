@@ -182,7 +182,7 @@ func (c *cephCluster) laggyBoot(o *OSD) {
 // two hosts (about a second more). The calibration's hangs were marked
 // down 2.4-3.8 s after the grace with 1-s heartbeats.
 func (c *cephCluster) heartbeatGrace(o *OSD, failedFor Time) Time {
-	g := c.P.OSDHeartbeatGrace + c.P.OSDHeartbeatInterval + Second
+	g := c.P.OSDHeartbeatGrace + c.P.OSDHeartbeatInterval + Second + o.reportLag
 	if !c.P.MonOSDAdjustHeartbeatGrace || o.laggyProb == 0 {
 		return g
 	}
