@@ -92,8 +92,8 @@ report-index: $(FENCEPROOF) ## write reports/index.html: the verdicts first (fai
 # calibrate runs the calibration experiments (sim/calibrate: host hang,
 # hosts out and backfill, a second failure during backfill, mon quorum
 # loss, a client blocklisted, a lock break, host-loss-2osd on four hosts of
-# two OSDs, host-kill-5hosts-backfills2 and the held-out
-# second-failure-5hosts-backfills2 on five hosts) on a real Ceph
+# two OSDs, host-kill-5hosts-backfills2 and second-failure-5hosts-backfills2
+# on five hosts, the held-out second-failure-4hosts-2osd) on a real Ceph
 # (ceph/cluster: Debian's Pacific daemons, OSDs as CRUSH hosts on this
 # machine; root), then judges the simulator on the new runs together with
 # every checked-in one, runs the perturbed models and the replay of a kind

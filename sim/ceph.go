@@ -25,7 +25,10 @@ type OSD struct {
 	gen     int32
 	downGen int32
 	failAt  Time
-	pgs     []int32
+	// reportLag is this failure's reports' delay past the grace
+	// (ReportSpread)
+	reportLag Time
+	pgs       []int32
 	// recovery reservations (recovery.go): remote ones as a target,
 	// local ones as a primary, and the PGs waiting for each
 	backfills, localBackfills int
@@ -309,10 +312,17 @@ func (c *cephCluster) osdReeval(i int) {
 	if o.up {
 		for _, p := range o.pgs {
 			c.pgs.pgBlocked(int(p))
+			c.pgs.pgStall(int(p))
+		}
+		for _, p := range o.backPGs {
+			c.pgs.pgStall(int(p))
 		}
 	}
 	if !can {
 		o.failAt = c.now
+		if c.P.ReportSpread > 0 {
+			o.reportLag = Time(c.rng.Float64() * float64(c.P.ReportSpread))
+		}
 		switch {
 		case o.up && c.connRefused(o):
 			// the daemon died on a live host: its peers' next heartbeat

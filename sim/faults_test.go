@@ -112,7 +112,7 @@ func TestFaultsFollowHardware(t *testing.T) {
 // TestDefaultParamsSet: every parameter has a default except those whose
 // documented default is 0 (a forgotten default would silently be 0).
 func TestDefaultParamsSet(t *testing.T) {
-	zero := map[string]bool{"mhcRetryInterval": true, "powerReportLag": true, "poolUsedGB": true, "rbdBlocklistExpire": true, "oosTaintRemovalDelay": true, "recoverySleepShare": true, "peeringSpread": true}
+	zero := map[string]bool{"mhcRetryInterval": true, "powerReportLag": true, "poolUsedGB": true, "rbdBlocklistExpire": true, "oosTaintRemovalDelay": true, "recoverySleepShare": true, "peeringSpread": true, "reportSpread": true}
 	d := DefaultParams()
 	for _, pd := range paramTable {
 		var isZero bool

@@ -179,10 +179,11 @@ func (c *cephCluster) laggyBoot(o *OSD) {
 // and its peers notice the missed deadline at their next heartbeat check
 // (both every 0.5-1.5 interval: an interval together on average); they
 // report failed_for in whole seconds and the mon waits for reporters on
-// two hosts (about a second more). The calibration's hangs were marked
-// down 2.4-3.8 s after the grace with 1-s heartbeats.
+// two hosts (about a second more). Those paces are random: a drawn
+// reportLag (0-ReportSpread) adds their spread. The calibration's hangs
+// were marked down 1.1-4.7 s after the grace with 1-s heartbeats.
 func (c *cephCluster) heartbeatGrace(o *OSD, failedFor Time) Time {
-	g := c.P.OSDHeartbeatGrace + c.P.OSDHeartbeatInterval + Second
+	g := c.P.OSDHeartbeatGrace + c.P.OSDHeartbeatInterval + Second + o.reportLag
 	if !c.P.MonOSDAdjustHeartbeatGrace || o.laggyProb == 0 {
 		return g
 	}

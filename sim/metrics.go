@@ -49,6 +49,10 @@ type Metrics struct {
 	Rejoined int
 	// MovedMB is the data recovery and backfill moved (completed ones).
 	MovedMB float64
+	// recoveredMB is what Ceph's PG stats count of it
+	// (num_bytes_recovered): an object pushed to several targets of a
+	// PG at once counts once (Sample.RecoveredMB).
+	recoveredMB float64
 	// Markdowns counts OSDs marked down; WronglyDown those whose daemon
 	// ran and reasserted ("wrongly marked me down"); SelfStops those that
 	// then stopped themselves (osd_max_markdown_count; flags.go).

@@ -98,6 +98,14 @@ type Params struct {
 	// which PGs of equal priority recover first. 0: every PG peers for
 	// PeeringTime exactly, in PG order.
 	PeeringSpread float64
+	// ReportSpread delays the peers' failure reports of an OSD that
+	// stopped answering by a time drawn uniformly over [0, ReportSpread]
+	// past the grace: the heartbeat thread's randomized pace (0.5 to 1.5
+	// osd_heartbeat_interval) decides when a peer sent its first
+	// unanswered ping and when it finds it late, and the OSD's tick when
+	// it sends the report. 0: every failure is reported after the grace
+	// and one interval and a second exactly.
+	ReportSpread Time
 	// PoolSize is the pool's size (3, Ceph's osd_pool_default_size).
 	PoolSize int
 	// PoolMinSize is the pool's min_size (2, osd_pool_default_min_size).

@@ -44,6 +44,7 @@ var paramTable = []paramDesc{
 	{name: "osdBootTime", dur: func(p *Params) *Time { return &p.OSDBootTime }},
 	{name: "peeringTime", dur: func(p *Params) *Time { return &p.PeeringTime }},
 	{name: "peeringSpread", kind: pFloat, f: func(p *Params) *float64 { return &p.PeeringSpread }},
+	{name: "reportSpread", dur: func(p *Params) *Time { return &p.ReportSpread }},
 	{name: "poolSize", kind: pInt, i: func(p *Params) *int { return &p.PoolSize }},
 	{name: "poolMinSize", kind: pInt, i: func(p *Params) *int { return &p.PoolMinSize }},
 	{name: "pgDataMB", kind: pFloat, f: func(p *Params) *float64 { return &p.PGDataMB }},
@@ -179,6 +180,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("cephStatusInterval, monTickInterval and rookMdbRequeue must be > 0")
 	case p.Jitter > 0.5:
 		return fmt.Errorf("jitter must be <= 0.5")
+	case p.ReportSpread < 0:
+		return fmt.Errorf("reportSpread must be >= 0")
 	case p.PeeringSpread < 0 || p.PeeringSpread >= 1:
 		return fmt.Errorf("peeringSpread must be 0..1 (exclusive)")
 	case p.OSDMaxMarkdownCount > 15:

@@ -38,6 +38,7 @@ type PG struct {
 	bf            uint8            // slots backfilling onto back[k]
 	rwait         bool             // waits for norebalance to go (flags.go)
 	recMB         float32          // data the running recovery or backfill moves
+	recObjMB      float32          // of it, what Ceph counts recovered: each object once, whatever the targets it is pushed to
 	filled        [maxSize]float32 // data a backfill target (fillOn[k]) got before its backfill was interrupted
 	fillOn        [maxSize]int32   // the OSD filled[k] lies on (-1: none)
 	recStart      Time             // when the running recovery or backfill started
@@ -53,6 +54,7 @@ type PG struct {
 	degraded      bool
 	blocked       bool // active, but an acting OSD up in the map cannot serve
 	peering       bool
+	stalled       bool // its recovery or backfill waits for an OSD up in the map that cannot answer (pgStall)
 	stuck         bool
 	pgTemp        bool // the mon holds a pg_temp for it: acting differs from up (a backfill target)
 }
@@ -182,7 +184,7 @@ func (g *pgMap) pgChanged(pi int) {
 	p := &g.pgs[pi]
 	g.interrupt(p)
 	p.gen++
-	p.rec, p.bf = 0, 0
+	p.rec, p.bf, p.stalled = 0, 0, false
 	p.peering = true
 	g.release(pi)
 	up := g.pgUp(p)
@@ -258,7 +260,7 @@ func (g *pgMap) pgSettle(pi int) {
 		}
 	}
 	if need := up &^ p.cur; need != 0 && c > 0 && p.rec == 0 && g.reserve(pi, need, g.priority(p, up, need)) {
-		var longest, total float64
+		var longest, total, most float64
 		rate := g.recoveryRate(p)
 		for k := 0; k < g.P.PoolSize; k++ {
 			if need&(1<<k) == 0 {
@@ -272,11 +274,13 @@ func (g *pgMap) pgSettle(pi int) {
 			}
 			longest = max(longest, mb/rate)
 			total += mb
+			most = max(most, mb)
 		}
-		p.rec = need
-		p.recMB = float32(total)
+		p.rec, p.stalled = need, false
+		p.recMB, p.recObjMB = float32(total), float32(most)
 		p.recStart, p.recRate = g.now, float32(rate)
 		g.at(g.now+Time(longest*float64(Second))+1, evPGRecovered, pi, p.gen)
+		g.pgStall(pi) // a hung primary or target moves nothing
 	}
 	deg := u < g.P.PoolSize || up&p.cur != g.full
 	remapped := false
@@ -296,6 +300,7 @@ func (g *pgMap) pgRecovered(pi int, gen uint32) {
 	}
 	done := p.rec & g.pgUp(p)
 	g.watch.metrics.MovedMB += float64(p.recMB)
+	g.watch.metrics.recoveredMB += float64(p.recObjMB)
 	for k := range p.fillOn {
 		if done&(1<<k) != 0 {
 			p.fillOn[k] = -1

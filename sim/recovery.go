@@ -74,10 +74,12 @@ func (g *pgMap) resumeFill(p *PG, k int, o int32, mb float64) float64 {
 // targets got so far stays on them (resumeFill) and counts as moved.
 func (g *pgMap) interrupt(p *PG) {
 	run := p.rec | p.bf
-	if run == 0 {
-		return
+	if run == 0 || p.stalled {
+		return // a stalled PG's progress was counted when it stalled
 	}
 	moved := float64(g.now-p.recStart) / float64(Second) * float64(p.recRate)
+	most := 0.0 // Ceph counts an object pushed to several targets once
+	defer func() { g.watch.metrics.recoveredMB += most }()
 	for k := 0; k < g.P.PoolSize; k++ {
 		if run&(1<<k) == 0 || p.fillOn[k] < 0 {
 			continue
@@ -91,8 +93,46 @@ func (g *pgMap) interrupt(p *PG) {
 		}
 		f := min(float64(p.filled[k])+moved, g.pgMB())
 		g.watch.metrics.MovedMB += f - float64(p.filled[k])
+		most = max(most, f-float64(p.filled[k]))
 		p.filled[k] = float32(f)
 	}
+}
+
+// pgStall pauses or resumes PG pi's running recovery or backfill as the
+// OSDs it moves data between answer: its primary pushes to its targets,
+// and an OSD up in the map that cannot answer (hung, cut off) stops the
+// pushes until it answers again or is marked down (a new interval). A
+// stalled PG keeps its reservations and what its targets got (interrupt);
+// its completion is void until it resumes, with what is left to move.
+func (g *pgMap) pgStall(pi int) {
+	p := &g.pgs[pi]
+	if p.rec|p.bf == 0 || p.peering {
+		return
+	}
+	switch hung := g.movesThroughHung(p); {
+	case hung && !p.stalled:
+		g.interrupt(p)
+		p.stalled = true
+		p.gen++
+	case !hung && p.stalled:
+		p.rec, p.bf, p.stalled = 0, 0, false
+		g.pgSettle(pi)
+	}
+}
+
+// movesThroughHung reports whether PG p's running recovery or backfill
+// has its primary or a target up in the map but unable to answer.
+func (g *pgMap) movesThroughHung(p *PG) bool {
+	hung := func(o int32) bool { return o >= 0 && g.ceph.osds[o].up && !g.ceph.osds[o].canUp }
+	if hung(g.primary(p)) {
+		return true
+	}
+	for k := 0; k < g.P.PoolSize; k++ {
+		if p.rec&(1<<k) != 0 && hung(p.slot[k]) || p.bf&(1<<k) != 0 && hung(p.back[k]) {
+			return true
+		}
+	}
+	return false
 }
 
 // primary is PG p's primary: the first up OSD holding the latest writes
@@ -232,7 +272,7 @@ func (g *pgMap) preempt(o int32, local bool, prio int) []int32 {
 	}
 	p := &g.pgs[victim]
 	g.interrupt(p)
-	p.rec, p.bf = 0, 0
+	p.rec, p.bf, p.stalled = 0, 0, false
 	p.gen++ // its completion event is void
 	freed := []int32{}
 	if p.lresv >= 0 {

@@ -197,3 +197,105 @@ func ExampleParams_SetParam() {
 	fmt.Println(p.SetParam("osdMaxBackfills", "2"), p.OSDMaxBackfills)
 	// Output: <nil> 2
 }
+
+// TestHungOSDStallsTheRecoveriesThroughIt pins what the held-out
+// second-failure-5hosts-backfills2 showed: the model backfilled at full
+// speed through a hung OSD not yet marked down (12 MB in 8 s; Ceph 3.4 MB
+// in 11 s), so PGs finished and then peered against it. An OSD up in the
+// map that cannot answer, as primary or target, stops a PG's recovery (it
+// keeps its reservations); the PGs that do not move data through it go
+// on. A hung host's stalled PGs go on in the new interval of its
+// markdown; a host whose cluster network heals before its markdown
+// answers again and they resume.
+func TestHungOSDStallsTheRecoveriesThroughIt(t *testing.T) {
+	const at = 30 * Minute // markdown would come 27 s later
+	lost := Fault{At: 10 * Minute, Kind: FaultPowerOff, Machine: 4}
+	// the host to stop: the primary of a PG that backfills then
+	probe, err := New(recoveryConfig(recoveryCases[0], lost))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe.runUntil(at)
+	m := -1
+	for pi := range probe.pgs.pgs {
+		if p := &probe.pgs.pgs[pi]; p.rec|p.bf != 0 {
+			m = int(probe.ceph.osds[probe.pgs.primary(p)].m)
+			break
+		}
+	}
+	if m < 0 {
+		t.Fatal("no PG backfills at 30m: the scenario no longer shows what it pins")
+	}
+	for _, c := range []struct {
+		name      string
+		stop      Fault
+		heal      Fault
+		resumedAt Time // when no PG may be stalled any more
+	}{
+		{"hang", Fault{At: at, Kind: FaultHang, Machine: m}, Fault{At: at + 10*Minute, Kind: FaultUnhang, Machine: m}, at + 29*Second},
+		{"cluster-cut", Fault{At: at, Kind: FaultClusterCut, Machine: m}, Fault{At: at + 15*Second, Kind: FaultClusterHeal, Machine: m}, at + 16*Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := New(recoveryConfig(recoveryCases[0], lost, c.stop, c.heal))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := &s.pgs
+			through := func(p *PG) bool {
+				for _, o := range s.ceph.hostOSDs[m] {
+					if g.primary(p) == o {
+						return true
+					}
+					for k := 0; k < g.P.PoolSize; k++ {
+						if p.rec&(1<<k) != 0 && p.slot[k] == o || p.bf&(1<<k) != 0 && p.back[k] == o {
+							return true
+						}
+					}
+				}
+				return false
+			}
+			s.runUntil(at + Second)
+			var stalled []int
+			moving := 0
+			for pi := range g.pgs {
+				p := &g.pgs[pi]
+				if p.rec|p.bf == 0 {
+					continue
+				}
+				if p.stalled != through(p) {
+					t.Errorf("PG %d: stalled %v, its recovery through the stopped host %v", pi, p.stalled, through(p))
+				}
+				if p.stalled {
+					stalled = append(stalled, pi)
+					if p.lresv < 0 {
+						t.Errorf("PG %d stalled without its local reservation", pi)
+					}
+				} else {
+					moving++
+				}
+			}
+			if len(stalled) == 0 || moving == 0 {
+				t.Fatalf("%d PGs stalled, %d moving: the scenario no longer shows what it pins", len(stalled), moving)
+			}
+			before := s.watch.metrics.recoveredMB
+			s.runUntil(at + 14*Second)
+			for _, pi := range stalled {
+				if p := &g.pgs[pi]; !p.stalled {
+					t.Errorf("PG %d moves data through the stopped host before its markdown", pi)
+				}
+			}
+			if !s.ceph.osds[s.ceph.hostOSDs[m][0]].up {
+				t.Fatal("the stopped host's OSD is down 14 s in: the scenario no longer shows what it pins")
+			}
+			if s.watch.metrics.recoveredMB <= before {
+				t.Errorf("no PG moved data while one host was stopped (%.0f MB before and after)", before)
+			}
+			s.runUntil(c.resumedAt)
+			for pi := range g.pgs {
+				if p := &g.pgs[pi]; p.stalled {
+					t.Errorf("PG %d still stalled at %s", pi, c.resumedAt.Dur())
+				}
+			}
+		})
+	}
+}

@@ -209,7 +209,7 @@ func (g *pgMap) startBackfillBack(pi int) bool {
 	if go_ == 0 || !g.reserveOn(pi, go_, &p.back, prioMisplaced) {
 		return true
 	}
-	p.bf = go_
+	p.bf, p.stalled = go_, false
 	var longest, total float64
 	for k := 0; k < g.P.PoolSize; k++ {
 		if go_&(1<<k) == 0 {
@@ -223,9 +223,10 @@ func (g *pgMap) startBackfillBack(pi int) bool {
 		longest, total = max(longest, mb), total+mb
 	}
 	rate := g.recoveryRate(p)
-	p.recMB = float32(total)
+	p.recMB, p.recObjMB = float32(total), float32(longest)
 	p.recStart, p.recRate = g.now, float32(rate)
 	g.at(g.now+Time(longest/rate*float64(Second))+1, evPGBackfilled, pi, p.gen)
+	g.pgStall(pi) // a hung primary or target moves nothing
 	return true
 }
 
@@ -260,6 +261,7 @@ func (g *pgMap) backfilledBack(pi int, gen uint32) {
 	g.watch.metrics.MappedBack++
 	g.watch.metrics.BackfillMB += float64(p.recMB)
 	g.watch.metrics.MovedMB += float64(p.recMB)
+	g.watch.metrics.recoveredMB += float64(p.recObjMB)
 	g.pgChanged(pi)
 }
 

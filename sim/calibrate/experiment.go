@@ -257,10 +257,11 @@ var Experiments = []*Experiment{
 		Checks: hostKillBackfills2Checks,
 	},
 	{
-		Name:    "second-failure-5hosts-backfills2",
-		HeldOut: true,
-		Doc: "Held out: declared before its first run, with the model, its parameters and the tolerances frozen (the peering spread " +
-			"and the judgement over seeds and runs included). The second failure during a backfill on host-kill-5hosts-backfills2's " +
+		Name: "second-failure-5hosts-backfills2",
+		Doc: "Held out until its first run (2026-11-28), which the frozen model failed (PG-seconds inactive during the hang: " +
+			"124 simulated, 90 real, at most 122 allowed: the model backfilled at full speed through the hung OSD and reported its failure " +
+			"2.7 s early); a development experiment since the stalled recovery and the report spread were added with it. " +
+			"The second failure during a backfill on host-kill-5hosts-backfills2's " +
 			"cluster: five hosts of one OSD, 40 PGs of 96 KiB objects, osd_max_backfills 2, mon_osd_down_out_interval 25 s. A host dies " +
 			"(SIGKILL) and is marked out; once 40 % of its data has moved, a second host hangs (SIGSTOP) for 20 s. PGs whose backfill " +
 			"target had no complete copy yet are below min_size 2: undersized+peered, and backfilled first (their priority is the " +
@@ -276,6 +277,29 @@ var Experiments = []*Experiment{
 			{When: WhenAfter, After: 20, Do: "resume-host", Hosts: []int{3}},
 		},
 		Checks: secondFailure5HostsChecks,
+	},
+	{
+		Name:    "second-failure-4hosts-2osd",
+		HeldOut: true,
+		Doc: "Held out: declared before its first run, with the model, its parameters and the tolerances frozen (the stalled " +
+			"recovery through an OSD that cannot answer, the report spread and the PG stats' count of the data moved included). " +
+			"Four hosts of two OSDs, 64 PGs of 12 objects of 160 KiB, osd_heartbeat_grace 7 s. A host dies (both daemons " +
+			"SIGKILLed) and both its OSDs are marked out; CRUSH maps every PG onto the three other hosts, one replica on each. Once " +
+			"30 % of the data has moved a second host hangs (both daemons SIGSTOPped) for 25 s: its OSDs are reported by the two " +
+			"remaining hosts, the only reporters there are; a PG whose replica on a running host is still a backfill target keeps " +
+			"one complete copy in its acting set and is undersized+peered until the hung host returns. Why this one: the " +
+			"second-failure mechanisms (peering below min_size, reservations by priority, the recovery stalled through a hung OSD, " +
+			"the failure's report) where every experiment so far had one OSD per host or no second failure: two OSDs hang at once, " +
+			"the reporters are exactly min_down_reporters, every PG has a replica on the hung host, and the grace, the object size, " +
+			"the share moved before the hang and its length are new.",
+		Hosts: 4, OSDsPerHost: 2, PGs: 64, Size: 3, MinSize: 2, Objects: 12, ObjectKiB: 160, WritesPerSec: 4,
+		Ceph: map[string]string{"osd_heartbeat_grace": "7"},
+		Script: []Step{
+			{When: WhenTick, Do: "kill-host", Hosts: []int{3}, Detect: [2]float64{0, 1}},
+			{When: WhenMoved, Fraction: 0.3, Do: "pause-host", Hosts: []int{2}},
+			{When: WhenAfter, After: 25, Do: "resume-host", Hosts: []int{2}},
+		},
+		Checks: secondFailure4Hosts2OSDChecks,
 	},
 }
 

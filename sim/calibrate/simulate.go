@@ -27,7 +27,7 @@ import (
 // get their reservations first varies from run to run as in Ceph (Seeds).
 // nodeBootTime 0: the experiments restart daemons, no machine boots.
 // jitter 0: no other spread.
-var Platform = map[string]string{"osdBootTime": "3s", "peeringTime": "1.5s", "peeringSpread": "0.67", "nodeBootTime": "0s", "jitter": "0"}
+var Platform = map[string]string{"osdBootTime": "3s", "peeringTime": "1.5s", "peeringSpread": "0.67", "reportSpread": "2s", "nodeBootTime": "0s", "jitter": "0"}
 
 // Seeds are the simulated runs of each real run's schedule: the model's
 // own run-to-run spread (peeringSpread), judged by its median (checks.go).
@@ -214,7 +214,7 @@ func (out *Timeline) samples(r *sim.Result, rel func(sim.Time) float64, t0 sim.T
 
 func fromSim(s sim.Sample, at float64) Sample {
 	return Sample{At: at, Clean: s.PGs.Clean, Active: s.PGs.Active, Inactive: s.PGs.Inactive(), Recovering: s.Recovering,
-		MovedMB: s.MovedMB, Up: s.UpOSDs, In: s.InOSDs}
+		MovedMB: s.RecoveredMB, Up: s.UpOSDs, In: s.InOSDs}
 }
 
 // blocklistConfig sets up the blocklist experiment's simulation: the

@@ -207,8 +207,9 @@ var hostKillBackfills2Checks = []Check{
 	{Name: "PG-seconds inactive", Value: area(inactivePGs, "kill-host", 0), Lo: tolInactive, Hi: tolInactive},
 }
 
-// The held-out experiment's checks are second-failure-during-backfill's
-// for its hosts (osd.4 killed, osd.3 hung), with the same tolerances.
+// second-failure-5hosts-backfills2's checks are
+// second-failure-during-backfill's for its hosts (osd.4 killed, osd.3
+// hung), with the same tolerances.
 var secondFailure5HostsChecks = []Check{
 	order(at("down", 4, "", 0), at("out", 4, "", 0), at("down", 3, "pause-host", 0), at("up", 3, "resume-host", 0), at("clean", -1, "resume-host", 0)),
 	{Name: "kill to down", Value: since("kill-host", 0, "down", 4), Lo: tolMap, Hi: tolMap},
@@ -217,5 +218,21 @@ var secondFailure5HostsChecks = []Check{
 	{Name: "PG-seconds inactive during the second failure (below min_size: peered)", Value: areaBetween(inactivePGs, "pause-host", 0, "resume-host", 0), Lo: tolInactive, Hi: tolInactive},
 	{Name: "resume to up", Value: since("resume-host", 0, "up", 3), Lo: tolBoot, Hi: tolBoot},
 	{Name: "out to clean", Value: between(at("out", 4, "", 0), at("clean", -1, "resume-host", 0)), Lo: tolMoveTime, Hi: tolMoveTime},
+	{Name: "PG-seconds not active+clean", Value: area(notCleanPGs, "kill-host", 0), Lo: tolNotClean, Hi: tolNotClean},
+}
+
+// The held-out experiment's checks are second-failure-during-backfill's
+// for its hosts (osd.6 and osd.7 killed, osd.4 and osd.5 hung), with the
+// same tolerances.
+var secondFailure4Hosts2OSDChecks = []Check{
+	order(at("down", 6, "", 0), at("out", 6, "", 0), at("down", 4, "pause-host", 0), at("up", 4, "resume-host", 0), at("clean", -1, "resume-host", 0)),
+	{Name: "kill to down", Value: since("kill-host", 0, "down", 6), Lo: tolMap, Hi: tolMap},
+	{Name: "kill to down, the host's other OSD", Value: since("kill-host", 0, "down", 7), Lo: tolMap, Hi: tolMap},
+	{Name: "out, on the mon's tick", Value: ev("out", 6, "", 0), Lo: tolOut, Hi: tolOut},
+	{Name: "second host's hang to down", Value: since("pause-host", 0, "down", 4), Lo: tolDetectLo, Hi: tolDetectHi},
+	{Name: "second host's hang to down, its other OSD", Value: since("pause-host", 0, "down", 5), Lo: tolDetectLo, Hi: tolDetectHi},
+	{Name: "PG-seconds inactive during the second failure (below min_size: peered)", Value: areaBetween(inactivePGs, "pause-host", 0, "resume-host", 0), Lo: tolInactive, Hi: tolInactive},
+	{Name: "resume to up", Value: since("resume-host", 0, "up", 4), Lo: tolBoot, Hi: tolBoot},
+	{Name: "out to clean", Value: between(at("out", 6, "", 0), at("clean", -1, "resume-host", 0)), Lo: tolMoveTime, Hi: tolMoveTime},
 	{Name: "PG-seconds not active+clean", Value: area(notCleanPGs, "kill-host", 0), Lo: tolNotClean, Hi: tolNotClean},
 }
